@@ -1,0 +1,122 @@
+// The messaging platform port: what the service asks of the platform, and what it hears back.
+// Adapters: `cloud/` (WhatsApp Business Cloud API over HTTP) and `sandbox/` (built-in simulator).
+
+export type TemplateCategory = 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
+
+/** A template component as the platform defines it (HEADER, BODY, FOOTER, BUTTONS, CAROUSEL, LIMITED_TIME_OFFER). */
+export type TemplateComponent = Record<string, unknown> & { type: string };
+
+export interface TemplateSubmission {
+  /** The platform's WhatsApp Business Account id. */
+  businessAccountId: string;
+  name: string;
+  /** Language as the service stores it and the platform expects it in requests: `en_US`. */
+  language: string;
+  category: TemplateCategory;
+  components: TemplateComponent[];
+  /** `named` when the body uses named placeholders ({{first_name}}), `positional` for {{1}}. */
+  parameterFormat: 'named' | 'positional';
+}
+
+export type SubmitTemplateResult =
+  | { ok: true; platformTemplateId: string; status: string; category: TemplateCategory }
+  | { ok: false; reason: string; code?: number };
+
+export interface TemplateDeletion {
+  businessAccountId: string;
+  name: string;
+  platformTemplateId: string;
+}
+
+/** One fully resolved parameter of a template message, ready for the wire. */
+export type SendParameter =
+  | { type: 'text'; text: string; parameterName?: string }
+  | { type: 'image' | 'video' | 'document'; link: string }
+  | { type: 'coupon_code'; couponCode: string }
+  | { type: 'limited_time_offer'; expirationTimeMs: number }
+  | { type: 'payload'; payload: string };
+
+/** A send component in the platform's send shape (header/body/button/carousel/limited_time_offer). */
+export interface SendComponent {
+  type: 'header' | 'body' | 'button' | 'carousel' | 'limited_time_offer';
+  subType?: 'url' | 'quick_reply' | 'copy_code' | 'catalog' | 'mpm';
+  index?: number;
+  parameters?: SendParameter[];
+  cards?: { cardIndex: number; components: SendComponent[] }[];
+}
+
+export interface TemplateMessage {
+  /** The platform's phone number id of the sending number. */
+  phoneNumberId: string;
+  /** Recipient in E.164 (`+15551234567`). */
+  to: string;
+  templateName: string;
+  language: string;
+  components: SendComponent[];
+}
+
+/** Why a send failed, in the service's own vocabulary. */
+export type SendFailureReason =
+  | 'not_on_network' // the recipient is not on the chat network (moves the contact to `unavailable`)
+  | 'rate_limited' // retryable: back off and try again
+  | 'payment_required' // the platform refused for the account's payment state
+  | 'template_paused'
+  | 'template_disabled'
+  | 'invalid_parameter'
+  | 'platform_error';
+
+export type SendResult =
+  | { ok: true; platformMessageId: string }
+  | { ok: false; reason: SendFailureReason; retryable: boolean; code?: number; message: string };
+
+export interface MessagingPlatform {
+  readonly name: 'cloud' | 'sandbox';
+  submitTemplate(submission: TemplateSubmission): Promise<SubmitTemplateResult>;
+  /** Best effort: never throws; reports whether the platform accepted the deletion. */
+  deleteTemplate(deletion: TemplateDeletion): Promise<{ ok: boolean; reason?: string }>;
+  sendTemplate(message: TemplateMessage): Promise<SendResult>;
+}
+
+// ---- What the platform tells us (parsed from its webhooks) ----
+
+export type PlatformEvent =
+  | {
+      kind: 'template_status';
+      businessAccountId: string;
+      platformTemplateId: string;
+      templateName?: string;
+      language?: string; // normalised to `en_US`
+      /** APPROVED, REJECTED, PAUSED, DISABLED, IN_APPEAL, PENDING_DELETION, … as given. */
+      event: string;
+      reason?: string;
+    }
+  | {
+      kind: 'template_category';
+      businessAccountId: string;
+      platformTemplateId: string;
+      templateName?: string;
+      language?: string;
+      previousCategory?: string;
+      newCategory: string;
+    }
+  | {
+      kind: 'message_status';
+      businessAccountId: string;
+      phoneNumberId: string;
+      platformMessageId: string;
+      status: 'sent' | 'delivered' | 'read' | 'failed';
+      recipient: string; // E.164 with the leading +
+      timestamp: Date;
+      error?: { code?: number; title?: string; message?: string; reason: SendFailureReason };
+    }
+  | {
+      kind: 'inbound_message';
+      businessAccountId: string;
+      phoneNumberId: string;
+      platformMessageId: string;
+      from: string; // E.164 with the leading +
+      profileName?: string;
+      type: string;
+      text?: string;
+      timestamp: Date;
+    };
