@@ -1,0 +1,74 @@
+// Environment -> a typed Config, read once in main.ts/cli.ts and passed down.
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  databaseUrl: string | undefined;
+  redisUrl: string | undefined;
+  adminToken: string | undefined;
+  logLevel: string;
+  messagingPlatform: 'sandbox' | 'cloud';
+  cloudApiBaseUrl: string;
+  cloudApiToken: string | undefined;
+  webhookAppSecret: string;
+  webhookVerifyToken: string | undefined;
+  sandboxAutoReviewMs: number | undefined;
+  sandboxAutoReportsMs: number | undefined;
+  sandboxNameCooldownMs: number;
+  mediaFetchAllowHosts: string[];
+  publicBaseUrl: string | undefined;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number | undefined, min = 0): number | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min)
+    throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  return value;
+}
+
+function text(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  return raw === undefined || raw === '' ? undefined : raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const platform = text(env, 'MESSAGING_PLATFORM') ?? 'sandbox';
+  if (platform !== 'sandbox' && platform !== 'cloud') {
+    throw new ConfigError(`MESSAGING_PLATFORM must be "sandbox" or "cloud", got "${platform}"`);
+  }
+  const cloudApiToken = text(env, 'CLOUD_API_TOKEN');
+  const webhookAppSecret = text(env, 'WEBHOOK_APP_SECRET');
+  if (platform === 'cloud' && (!cloudApiToken || !webhookAppSecret)) {
+    throw new ConfigError('MESSAGING_PLATFORM=cloud needs CLOUD_API_TOKEN and WEBHOOK_APP_SECRET');
+  }
+  return {
+    port: integer(env, 'PORT', 8080) as number,
+    host: text(env, 'HOST') ?? '127.0.0.1',
+    dataDir: text(env, 'DATA_DIR') ?? './data',
+    databaseUrl: text(env, 'DATABASE_URL'),
+    redisUrl: text(env, 'REDIS_URL'),
+    adminToken: text(env, 'ADMIN_TOKEN'),
+    logLevel: text(env, 'LOG_LEVEL') ?? 'info',
+    messagingPlatform: platform,
+    cloudApiBaseUrl: text(env, 'CLOUD_API_BASE_URL') ?? 'https://graph.facebook.com/v21.0',
+    cloudApiToken,
+    // The sandbox signs its webhooks too; without a configured secret it uses a per-process one.
+    webhookAppSecret: webhookAppSecret ?? `sandbox-${process.pid}-${Date.now()}`,
+    webhookVerifyToken: text(env, 'WEBHOOK_VERIFY_TOKEN'),
+    sandboxAutoReviewMs: integer(env, 'SANDBOX_AUTO_REVIEW_MS', undefined),
+    sandboxAutoReportsMs: integer(env, 'SANDBOX_AUTO_REPORTS_MS', undefined),
+    sandboxNameCooldownMs: integer(env, 'SANDBOX_NAME_COOLDOWN_MS', 60_000) as number,
+    mediaFetchAllowHosts: (text(env, 'MEDIA_FETCH_ALLOW_HOSTS') ?? '')
+      .split(',')
+      .map((host) => host.trim().toLowerCase())
+      .filter(Boolean),
+    publicBaseUrl: text(env, 'PUBLIC_BASE_URL'),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000) as number,
+  };
+}

@@ -1,0 +1,19 @@
+// One set of migrations for PGlite and PostgreSQL, run at start and by `crm migrate`.
+import { type Kysely, sql } from 'kysely';
+import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
+import * as foundation from './migrations/0001-foundation.ts';
+import type { DB } from './schema.ts';
+
+// Names sort in the order they must run; new migrations are appended here.
+export const migrations: Record<string, Migration> = {
+  '0001-foundation': foundation,
+};
+
+export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const result = await migrator.migrateToLatest();
+  if (result.error) throw result.error;
+  // Fresh statistics after schema changes (PGlite has no autovacuum to gather them).
+  await sql`analyze`.execute(db);
+  return result;
+}

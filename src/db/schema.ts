@@ -1,0 +1,67 @@
+// Row types of every table, as Kysely sees them. Tenant tables lead their keys with org_id.
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+type Json<T> = ColumnType<T, string, string>;
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  plan: string;
+  trial: boolean;
+  trial_ends_at: NullableTimestamp;
+  subscription_status: string;
+  timezone: string;
+  language: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ApiKeysTable {
+  org_id: string;
+  id: string;
+  name: string | null;
+  key_hash: string;
+  display_prefix: string;
+  created_at: Timestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface MessagingAccountsTable {
+  org_id: string;
+  id: string;
+  business_account_id: string;
+  display_name: string | null;
+  balance: ColumnType<number, number | string, number | string>;
+  prices: Json<Record<string, number>>;
+  messaging_limit_24h: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ChannelsTable {
+  org_id: string;
+  id: string;
+  account_id: string;
+  phone: string;
+  display_name: string | null;
+  phone_number_id: string;
+  status: string;
+  created_at: Timestamp;
+  removed_at: NullableTimestamp;
+}
+
+export interface AppStateTable {
+  key: string;
+  value: Json<unknown>;
+  created_at: Generated<Date>;
+}
+
+export interface DB {
+  organizations: OrganizationsTable;
+  api_keys: ApiKeysTable;
+  messaging_accounts: MessagingAccountsTable;
+  channels: ChannelsTable;
+  app_state: AppStateTable;
+}

@@ -1,0 +1,13 @@
+// `npm start`: the API and the worker in one process.
+import { ConfigError, loadConfig } from './config.ts';
+import { run } from './server.ts';
+
+try {
+  await run(loadConfig(), { http: true, worker: true });
+} catch (error) {
+  if (error instanceof ConfigError) {
+    process.stderr.write(`Configuration error: ${error.message}\n`);
+    process.exit(2);
+  }
+  throw error;
+}

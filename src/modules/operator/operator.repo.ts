@@ -1,0 +1,84 @@
+// SQL for organizations, keys, messaging accounts and numbers (the operator's records).
+import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import type { ChannelsTable, DB, MessagingAccountsTable, OrganizationsTable } from '../../db/schema.ts';
+
+export type OrganizationRow = Selectable<OrganizationsTable>;
+export type AccountRow = Selectable<MessagingAccountsTable>;
+export type ChannelRow = Selectable<ChannelsTable>;
+
+export const insertOrganization = (db: Kysely<DB>, row: Insertable<OrganizationsTable>) =>
+  db.insertInto('organizations').values(row).returningAll().executeTakeFirstOrThrow();
+
+export const updateOrganization = (db: Kysely<DB>, orgId: string, patch: Updateable<OrganizationsTable>) =>
+  db.updateTable('organizations').set(patch).where('id', '=', orgId).returningAll().executeTakeFirst();
+
+export const findOrganization = (db: Kysely<DB>, orgId: string) =>
+  db.selectFrom('organizations').selectAll().where('id', '=', orgId).executeTakeFirst();
+
+export const insertApiKey = (
+  db: Kysely<DB>,
+  row: { org_id: string; id: string; name: string | null; key_hash: string; display_prefix: string },
+) => db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+
+export const revokeApiKey = (db: Kysely<DB>, orgId: string, keyId: string, at: Date) =>
+  db
+    .updateTable('api_keys')
+    .set({ revoked_at: at })
+    .where('org_id', '=', orgId)
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+
+export const findApiKey = (db: Kysely<DB>, orgId: string, keyId: string) =>
+  db
+    .selectFrom('api_keys')
+    .select(['id', 'revoked_at'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+
+export const insertAccount = (db: Kysely<DB>, row: Insertable<MessagingAccountsTable>) =>
+  db.insertInto('messaging_accounts').values(row).returningAll().executeTakeFirstOrThrow();
+
+/** Operator paths name an account by id alone; ids are globally unique. */
+export const findAccount = (db: Kysely<DB>, accountId: string) =>
+  db.selectFrom('messaging_accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+
+export const updateAccount = (
+  db: Kysely<DB>,
+  orgId: string,
+  accountId: string,
+  patch: Updateable<MessagingAccountsTable>,
+) =>
+  db
+    .updateTable('messaging_accounts')
+    .set(patch)
+    .where('org_id', '=', orgId)
+    .where('id', '=', accountId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+
+export const insertChannel = (db: Kysely<DB>, row: Insertable<ChannelsTable>) =>
+  db.insertInto('channels').values(row).returningAll().executeTakeFirstOrThrow();
+
+export const listAccountChannels = (db: Kysely<DB>, orgId: string, accountId: string) =>
+  db
+    .selectFrom('channels')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('account_id', '=', accountId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+
+export const removeChannel = (db: Kysely<DB>, orgId: string, accountId: string, channelId: string, at: Date) =>
+  db
+    .updateTable('channels')
+    .set({ status: 'removed', removed_at: at })
+    .where('org_id', '=', orgId)
+    .where('account_id', '=', accountId)
+    .where('id', '=', channelId)
+    .where('status', '=', 'live')
+    .returning('id')
+    .executeTakeFirst();

@@ -1,0 +1,117 @@
+import { type Static, Type } from 'typebox';
+import { DateTime, Nullable, StringEnum } from '../../http/schemas.ts';
+import { OrganizationSchema, PLANS, SUBSCRIPTION_STATUSES } from '../account/account.schemas.ts';
+
+const Phone = Type.String({ pattern: '^\\+[1-9]\\d{1,14}$', description: 'E.164, e.g. `+15551234567`.' });
+const PlatformId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
+const Language = Type.String({ pattern: '^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8})*$', maxLength: 35 });
+const Money = Type.Number({ minimum: 0, maximum: 1e12 });
+
+export const OrganizationInput = Type.Object(
+  {
+    name: Type.String({ minLength: 1, maxLength: 200 }),
+    plan: Type.Optional(StringEnum(PLANS)),
+    trial: Type.Optional(Type.Boolean()),
+    trial_ends_at: Type.Optional(Nullable(DateTime)),
+    subscription_status: Type.Optional(StringEnum(SUBSCRIPTION_STATUSES)),
+    timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    language: Type.Optional(Language),
+  },
+  { additionalProperties: false },
+);
+export type OrganizationInput = Static<typeof OrganizationInput>;
+
+export const OrganizationPatch = Type.Partial(OrganizationInput, { additionalProperties: false, minProperties: 1 });
+export type OrganizationPatch = Static<typeof OrganizationPatch>;
+
+export const OperatorOrganization = Type.Object(
+  { ...OrganizationSchema.properties, updated_at: DateTime },
+  { additionalProperties: false },
+);
+
+export const ApiKeyInput = Type.Object(
+  { name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))) },
+  { additionalProperties: false },
+);
+
+export const CreatedApiKey = Type.Object(
+  {
+    id: Type.String(),
+    name: Nullable(Type.String()),
+    key: Type.String({ description: 'The full key. Shown only in this response.' }),
+    prefix: Type.String({ description: 'The first characters of the key, for recognising it later.' }),
+    created_at: DateTime,
+  },
+  { additionalProperties: false },
+);
+
+export const Prices = Type.Object(
+  { MARKETING: Type.Optional(Money), UTILITY: Type.Optional(Money), AUTHENTICATION: Type.Optional(Money) },
+  { additionalProperties: false },
+);
+
+export const NumberInput = Type.Object(
+  {
+    phone: Phone,
+    display_name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    phone_number_id: Type.Optional(PlatformId),
+  },
+  { additionalProperties: false },
+);
+export type NumberInput = Static<typeof NumberInput>;
+
+export const MessagingAccountInput = Type.Object(
+  {
+    business_account_id: Type.Optional(PlatformId),
+    display_name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    balance: Type.Optional(Money),
+    prices: Type.Optional(Prices),
+    messaging_limit_24h: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000_000 })),
+    numbers: Type.Optional(Type.Array(NumberInput, { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+export type MessagingAccountInput = Static<typeof MessagingAccountInput>;
+
+export const MessagingAccountPatch = Type.Object(
+  {
+    balance: Type.Optional(Money),
+    prices: Type.Optional(Prices),
+    messaging_limit_24h: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000_000 })),
+    display_name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type MessagingAccountPatch = Static<typeof MessagingAccountPatch>;
+
+export const NumberSchema = Type.Object(
+  {
+    id: Type.String(),
+    phone: Type.String(),
+    display_name: Nullable(Type.String()),
+    business_account_id: Type.String(),
+    phone_number_id: Type.String(),
+    status: StringEnum(['live', 'removed'] as const),
+    created_at: DateTime,
+  },
+  { additionalProperties: false },
+);
+
+export const MessagingAccountSchema = Type.Object(
+  {
+    id: Type.String(),
+    org_id: Type.String(),
+    business_account_id: Type.String(),
+    display_name: Nullable(Type.String()),
+    balance: Type.Number(),
+    prices: Type.Object(
+      { MARKETING: Type.Number(), UTILITY: Type.Number(), AUTHENTICATION: Type.Number() },
+      { additionalProperties: false },
+    ),
+    messaging_limit_24h: Type.Integer(),
+    numbers: Type.Array(NumberSchema),
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  { additionalProperties: false },
+);

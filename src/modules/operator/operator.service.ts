@@ -1,0 +1,202 @@
+// The operator's rules: organizations, keys, messaging accounts and numbers. Used by /admin/v1 and the CLI alike.
+import { randomInt } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { isUniqueViolation } from '../../db/errors.ts';
+import type { DB } from '../../db/schema.ts';
+import { ApiError, notFound, validationError } from '../../http/errors.ts';
+import { generateApiKey } from '../../lib/api-keys.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { newId } from '../../lib/ids.ts';
+import * as repo from './operator.repo.ts';
+import type {
+  MessagingAccountInput,
+  MessagingAccountPatch,
+  NumberInput,
+  OrganizationInput,
+  OrganizationPatch,
+} from './operator.schemas.ts';
+
+export interface OperatorDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  /** With `cloud`, the platform's own ids must be given; the sandbox makes them up. */
+  platform: 'sandbox' | 'cloud';
+}
+
+const DEFAULT_PRICES = { MARKETING: 1, UTILITY: 1, AUTHENTICATION: 1 };
+
+function checkTimezone(timezone: string | undefined, loc: string[]): void {
+  if (timezone === undefined) return;
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: timezone });
+  } catch {
+    throw validationError(loc, 'Input should be a valid IANA time zone', 'value_error', { input: timezone });
+  }
+}
+
+/** Digits of the platform's id style (the Cloud API uses long numeric ids). */
+function sandboxPlatformId(): string {
+  return `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
+}
+
+export function createOperatorService(deps: OperatorDeps) {
+  const { db, clock } = deps;
+
+  async function getOrganization(orgId: string) {
+    const org = await repo.findOrganization(db, orgId);
+    if (!org) throw notFound();
+    return org;
+  }
+
+  async function accountView(orgId: string, accountId: string) {
+    const account = await repo.findAccount(db, accountId);
+    if (!account || account.org_id !== orgId) throw notFound();
+    const channels = await repo.listAccountChannels(db, orgId, accountId);
+    return {
+      ...account,
+      prices: { ...DEFAULT_PRICES, ...account.prices },
+      numbers: channels.map((channel) => ({ ...channel, business_account_id: account.business_account_id })),
+    };
+  }
+
+  async function addNumberTo(executor: Kysely<DB>, orgId: string, accountId: string, input: NumberInput) {
+    const phoneNumberId = input.phone_number_id ?? (deps.platform === 'sandbox' ? sandboxPlatformId() : undefined);
+    if (!phoneNumberId) throw validationError(['body', 'phone_number_id'], 'Field required', 'missing');
+    try {
+      return await repo.insertChannel(executor, {
+        org_id: orgId,
+        id: newId('ch'),
+        account_id: accountId,
+        phone: input.phone,
+        display_name: input.display_name ?? null,
+        phone_number_id: phoneNumberId,
+        status: 'live',
+        created_at: clock.now(),
+      });
+    } catch (error) {
+      if (isUniqueViolation(error)) {
+        throw new ApiError(409, { code: 'phone_number_id_taken', phone_number_id: phoneNumberId });
+      }
+      throw error;
+    }
+  }
+
+  return {
+    getOrganization,
+
+    async createOrganization(input: OrganizationInput) {
+      checkTimezone(input.timezone, ['body', 'timezone']);
+      const now = clock.now();
+      return repo.insertOrganization(db, {
+        id: newId('org'),
+        name: input.name,
+        plan: input.plan ?? 'scale',
+        trial: input.trial ?? false,
+        trial_ends_at: input.trial_ends_at ?? null,
+        subscription_status: input.subscription_status ?? 'active',
+        timezone: input.timezone ?? 'UTC',
+        language: input.language ?? 'en',
+        created_at: now,
+        updated_at: now,
+      });
+    },
+
+    async updateOrganization(orgId: string, patch: OrganizationPatch) {
+      checkTimezone(patch.timezone, ['body', 'timezone']);
+      const updated = await repo.updateOrganization(db, orgId, { ...patch, updated_at: clock.now() });
+      if (!updated) throw notFound();
+      return updated;
+    },
+
+    async createApiKey(orgId: string, name: string | null | undefined) {
+      await getOrganization(orgId);
+      const generated = generateApiKey();
+      const row = await repo.insertApiKey(db, {
+        org_id: orgId,
+        id: newId('key'),
+        name: name ?? null,
+        key_hash: generated.hash,
+        display_prefix: generated.displayPrefix,
+      });
+      return { id: row.id, name: row.name, key: generated.key, prefix: row.display_prefix, created_at: row.created_at };
+    },
+
+    async revokeApiKey(orgId: string, keyId: string) {
+      const revoked = await repo.revokeApiKey(db, orgId, keyId, clock.now());
+      if (revoked) return;
+      // Revoking twice is harmless; an unknown key is a 404.
+      if (!(await repo.findApiKey(db, orgId, keyId))) throw notFound();
+    },
+
+    async createMessagingAccount(orgId: string, input: MessagingAccountInput) {
+      await getOrganization(orgId);
+      const businessAccountId =
+        input.business_account_id ?? (deps.platform === 'sandbox' ? sandboxPlatformId() : undefined);
+      if (!businessAccountId) throw validationError(['body', 'business_account_id'], 'Field required', 'missing');
+      if (deps.platform === 'cloud') {
+        const index = (input.numbers ?? []).findIndex((number) => !number.phone_number_id);
+        if (index >= 0)
+          throw validationError(['body', 'numbers', index, 'phone_number_id'], 'Field required', 'missing');
+      }
+      const accountId = newId('ma');
+      try {
+        await db.transaction().execute(async (trx) => {
+          const now = clock.now();
+          await repo.insertAccount(trx, {
+            org_id: orgId,
+            id: accountId,
+            business_account_id: businessAccountId,
+            display_name: input.display_name ?? null,
+            balance: input.balance ?? 100,
+            prices: JSON.stringify({ ...DEFAULT_PRICES, ...input.prices }),
+            messaging_limit_24h: input.messaging_limit_24h ?? 1000,
+            created_at: now,
+            updated_at: now,
+          });
+          for (const number of input.numbers ?? []) await addNumberTo(trx, orgId, accountId, number);
+        });
+      } catch (error) {
+        if (isUniqueViolation(error, 'messaging_accounts_business_account_uq')) {
+          throw new ApiError(409, { code: 'business_account_id_taken', business_account_id: businessAccountId });
+        }
+        throw error;
+      }
+      return accountView(orgId, accountId);
+    },
+
+    async getMessagingAccount(accountId: string) {
+      const account = await repo.findAccount(db, accountId);
+      if (!account) throw notFound();
+      return accountView(account.org_id, accountId);
+    },
+
+    async updateMessagingAccount(accountId: string, patch: MessagingAccountPatch) {
+      const account = await repo.findAccount(db, accountId);
+      if (!account) throw notFound();
+      await repo.updateAccount(db, account.org_id, accountId, {
+        ...(patch.balance !== undefined ? { balance: patch.balance } : {}),
+        ...(patch.messaging_limit_24h !== undefined ? { messaging_limit_24h: patch.messaging_limit_24h } : {}),
+        ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
+        ...(patch.prices ? { prices: JSON.stringify({ ...DEFAULT_PRICES, ...account.prices, ...patch.prices }) } : {}),
+        updated_at: clock.now(),
+      });
+      return accountView(account.org_id, accountId);
+    },
+
+    async addNumber(accountId: string, input: NumberInput) {
+      const account = await repo.findAccount(db, accountId);
+      if (!account) throw notFound();
+      const channel = await addNumberTo(db, account.org_id, accountId, input);
+      return { ...channel, business_account_id: account.business_account_id };
+    },
+
+    async removeNumber(accountId: string, numberId: string) {
+      const account = await repo.findAccount(db, accountId);
+      if (!account) throw notFound();
+      const removed = await repo.removeChannel(db, account.org_id, accountId, numberId, clock.now());
+      if (!removed) throw notFound();
+    },
+  };
+}
+
+export type OperatorService = ReturnType<typeof createOperatorService>;

@@ -1,0 +1,123 @@
+// The running process: open the database, migrate, build the app, listen, run the worker, drain on SIGTERM.
+import { Redis } from 'ioredis';
+import { sql } from 'kysely';
+import { pino } from 'pino';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { migrateToLatest } from './db/migrate.ts';
+import { demoBanner, seedDemo } from './demo.ts';
+import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
+import { systemClock } from './lib/clock.ts';
+import { startWorker, type Worker, type WorkerTask } from './worker/worker.ts';
+
+const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
+
+export function createLogger(config: Config) {
+  return pino({
+    level: config.logLevel,
+    // Keys and secrets never reach the log, whatever a log line carries.
+    redact: {
+      paths: [
+        'req.headers.authorization',
+        'headers.authorization',
+        'authorization',
+        'key',
+        '*.key',
+        'apiKey',
+        '*.token',
+      ],
+      censor: '[redacted]',
+    },
+  });
+}
+
+export async function openConfiguredDatabase(config: Config): Promise<Database> {
+  return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+}
+
+function maintenanceTasks(database: Database): WorkerTask[] {
+  if (database.kind !== 'pglite') return [];
+  // PGlite has no autovacuum: gather planner statistics on a schedule.
+  return [
+    {
+      name: 'analyze',
+      intervalMs: ANALYZE_INTERVAL_MS,
+      run: async () => void (await sql`analyze`.execute(database.db)),
+    },
+  ];
+}
+
+export interface RunOptions {
+  http: boolean;
+  worker: boolean;
+}
+
+export async function run(config: Config, options: RunOptions): Promise<void> {
+  const log = createLogger(config);
+  const database = await openConfiguredDatabase(config);
+  await migrateToLatest(database.db);
+  log.info({ database: database.kind }, 'migrations applied');
+
+  let demo: Awaited<ReturnType<typeof seedDemo>>;
+  if (options.http && database.kind === 'pglite' && !config.adminToken) demo = await seedDemo(database.db, systemClock);
+
+  let rateLimitStore: RateLimitStore;
+  let redis: Redis | undefined;
+  if (config.redisUrl) {
+    redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
+    redis.on('error', (error) => log.warn({ err: error }, 'redis error'));
+    rateLimitStore = createRedisRateLimitStore(redis);
+  } else rateLimitStore = createMemoryRateLimitStore();
+
+  const { app } = options.http
+    ? await buildApp({
+        database,
+        rateLimitStore,
+        platform: config.messagingPlatform,
+        adminToken: config.adminToken,
+        loggerInstance: log,
+        processMetrics: true,
+      })
+    : { app: undefined };
+
+  const worker: Worker | undefined = options.worker ? startWorker(maintenanceTasks(database), log) : undefined;
+
+  if (app) {
+    const address = await app.listen({ port: config.port, host: config.host });
+    const port = app.server.address();
+    const baseUrl =
+      config.publicBaseUrl ??
+      (typeof port === 'object' && port
+        ? `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port.port}`
+        : address);
+    log.info({ address, worker: options.worker }, 'listening');
+    if (demo) process.stdout.write(`${demoBanner(demo, baseUrl)}\n`);
+  } else log.info('worker running');
+
+  let closing = false;
+  const shutdown = async (signal: string) => {
+    if (closing) return;
+    closing = true;
+    log.info({ signal }, 'shutting down: draining in-flight requests');
+    const force = setTimeout(() => {
+      log.error('shutdown grace period over; exiting');
+      process.exit(1);
+    }, config.shutdownGraceMs);
+    force.unref();
+    try {
+      // Fastify stops accepting connections and waits for in-flight requests before resolving.
+      await app?.close();
+      await worker?.stop();
+      await rateLimitStore.close();
+      await database.close();
+      log.info('shut down cleanly');
+      process.exit(0);
+    } catch (error) {
+      log.error({ err: error }, 'shutdown failed');
+      process.exit(1);
+    }
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
