@@ -206,9 +206,10 @@ export function validationIssues(
           : (error.data as Record<string, unknown> | undefined)?.[described.extraKey];
     }
     // No body at all where one is required: FastAPI's "Field required" at ["body"].
-    if (isBody && error.instancePath === '' && error.keyword === 'type' && root === undefined) {
+    if (isBody && error.instancePath === '' && error.keyword === 'type' && (root === undefined || root === null)) {
       described.type = 'missing';
       described.msg = 'Field required';
+      input = undefined;
     }
     const key = `${loc.join('\u0000')}|${described.type}`;
     if (seen.has(key)) continue;

@@ -1,0 +1,65 @@
+// Each test file gets its own database: a fresh PostgreSQL database on the server, or a fresh in-memory PGlite.
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { migrateToLatest } from '../../src/db/migrate.ts';
+
+export type TestDatabaseKind = 'postgres' | 'pglite';
+
+export function testDatabaseKind(): TestDatabaseKind {
+  return process.env.TEST_DB === 'postgres' ? 'postgres' : 'pglite';
+}
+
+export interface TestDatabase {
+  database: Database;
+  /** Connection string of the PostgreSQL test database (undefined on PGlite). */
+  url: string | undefined;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty PostgreSQL database on the test server and returns its URL and a way to drop it. */
+export async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const serverUrl = process.env.TEST_POSTGRES_URL;
+  if (!serverUrl) throw new Error('PostgreSQL is not reachable (TEST_POSTGRES_URL is empty)');
+  const name = `crm_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: serverUrl });
+  await admin.connect();
+  try {
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const client = new pg.Client({ connectionString: serverUrl });
+      await client.connect();
+      try {
+        await client.query(`drop database if exists ${name} with (force)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+export async function createTestDatabase(kind: TestDatabaseKind = testDatabaseKind()): Promise<TestDatabase> {
+  if (kind === 'postgres') {
+    const created = await createPostgresDatabase();
+    const database = await openDatabase({ databaseUrl: created.url, poolSize: 20 });
+    await migrateToLatest(database.db);
+    return {
+      database,
+      url: created.url,
+      drop: async () => {
+        await database.close();
+        await created.drop();
+      },
+    };
+  }
+  const database = await openDatabase({ dataDir: 'memory://' });
+  await migrateToLatest(database.db);
+  return { database, url: undefined, drop: () => database.close() };
+}

@@ -1,0 +1,112 @@
+// The test harness: a real app on a real database (PostgreSQL or PGlite), driven through HTTP with app.inject.
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/app.ts';
+import type { Database } from '../../src/db/database.ts';
+import { createMemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit.ts';
+import type { Clock } from '../../src/lib/clock.ts';
+import { createConformanceChecker, type RecordedResponse } from './conformance.ts';
+import { createTestDatabase, type TestDatabase } from './database.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token';
+
+export interface HarnessOptions {
+  clock?: Clock;
+  rateLimitStore?: RateLimitStore;
+  /** Lift the rate limit (for tests that fire many requests at once and are not about the limit). */
+  unlimited?: boolean;
+  /** Reuse a database (for tests that need two apps on one database). */
+  database?: Database;
+}
+
+export interface Response<T = any> {
+  status: number;
+  body: T;
+  headers: Record<string, string | string[] | number | undefined>;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+  rawBody?: string;
+}
+
+export const unlimitedStore: RateLimitStore = { hit: async () => 1, close: async () => {} };
+
+export interface Harness {
+  app: FastifyInstance;
+  database: Database;
+  api<T = any>(method: string, url: string, options?: RequestOptions): Promise<Response<T>>;
+  admin<T = any>(method: string, url: string, body?: unknown): Promise<Response<T>>;
+  /** A fresh organization (Scale plan unless overridden) with one API key. */
+  createOrg(overrides?: Record<string, unknown>): Promise<{ org: any; key: string; keyId: string }>;
+  recorded: RecordedResponse[];
+  close(): Promise<void>;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
+  let testDatabase: TestDatabase | undefined;
+  let database = options.database;
+  if (!database) {
+    testDatabase = await createTestDatabase();
+    database = testDatabase.database;
+  }
+  const { app } = await buildApp({
+    database,
+    rateLimitStore: options.rateLimitStore ?? (options.unlimited ? unlimitedStore : createMemoryRateLimitStore()),
+    platform: 'sandbox',
+    adminToken: ADMIN_TOKEN,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  const recorded: RecordedResponse[] = [];
+
+  async function call<T>(method: string, url: string, headers: Record<string, string>, body: unknown, raw?: string) {
+    const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
+    const response = await app.inject({
+      method: method as 'GET',
+      url,
+      headers: { ...(payload !== undefined && raw === undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      ...(payload !== undefined ? { payload } : {}),
+    });
+    let parsed: unknown;
+    try {
+      parsed = response.body === '' ? undefined : JSON.parse(response.body);
+    } catch {
+      parsed = response.body;
+    }
+    if (url.startsWith('/v1/') && url !== '/v1/openapi.json') {
+      recorded.push({ method, url, status: response.statusCode, body: parsed });
+    }
+    return { status: response.statusCode, body: parsed as T, headers: response.headers, text: response.body };
+  }
+
+  const harness: Harness = {
+    app,
+    database,
+    recorded,
+    api(method, url, requestOptions = {}) {
+      const headers: Record<string, string> = { ...requestOptions.headers };
+      if (requestOptions.key) headers.authorization = `Bearer ${requestOptions.key}`;
+      return call(method, url, headers, requestOptions.body, requestOptions.rawBody);
+    },
+    admin(method, url, body) {
+      return call(method, `/admin/v1${url}`, { authorization: `Bearer ${ADMIN_TOKEN}` }, body);
+    },
+    async createOrg(overrides = {}) {
+      const org = await harness.admin('POST', '/organizations', { name: 'Test organization', ...overrides });
+      if (org.status !== 201) throw new Error(`createOrg failed: ${org.status} ${org.text}`);
+      const key = await harness.admin('POST', `/organizations/${org.body.id}/api-keys`, { name: 'test' });
+      if (key.status !== 201) throw new Error(`createKey failed: ${key.status} ${key.text}`);
+      return { org: org.body, key: key.body.key, keyId: key.body.id };
+    },
+    async close() {
+      const check = createConformanceChecker(app.swagger() as never);
+      await app.close();
+      await testDatabase?.drop();
+      const problems = [...new Set(recorded.map(check).filter((problem): problem is string => Boolean(problem)))];
+      if (problems.length > 0) throw new Error(`Responses that do not match the OpenAPI document:\n${problems.join('\n')}`);
+    },
+  };
+  return harness;
+}

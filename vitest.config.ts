@@ -1,0 +1,64 @@
+// Three projects: pure unit tests once, and every database-backed test twice: on a real PostgreSQL server and on
+// PGlite. Services that cannot be reached are announced loudly; with REQUIRE_SERVICES=1 (CI) they fail the run.
+import { connect } from 'node:net';
+import { defineConfig } from 'vitest/config';
+
+const postgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+function reachable(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host: hostname, port: Number(port), timeout: 1500 });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export default defineConfig(async () => {
+  const [hasPostgres, hasRedis] = await Promise.all([reachable(postgresUrl), reachable(redisUrl)]);
+  const missing = [!hasPostgres && `PostgreSQL at ${postgresUrl}`, !hasRedis && `Redis at ${redisUrl}`].filter(Boolean);
+  if (missing.length > 0) {
+    const banner = `\n${'!'.repeat(78)}\n  NOT REACHABLE: ${missing.join(' and ')}\n  ${
+      process.env.REQUIRE_SERVICES === '1'
+        ? 'REQUIRE_SERVICES=1: failing the run.'
+        : 'Running what can run without them (PGlite, memory); those tests are SKIPPED.'
+    }\n${'!'.repeat(78)}\n`;
+    process.stderr.write(banner);
+    if (process.env.REQUIRE_SERVICES === '1') throw new Error(`required services unreachable: ${missing.join(', ')}`);
+  }
+  const shared = {
+    TEST_REDIS_URL: hasRedis ? redisUrl : '',
+    TEST_POSTGRES_URL: hasPostgres ? postgresUrl : '',
+  };
+  const databaseTests = ['test/**/*.test.ts'];
+  const unitTests = ['test/unit/**/*.test.ts', 'src/**/*.test.ts'];
+  return {
+    test: {
+      testTimeout: 30_000,
+      hookTimeout: 60_000,
+      projects: [
+        { extends: true, test: { name: 'unit', include: unitTests, env: shared } },
+        ...(hasPostgres
+          ? [
+              {
+                extends: true,
+                test: { name: 'postgres', include: databaseTests, exclude: unitTests, env: { ...shared, TEST_DB: 'postgres' } },
+              },
+            ]
+          : []),
+        {
+          extends: true,
+          test: { name: 'pglite', include: databaseTests, exclude: unitTests, env: { ...shared, TEST_DB: 'pglite' } },
+        },
+      ],
+    },
+  };
+});
