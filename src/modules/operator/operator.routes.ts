@@ -68,13 +68,17 @@ export function operatorRoutes(app: FastifyInstance, deps: { adminToken: string;
       schema: {
         ...hide,
         params: OrgParams,
-        body: Type.Optional(ApiKeyInput),
+        body: ApiKeyInput,
         response: { 201: CreatedApiKey, ...errors(404) },
+      },
+      // The body is optional: no body means no name.
+      preValidation: async (request) => {
+        request.body ??= {};
       },
     },
     async (request, reply) => {
       const { org_id } = request.params as { org_id: string };
-      const body = (request.body ?? {}) as { name?: string | null };
+      const body = request.body as { name?: string | null };
       return reply.code(201).send(await operator.createApiKey(org_id, body.name));
     },
   );
