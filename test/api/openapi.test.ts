@@ -1,0 +1,53 @@
+// The OpenAPI 3.1 document: valid, public, complete for every /v1 route, and a docs page that serves it.
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ unlimited: true });
+});
+afterAll(() => h.close());
+
+describe('GET /v1/openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document, served without a key', async () => {
+    const response = await h.api('GET', '/v1/openapi.json');
+    expect(response.status).toBe(200);
+    expect(response.headers['x-ratelimit-limit']).toBe('20');
+    const document = response.body;
+    expect(document.openapi).toBe('3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(document);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('documents, for every /v1 operation, the auth, rate-limit and fault errors', async () => {
+    const document = (await h.api('GET', '/v1/openapi.json')).body;
+    const operations = Object.entries(document.paths as Record<string, Record<string, { responses: object }>>).flatMap(
+      ([path, methods]) => Object.entries(methods).map(([method, operation]) => ({ path, method, operation })),
+    );
+    expect(operations.length).toBeGreaterThan(0);
+    for (const { path, method, operation } of operations) {
+      expect(path.startsWith('/v1/'), `${method} ${path}`).toBe(true);
+      for (const status of ['401', '403', '429', '500']) {
+        expect(Object.keys(operation.responses), `${method} ${path} documents ${status}`).toContain(status);
+      }
+    }
+    expect(document.paths['/v1/me'].get.responses['200'].content['application/json'].schema.properties).toHaveProperty('trial');
+  });
+
+  it('hides the operator API, webhooks and internals', async () => {
+    const document = (await h.api('GET', '/v1/openapi.json')).body;
+    for (const path of Object.keys(document.paths)) expect(path).toMatch(/^\/v1\//);
+  });
+});
+
+describe('GET /docs', () => {
+  it('serves a readable page', async () => {
+    const page = await h.app.inject('/docs/');
+    expect(page.statusCode).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.body).toContain('swagger');
+  });
+});
