@@ -50,7 +50,12 @@ export default defineConfig(async () => {
           ? [
               {
                 extends: true,
-                test: { name: 'postgres', include: databaseTests, exclude: unitTests, env: { ...shared, TEST_DB: 'postgres' } },
+                test: {
+                  name: 'postgres',
+                  include: databaseTests,
+                  exclude: unitTests,
+                  env: { ...shared, TEST_DB: 'postgres' },
+                },
               },
             ]
           : []),

@@ -82,7 +82,11 @@ describe('keys', () => {
 
 describe('plan gates, in order', () => {
   it.each([
-    ['canceled subscription (before any other gate)', { subscription_status: 'canceled', trial: true, trial_ends_at: past(), plan: 'free' }, 'subscription_required'],
+    [
+      'canceled subscription (before any other gate)',
+      { subscription_status: 'canceled', trial: true, trial_ends_at: past(), plan: 'free' },
+      'subscription_required',
+    ],
     ['suspended subscription', { subscription_status: 'suspended', plan: 'enterprise' }, 'subscription_required'],
     ['expired trial (before the plan gate)', { trial: true, trial_ends_at: past(), plan: 'free' }, 'trial_expired'],
     ['plan below Scale, not on trial', { plan: 'pro' }, 'scale_plan_required'],

@@ -81,7 +81,9 @@ describe('metrics', () => {
     const text = response.body;
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/me",status="200"\} [1-9]/);
     expect(text).toMatch(/http_requests_total\{method="GET",route="\/v1\/me",status="401"\} [1-9]/);
-    expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/v1\/me",status="200"\}/);
+    expect(text).toMatch(
+      /http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/v1\/me",status="200"\}/,
+    );
     expect(text).toMatch(/http_request_duration_seconds_count\{method="GET",route="\/v1\/me",status="200"\} [1-9]/);
     expect(text).toMatch(/db_pool_connections\{state="total"\} [1-9]/);
     expect(text).toMatch(/db_pool_connections\{state="in_use"\} \d/);

@@ -12,7 +12,11 @@ afterAll(() => h.close());
 
 describe('access', () => {
   it('is off (404) when no ADMIN_TOKEN is configured', async () => {
-    const { app } = await buildApp({ database: h.database, rateLimitStore: createMemoryRateLimitStore(), platform: 'sandbox' });
+    const { app } = await buildApp({
+      database: h.database,
+      rateLimitStore: createMemoryRateLimitStore(),
+      platform: 'sandbox',
+    });
     try {
       const response = await app.inject({
         method: 'POST',
@@ -80,7 +84,12 @@ describe('organizations', () => {
     expect(created.status).toBe(201);
     const patched = await h.admin('PATCH', `/organizations/${created.body.id}`, { plan: 'enterprise', trial: false });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ plan: 'enterprise', trial: false, timezone: 'Europe/Madrid', language: 'pt-BR' });
+    expect(patched.body).toMatchObject({
+      plan: 'enterprise',
+      trial: false,
+      timezone: 'Europe/Madrid',
+      language: 'pt-BR',
+    });
   });
 
   it.each([
@@ -111,7 +120,11 @@ describe('API keys', () => {
     const { org } = await h.createOrg();
     const created = await h.admin('POST', `/organizations/${org.id}/api-keys`, { name: 'CI' });
     expect(created.status).toBe(201);
-    expect(created.body).toMatchObject({ name: 'CI', key: expect.stringMatching(/^oak_/), id: expect.stringMatching(/^key_/) });
+    expect(created.body).toMatchObject({
+      name: 'CI',
+      key: expect.stringMatching(/^oak_/),
+      id: expect.stringMatching(/^key_/),
+    });
     expect(created.body.prefix).toBe(created.body.key.slice(0, 10));
     expect(JSON.stringify((await h.admin('GET', `/organizations/${org.id}`)).body)).not.toContain(created.body.key);
   });
@@ -185,7 +198,9 @@ describe('messaging accounts and numbers', () => {
     expect(patched.body.prices).toEqual({ MARKETING: 0.25, UTILITY: 0.5, AUTHENTICATION: 1 });
     expect((await h.admin('GET', `/messaging-accounts/${created.body.id}`)).body.balance).toBe(3);
 
-    const duplicate = await h.admin('POST', `/organizations/${org.id}/messaging-accounts`, { business_account_id: waba });
+    const duplicate = await h.admin('POST', `/organizations/${org.id}/messaging-accounts`, {
+      business_account_id: waba,
+    });
     expect(duplicate.status).toBe(409);
     expect(duplicate.body.detail.code).toBe('business_account_id_taken');
   });
@@ -195,7 +210,11 @@ describe('messaging accounts and numbers', () => {
     const account = (await h.admin('POST', `/organizations/${org.id}/messaging-accounts`, { numbers: [] })).body;
     const number = await h.admin('POST', `/messaging-accounts/${account.id}/numbers`, { phone: '+442071234567' });
     expect(number.status).toBe(201);
-    expect(number.body).toMatchObject({ phone: '+442071234567', status: 'live', business_account_id: account.business_account_id });
+    expect(number.body).toMatchObject({
+      phone: '+442071234567',
+      status: 'live',
+      business_account_id: account.business_account_id,
+    });
     expect((await h.admin('DELETE', `/messaging-accounts/${account.id}/numbers/${number.body.id}`)).status).toBe(204);
     expect((await h.admin('DELETE', `/messaging-accounts/${account.id}/numbers/${number.body.id}`)).status).toBe(404);
     const after = await h.admin('GET', `/messaging-accounts/${account.id}`);
@@ -206,8 +225,18 @@ describe('messaging accounts and numbers', () => {
     const { org } = await h.createOrg();
     const id = `${Date.now()}77`;
     const account = (await h.admin('POST', `/organizations/${org.id}/messaging-accounts`, {})).body;
-    expect((await h.admin('POST', `/messaging-accounts/${account.id}/numbers`, { phone: '+15550002222', phone_number_id: id })).status).toBe(201);
-    const again = await h.admin('POST', `/messaging-accounts/${account.id}/numbers`, { phone: '+15550003333', phone_number_id: id });
+    expect(
+      (
+        await h.admin('POST', `/messaging-accounts/${account.id}/numbers`, {
+          phone: '+15550002222',
+          phone_number_id: id,
+        })
+      ).status,
+    ).toBe(201);
+    const again = await h.admin('POST', `/messaging-accounts/${account.id}/numbers`, {
+      phone: '+15550003333',
+      phone_number_id: id,
+    });
     expect(again.status).toBe(409);
     expect(again.body.detail).toEqual({ code: 'phone_number_id_taken', phone_number_id: id });
   });
@@ -219,7 +248,9 @@ describe('messaging accounts and numbers', () => {
       numbers: [{ phone: '5551234' }],
     });
     expect(bad.status).toBe(422);
-    expect(bad.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'balance'], type: 'greater_than_equal' }));
+    expect(bad.body.detail).toContainEqual(
+      expect.objectContaining({ loc: ['body', 'balance'], type: 'greater_than_equal' }),
+    );
     expect(bad.body.detail).toContainEqual(
       expect.objectContaining({ loc: ['body', 'numbers', 0, 'phone'], type: 'string_pattern_mismatch' }),
     );
@@ -238,7 +269,11 @@ describe('messaging accounts and numbers', () => {
       numbers: [{ phone: '+15550005555' }, { phone: '+15550006666', phone_number_id: taken }],
     });
     expect(refused.status).toBe(409);
-    const accounts = await h.database.db.selectFrom('messaging_accounts').select('id').where('org_id', '=', org.id).execute();
+    const accounts = await h.database.db
+      .selectFrom('messaging_accounts')
+      .select('id')
+      .where('org_id', '=', org.id)
+      .execute();
     expect(accounts).toHaveLength(1);
   });
 });

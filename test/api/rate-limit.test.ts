@@ -125,7 +125,10 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('Redis store', () => {
     const redisClients = [new Redis(process.env.TEST_REDIS_URL!), new Redis(process.env.TEST_REDIS_URL!)];
     const prefix = `rl-test-${Date.now()}-${Math.random()}`;
     const shared = manualClock(Date.parse('2031-06-01T00:00:00.100Z') + Math.floor(Math.random() * 1e6) * 1000);
-    const first = await startHarness({ clock: shared, rateLimitStore: createRedisRateLimitStore(redisClients[0]!, prefix) });
+    const first = await startHarness({
+      clock: shared,
+      rateLimitStore: createRedisRateLimitStore(redisClients[0]!, prefix),
+    });
     const second = await startHarness({
       clock: shared,
       database: first.database,

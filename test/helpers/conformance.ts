@@ -1,8 +1,9 @@
 // Checks that real responses match the OpenAPI document: the status is documented for the route and the body
 // validates against its schema. Every harness records its /v1 responses and checks them when it closes.
+
+import type { ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
-import type { ValidateFunction } from 'ajv';
 
 export interface RecordedResponse {
   method: string;
@@ -12,7 +13,10 @@ export interface RecordedResponse {
 }
 
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, { schema?: object }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses?: Record<string, { content?: Record<string, { schema?: object }> }> }>
+  >;
 }
 
 export function createConformanceChecker(document: OpenApiDocument) {
@@ -30,7 +34,9 @@ export function createConformanceChecker(document: OpenApiDocument) {
 
   return function check(response: RecordedResponse): string | undefined {
     const path = response.url.split('?')[0] ?? '';
-    const route = routes.find((candidate) => candidate.pattern.test(path) && candidate.operations[response.method.toLowerCase()]);
+    const route = routes.find(
+      (candidate) => candidate.pattern.test(path) && candidate.operations[response.method.toLowerCase()],
+    );
     if (!route) {
       // Unknown routes are not in the document by design: they authenticate, then answer 404 or 405.
       const unknownRouteAnswer = [401, 403, 404, 405, 429].includes(response.status);

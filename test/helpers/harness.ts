@@ -66,7 +66,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     const response = await app.inject({
       method: method as 'GET',
       url,
-      headers: { ...(payload !== undefined && raw === undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        ...(payload !== undefined && raw === undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       ...(payload !== undefined ? { payload } : {}),
     });
     let parsed: unknown;
@@ -105,7 +108,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       await app.close();
       await testDatabase?.drop();
       const problems = [...new Set(recorded.map(check).filter((problem): problem is string => Boolean(problem)))];
-      if (problems.length > 0) throw new Error(`Responses that do not match the OpenAPI document:\n${problems.join('\n')}`);
+      if (problems.length > 0)
+        throw new Error(`Responses that do not match the OpenAPI document:\n${problems.join('\n')}`);
     },
   };
   return harness;

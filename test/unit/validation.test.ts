@@ -69,7 +69,9 @@ describe('body validation (never coerced)', () => {
   it('reports a missing field with loc, msg, type and input', async () => {
     const response = await post({});
     expect(response.statusCode).toBe(422);
-    expect(response.json()).toEqual({ detail: [{ loc: ['body', 'name'], msg: 'Field required', type: 'missing', input: {} }] });
+    expect(response.json()).toEqual({
+      detail: [{ loc: ['body', 'name'], msg: 'Field required', type: 'missing', input: {} }],
+    });
   });
 
   it('does not coerce a number into a string', async () => {
@@ -83,7 +85,12 @@ describe('body validation (never coerced)', () => {
   it('does not coerce a string into an integer, nor a string into a boolean', async () => {
     const response = await post({ name: 'a', count: '3', nested: { flag: 'true' } });
     const detail = response.json().detail;
-    expect(detail).toContainEqual({ loc: ['body', 'count'], msg: 'Input should be a valid integer', type: 'int_type', input: '3' });
+    expect(detail).toContainEqual({
+      loc: ['body', 'count'],
+      msg: 'Input should be a valid integer',
+      type: 'int_type',
+      input: '3',
+    });
     expect(detail).toContainEqual({
       loc: ['body', 'nested', 'flag'],
       msg: 'Input should be a valid boolean',
@@ -111,12 +118,16 @@ describe('body validation (never coerced)', () => {
   it('accepts null for a nullable field and reports only the non-null branch otherwise', async () => {
     expect((await post({ name: 'a', phone: null })).statusCode).toBe(200);
     const detail = (await post({ name: 'a', phone: 5 })).json().detail;
-    expect(detail).toEqual([{ loc: ['body', 'phone'], msg: 'Input should be a valid string', type: 'string_type', input: 5 }]);
+    expect(detail).toEqual([
+      { loc: ['body', 'phone'], msg: 'Input should be a valid string', type: 'string_type', input: 5 },
+    ]);
   });
 
   it('refuses unknown fields', async () => {
     const detail = (await post({ name: 'a', surprise: true })).json().detail;
-    expect(detail).toEqual([{ loc: ['body', 'surprise'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden', input: true }]);
+    expect(detail).toEqual([
+      { loc: ['body', 'surprise'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden', input: true },
+    ]);
   });
 
   it('gives integer list indexes and string map keys in loc', async () => {
