@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { propertyText } from '../../../src/modules/templates/recipient-input.ts';
 import {
   analyzeTemplate,
   type RecipientContact,
   validateRecipientInput,
 } from '../../../src/modules/templates/send-requirements.ts';
-import { propertyText } from '../../../src/modules/templates/recipient-input.ts';
 import * as fixtures from './template-fixtures.ts';
 
 const order = analyzeTemplate(fixtures.orderUpdate, { propertyKeys: [] });
@@ -38,7 +38,11 @@ describe('validateRecipientInput', () => {
   });
 
   it('refuses keys the template does not use', () => {
-    const result = validateRecipientInput(order, { ...fullOrder, variables: { ...fullOrder.variables, 'body.4': 'x', name: 'y' } }, null);
+    const result = validateRecipientInput(
+      order,
+      { ...fullOrder, variables: { ...fullOrder.variables, 'body.4': 'x', name: 'y' } },
+      null,
+    );
     expect(result).toEqual({ ok: false, error: { code: 'unknown_variables', keys: ['body.4', 'name'] } });
   });
 
@@ -63,7 +67,11 @@ describe('validateRecipientInput', () => {
   });
 
   it('counts blank values as missing', () => {
-    const result = validateRecipientInput(order, { ...fullOrder, variables: { ...fullOrder.variables, 'body.2': '  ' } }, null);
+    const result = validateRecipientInput(
+      order,
+      { ...fullOrder, variables: { ...fullOrder.variables, 'body.2': '  ' } },
+      null,
+    );
     expect(result).toEqual({ ok: false, error: { code: 'missing_variables', tokens: ['body.2'] } });
   });
 
@@ -114,12 +122,20 @@ describe('validateRecipientInput', () => {
   });
 
   it('needs the coupon code and a parseable offer expiration', () => {
-    const base = { variables: { 'body.1': 'Ana', 'body.2': 'CARIBE25' }, url_suffixes: { '1': 'n3mtql' }, header_media_url: 'https://x/a.jpg' };
+    const base = {
+      variables: { 'body.1': 'Ana', 'body.2': 'CARIBE25' },
+      url_suffixes: { '1': 'n3mtql' },
+      header_media_url: 'https://x/a.jpg',
+    };
     expect(validateRecipientInput(offer, { ...base, lto_expiration: 'soon' }, null)).toEqual({
       ok: false,
       error: { code: 'missing_variables', tokens: ['coupon_code', 'lto_expiration'] },
     });
-    const iso = validateRecipientInput(offer, { ...base, coupon_code: 'CARIBE25', lto_expiration: '2026-12-01T00:00:00Z' }, null);
+    const iso = validateRecipientInput(
+      offer,
+      { ...base, coupon_code: 'CARIBE25', lto_expiration: '2026-12-01T00:00:00Z' },
+      null,
+    );
     expect(iso.ok && [iso.parameters.coupon_code, iso.parameters.lto_expiration_ms]).toEqual([
       'CARIBE25',
       Date.UTC(2026, 11, 1),
@@ -140,8 +156,16 @@ describe('validateRecipientInput', () => {
       },
       url_suffixes: { 'card.0.button.1': 'x', 'card.1.button.1': 'y' },
     };
-    const asArray = validateRecipientInput(carousel, { ...base, card_media_urls: ['https://x/0.jpg', 'https://x/1.mp4'] }, null);
-    const asObject = validateRecipientInput(carousel, { ...base, card_media_urls: { '1': 'https://x/1.mp4', '0': 'https://x/0.jpg' } }, null);
+    const asArray = validateRecipientInput(
+      carousel,
+      { ...base, card_media_urls: ['https://x/0.jpg', 'https://x/1.mp4'] },
+      null,
+    );
+    const asObject = validateRecipientInput(
+      carousel,
+      { ...base, card_media_urls: { '1': 'https://x/1.mp4', '0': 'https://x/0.jpg' } },
+      null,
+    );
     expect(asArray.ok && asArray.parameters.media).toEqual({
       'card.0.header.media': 'https://x/0.jpg',
       'card.1.header.media': 'https://x/1.mp4',
@@ -152,7 +176,11 @@ describe('validateRecipientInput', () => {
       error: { code: 'missing_variables', tokens: ['card.1.header.media'] },
     });
     expect(
-      validateRecipientInput(carousel, { ...base, card_media_urls: ['https://x/0.jpg', 'https://x/1.mp4', 'https://x/2.jpg'] }, null),
+      validateRecipientInput(
+        carousel,
+        { ...base, card_media_urls: ['https://x/0.jpg', 'https://x/1.mp4', 'https://x/2.jpg'] },
+        null,
+      ),
     ).toEqual({ ok: false, error: { code: 'unknown_variables', keys: ['card.2.header.media'] } });
   });
 

@@ -45,7 +45,13 @@ describe('buildSendComponents', () => {
   it('orders positional parameters by number, not by appearance', () => {
     const components = [{ type: 'BODY', text: 'From {{2}} to {{1}}' }];
     expect(build(components, { variables: { 'body.1': 'one', 'body.2': 'two' } })).toEqual([
-      { type: 'body', parameters: [{ type: 'text', text: 'one' }, { type: 'text', text: 'two' }] },
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: 'one' },
+          { type: 'text', text: 'two' },
+        ],
+      },
     ]);
   });
 
@@ -81,7 +87,13 @@ describe('buildSendComponents', () => {
     ).toEqual([
       { type: 'header', parameters: [{ type: 'image', link: 'https://cdn.example.com/beach.jpg' }] },
       { type: 'limited_time_offer', parameters: [{ type: 'limited_time_offer', expirationTimeMs: 1708804800000 }] },
-      { type: 'body', parameters: [{ type: 'text', text: 'Pablo' }, { type: 'text', text: 'CARIBE25' }] },
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: 'Pablo' },
+          { type: 'text', text: 'CARIBE25' },
+        ],
+      },
       { type: 'button', subType: 'copy_code', index: 0, parameters: [{ type: 'coupon_code', couponCode: 'CARIBE25' }] },
       { type: 'button', subType: 'url', index: 1, parameters: [{ type: 'text', text: 'n3mtql' }] },
     ]);
@@ -101,7 +113,13 @@ describe('buildSendComponents', () => {
       card_media_urls: ['https://cdn.example.com/lemons.jpg', 'https://cdn.example.com/fruit.mp4'],
     });
     expect(components).toEqual([
-      { type: 'body', parameters: [{ type: 'text', text: '15OFF' }, { type: 'text', text: '15%' }] },
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: '15OFF' },
+          { type: 'text', text: '15%' },
+        ],
+      },
       {
         type: 'carousel',
         cards: [
@@ -109,7 +127,13 @@ describe('buildSendComponents', () => {
             cardIndex: 0,
             components: [
               { type: 'header', parameters: [{ type: 'image', link: 'https://cdn.example.com/lemons.jpg' }] },
-              { type: 'body', parameters: [{ type: 'text', text: 'LEMON' }, { type: 'text', text: '10%' }] },
+              {
+                type: 'body',
+                parameters: [
+                  { type: 'text', text: 'LEMON' },
+                  { type: 'text', text: '10%' },
+                ],
+              },
               {
                 type: 'button',
                 subType: 'quick_reply',
@@ -123,7 +147,13 @@ describe('buildSendComponents', () => {
             cardIndex: 1,
             components: [
               { type: 'header', parameters: [{ type: 'video', link: 'https://cdn.example.com/fruit.mp4' }] },
-              { type: 'body', parameters: [{ type: 'text', text: 'FRUIT' }, { type: 'text', text: '20%' }] },
+              {
+                type: 'body',
+                parameters: [
+                  { type: 'text', text: 'FRUIT' },
+                  { type: 'text', text: '20%' },
+                ],
+              },
               {
                 type: 'button',
                 subType: 'quick_reply',
@@ -147,7 +177,12 @@ describe('buildSendComponents', () => {
 
   it('fills catalog and multi-product buttons from the catalog send defaults', () => {
     expect(build(fixtures.catalog, {}, null, { thumbnail_product_retailer_id: 'sku-9' })).toEqual([
-      { type: 'button', subType: 'catalog', index: 0, parameters: [{ type: 'action', action: { thumbnailProductRetailerId: 'sku-9' } }] },
+      {
+        type: 'button',
+        subType: 'catalog',
+        index: 0,
+        parameters: [{ type: 'action', action: { thumbnailProductRetailerId: 'sku-9' } }],
+      },
     ]);
     expect(build(fixtures.catalog, {})).toEqual([
       { type: 'button', subType: 'catalog', index: 0, parameters: [{ type: 'action', action: {} }] },
@@ -176,12 +211,22 @@ describe('buildSendComponents', () => {
   });
 
   it('builds nothing for a static template', () => {
-    expect(build([{ type: 'BODY', text: 'Hello!' }, { type: 'FOOTER', text: 'Bye' }], {})).toEqual([]);
+    expect(
+      build(
+        [
+          { type: 'BODY', text: 'Hello!' },
+          { type: 'FOOTER', text: 'Bye' },
+        ],
+        {},
+      ),
+    ).toEqual([]);
   });
 
   it('throws when given parameters that were not validated', () => {
     const empty = { variables: {}, url_suffixes: {}, media: {}, coupon_code: null, lto_expiration_ms: null };
     expect(() => buildSendComponents(fixtures.orderUpdate, empty)).toThrow(/header\.1/);
-    expect(() => buildSendComponents(fixtures.multiProduct, { ...empty, variables: { 'header.1': 'A' } })).toThrow(/MPM/);
+    expect(() => buildSendComponents(fixtures.multiProduct, { ...empty, variables: { 'header.1': 'A' } })).toThrow(
+      /MPM/,
+    );
   });
 });

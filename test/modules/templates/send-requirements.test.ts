@@ -11,10 +11,38 @@ describe('analyzeTemplate', () => {
     expect(requirements).toEqual({
       parameter_format: 'positional',
       variables: [
-        { token: 'header.1', component: 'header', card_index: null, placeholder: '1', example: '#1234', resolves_from: null },
-        { token: 'body.1', component: 'body', card_index: null, placeholder: '1', example: 'Pablo', resolves_from: null },
-        { token: 'body.2', component: 'body', card_index: null, placeholder: '2', example: '#1234', resolves_from: null },
-        { token: 'body.3', component: 'body', card_index: null, placeholder: '3', example: 'today', resolves_from: null },
+        {
+          token: 'header.1',
+          component: 'header',
+          card_index: null,
+          placeholder: '1',
+          example: '#1234',
+          resolves_from: null,
+        },
+        {
+          token: 'body.1',
+          component: 'body',
+          card_index: null,
+          placeholder: '1',
+          example: 'Pablo',
+          resolves_from: null,
+        },
+        {
+          token: 'body.2',
+          component: 'body',
+          card_index: null,
+          placeholder: '2',
+          example: '#1234',
+          resolves_from: null,
+        },
+        {
+          token: 'body.3',
+          component: 'body',
+          card_index: null,
+          placeholder: '3',
+          example: 'today',
+          resolves_from: null,
+        },
       ],
       contact_resolvable_tokens: [],
       url_suffixes: [
@@ -43,7 +71,9 @@ describe('analyzeTemplate', () => {
       ['body.points', null, '120'],
     ]);
     expect(requirements.contact_resolvable_tokens).toEqual(['body.first_name', 'body.tier']);
-    expect(requirements.media).toEqual([{ token: 'header.media', card_index: null, type: 'image', max_bytes: 5 * 1024 * 1024 }]);
+    expect(requirements.media).toEqual([
+      { token: 'header.media', card_index: null, type: 'image', max_bytes: 5 * 1024 * 1024 },
+    ]);
   });
 
   it('never resolves a positional placeholder from the contact', () => {
@@ -114,17 +144,27 @@ describe('analyzeTemplate', () => {
   });
 
   it.each([
-    ['a carousel card button that cannot be filled', fixtures.carouselWithCopyCode, 'carousel_card_button_not_fillable'],
+    [
+      'a carousel card button that cannot be filled',
+      fixtures.carouselWithCopyCode,
+      'carousel_card_button_not_fillable',
+    ],
     ['a location header', fixtures.locationHeader, 'location_header_not_supported'],
     ['no body', [{ type: 'HEADER', format: 'TEXT', text: 'Hi' }], 'body_missing'],
     [
       'a carousel card with a text header',
-      [{ type: 'BODY', text: 'x' }, { type: 'CAROUSEL', cards: [{ components: [{ type: 'HEADER', format: 'TEXT', text: 'a' }] }] }],
+      [
+        { type: 'BODY', text: 'x' },
+        { type: 'CAROUSEL', cards: [{ components: [{ type: 'HEADER', format: 'TEXT', text: 'a' }] }] },
+      ],
       'carousel_card_header_not_media',
     ],
     [
       'an OTP button without a code placeholder',
-      [{ type: 'BODY', text: 'Your code' }, { type: 'BUTTONS', buttons: [{ type: 'OTP', otp_type: 'COPY_CODE' }] }],
+      [
+        { type: 'BODY', text: 'Your code' },
+        { type: 'BUTTONS', buttons: [{ type: 'OTP', otp_type: 'COPY_CODE' }] },
+      ],
       'otp_button_without_code_placeholder',
     ],
   ])('is never sendable with %s', (_name, components, reason) => {

@@ -72,7 +72,12 @@ function card(bodyText: string, headerFormat = 'IMAGE', buttons?: unknown[]): Re
         type: 'BUTTONS',
         buttons: buttons ?? [
           { type: 'QUICK_REPLY', text: 'Send more like this' },
-          { type: 'URL', text: 'Buy now', url: 'https://www.luckyshrub.com/shop?code={{1}}', example: ['https://x/shop?code=A'] },
+          {
+            type: 'URL',
+            text: 'Buy now',
+            url: 'https://www.luckyshrub.com/shop?code={{1}}',
+            example: ['https://x/shop?code=A'],
+          },
         ],
       },
     ],
@@ -96,7 +101,10 @@ export const carousel: TemplateComponent[] = [
 
 export const carouselWithCopyCode: TemplateComponent[] = [
   { type: 'BODY', text: 'Our picks' },
-  { type: 'CAROUSEL', cards: [card('One {{1}} {{2}}', 'IMAGE', [{ type: 'COPY_CODE', example: 'X' }]), card('Two {{1}} {{2}}')] },
+  {
+    type: 'CAROUSEL',
+    cards: [card('One {{1}} {{2}}', 'IMAGE', [{ type: 'COPY_CODE', example: 'X' }]), card('Two {{1}} {{2}}')],
+  },
 ];
 
 export const authentication: TemplateComponent[] = [
