@@ -2,7 +2,8 @@
 // 422 items (decisions §3). Limits are the platform's documented ones, so a template that passes here is refused
 // by the platform only for content reasons.
 
-import { isPositional, isRecord, placeholderNames } from './template-model.ts';
+import { checkPlaceholderFormat } from './placeholder-format.ts';
+import { isRecord, placeholderNames } from './template-model.ts';
 
 export interface TemplateProblem {
   loc: (string | number)[];
@@ -38,7 +39,6 @@ const limits = {
   cardButtons: 2,
   offer: 16,
 };
-const namedPlaceholder = /^[a-z][a-z0-9_]*$/;
 
 export function validateTemplateComponents(
   components: unknown,
@@ -73,6 +73,7 @@ export function validateTemplateComponents(
     checkComponent(type, component, loc, problems, texts, false);
   });
   if (!seen.has('BODY')) problems.push({ loc: prefix, msg: 'A BODY component is required', type: 'missing_body' });
+  checkOfferCopyCode(components, prefix, problems);
   checkPlaceholderFormat(texts, problems, prefix);
   return problems;
 }
@@ -258,40 +259,14 @@ function tooLong(loc: Loc, max: number, input: string): TemplateProblem {
   };
 }
 
-// Placeholders are all positional ({{1}}, {{2}}, … from 1 without gaps in each text) or all named (lowercase).
-function checkPlaceholderFormat(texts: { loc: Loc; text: string }[], problems: TemplateProblem[], prefix: Loc): void {
-  let positional = false;
-  let named = false;
-  for (const { loc, text } of texts) {
-    const names = placeholderNames(text);
-    for (const name of names) {
-      if (isPositional(name)) positional = true;
-      else if (namedPlaceholder.test(name)) named = true;
-      else
-        problems.push({
-          loc,
-          msg: `Invalid placeholder {{${name}}}`,
-          type: 'invalid_placeholder',
-          ctx: { placeholder: name },
-        });
-    }
-    const numbers = names
-      .filter(isPositional)
-      .map(Number)
-      .sort((a, b) => a - b);
-    if (numbers.some((value, index) => value !== index + 1)) {
-      problems.push({
-        loc,
-        msg: 'Positional placeholders must run {{1}}, {{2}}, … without gaps',
-        type: 'placeholders_not_sequential',
-      });
-    }
-  }
-  if (positional && named) {
-    problems.push({
-      loc: prefix,
-      msg: 'Placeholders must be all positional or all named',
-      type: 'mixed_placeholders',
-    });
-  }
+// An offer that shows its expiration needs the coupon: the platform wants a COPY_CODE button first in BUTTONS.
+function checkOfferCopyCode(components: unknown[], prefix: Loc, problems: TemplateProblem[]): void {
+  const typed = components.filter(isRecord);
+  const offer = typed.find((c) => String(c.type).toUpperCase() === 'LIMITED_TIME_OFFER');
+  if (!isRecord(offer?.limited_time_offer) || offer.limited_time_offer.has_expiration !== true) return;
+  const buttons = typed.find((c) => String(c.type).toUpperCase() === 'BUTTONS')?.buttons;
+  const first: unknown = Array.isArray(buttons) ? buttons[0] : undefined;
+  if (isRecord(first) && String(first.type).toUpperCase() === 'COPY_CODE') return;
+  const msg = 'An offer with an expiration needs a COPY_CODE button first';
+  problems.push({ loc: prefix, msg, type: 'copy_code_required' });
 }

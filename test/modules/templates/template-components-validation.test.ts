@@ -220,3 +220,22 @@ describe('validateTemplateComponents', () => {
     ]);
   });
 });
+
+describe('limited-time offer buttons', () => {
+  const offer = (hasExpiration: boolean, buttons: unknown[]) => [
+    { type: 'LIMITED_TIME_OFFER', limited_time_offer: { text: 'Expiring offer!', has_expiration: hasExpiration } },
+    { type: 'BODY', text: 'Good news, {{1}}!' },
+    { type: 'BUTTONS', buttons },
+  ];
+  const url = { type: 'URL', text: 'Book now!', url: 'https://x.com/offers?code={{1}}' };
+
+  it('requires a leading COPY_CODE button when the offer expires', () => {
+    expect(types(offer(true, [url]))).toEqual(['copy_code_required']);
+    expect(types(offer(true, [url, { type: 'COPY_CODE', example: 'X' }]))).toEqual(['copy_code_required']);
+    expect(types(offer(true, [{ type: 'COPY_CODE', example: 'X' }, url]))).toEqual([]);
+  });
+
+  it('does not when the offer has no expiration', () => {
+    expect(types(offer(false, [url]))).toEqual([]);
+  });
+});
