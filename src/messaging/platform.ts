@@ -34,7 +34,14 @@ export type SendParameter =
   | { type: 'image' | 'video' | 'document'; link: string }
   | { type: 'coupon_code'; couponCode: string }
   | { type: 'limited_time_offer'; expirationTimeMs: number }
-  | { type: 'payload'; payload: string };
+  | { type: 'payload'; payload: string }
+  /** Catalog (`catalog`) and multi-product (`mpm`) buttons: which products the message shows. */
+  | { type: 'action'; action: CatalogAction };
+
+export interface CatalogAction {
+  thumbnailProductRetailerId?: string;
+  sections?: { title: string; productRetailerIds: string[] }[];
+}
 
 /** A send component in the platform's send shape (header/body/button/carousel/limited_time_offer). */
 export interface SendComponent {

@@ -1,0 +1,184 @@
+// A local stand-in for the Graph API's WhatsApp endpoints, over real HTTP on 127.0.0.1. It answers in the Cloud
+// API's documented shapes, records every request, and lets a test script the next answers (errors, hangs).
+
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface RecordedRequest {
+  method: string;
+  /** Path without the version prefix: `/123/messages`. */
+  path: string;
+  query: Record<string, string>;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+  rawBody: string;
+}
+
+export interface ScriptedResponse {
+  status: number;
+  /** JSON body; ignored when `rawBody` is given. */
+  body?: unknown;
+  rawBody?: string;
+  /** Never answer (until the server closes): for timeout tests. */
+  hang?: boolean;
+}
+
+export type RequestMatcher = (request: RecordedRequest) => boolean;
+
+export interface CloudErrorInput {
+  code: number;
+  message?: string;
+  type?: string;
+  subcode?: number;
+  details?: string;
+  userTitle?: string;
+  userMsg?: string;
+  httpStatus?: number;
+}
+
+export interface FakeCloudApi {
+  /** Pass this as the adapter's `baseUrl`. */
+  readonly baseUrl: string;
+  readonly token: string;
+  readonly requests: RecordedRequest[];
+  /** The next request that matches gets `response` (once, or `times` times); earlier scripts match first. */
+  script(matcher: RequestMatcher, response: ScriptedResponse, times?: number): void;
+  failNextSendTo(phoneDigits: string, error: CloudErrorInput): void;
+  refuseNextTemplate(error: CloudErrorInput): void;
+  failNextDelete(error: CloudErrorInput): void;
+  hangNext(matcher: RequestMatcher): void;
+  close(): Promise<void>;
+}
+
+export const isSend: RequestMatcher = (request) => request.method === 'POST' && request.path.endsWith('/messages');
+export const isTemplateCreate: RequestMatcher = (request) =>
+  request.method === 'POST' && request.path.endsWith('/message_templates');
+export const isTemplateDelete: RequestMatcher = (request) =>
+  request.method === 'DELETE' && request.path.endsWith('/message_templates');
+
+/** The Graph API error envelope. */
+export function cloudErrorBody(error: CloudErrorInput): { error: Record<string, unknown> } {
+  const body: Record<string, unknown> = {
+    message: error.message ?? `(#${error.code}) error ${error.code}`,
+    type: error.type ?? 'OAuthException',
+    code: error.code,
+  };
+  if (error.subcode !== undefined) body.error_subcode = error.subcode;
+  if (error.userTitle !== undefined) body.error_user_title = error.userTitle;
+  if (error.userMsg !== undefined) body.error_user_msg = error.userMsg;
+  if (error.details !== undefined) body.error_data = { messaging_product: 'whatsapp', details: error.details };
+  body.fbtrace_id = 'AbCdEfGhIjKlMnOp';
+  return { error: body };
+}
+
+function errorResponse(error: CloudErrorInput): ScriptedResponse {
+  return { status: error.httpStatus ?? 400, body: cloudErrorBody(error) };
+}
+
+export async function startFakeCloudApi(options: { apiVersion?: string; token?: string } = {}): Promise<FakeCloudApi> {
+  const version = options.apiVersion ?? 'v21.0';
+  const token = options.token ?? 'test-token';
+  const requests: RecordedRequest[] = [];
+  const scripts: { matcher: RequestMatcher; response: ScriptedResponse; remaining: number }[] = [];
+  let sequence = 0;
+
+  const answerByDefault = (request: RecordedRequest): ScriptedResponse => {
+    if (request.headers.authorization !== `Bearer ${token}`) {
+      return errorResponse({ code: 190, message: 'Invalid OAuth access token.', httpStatus: 401 });
+    }
+    const body =
+      typeof request.body === 'object' && request.body !== null ? (request.body as Record<string, unknown>) : {};
+    if (isTemplateCreate(request)) {
+      sequence += 1;
+      return {
+        status: 200,
+        body: { id: String(594425479261596 + sequence), status: 'PENDING', category: body.category },
+      };
+    }
+    if (isTemplateDelete(request)) return { status: 200, body: { success: true } };
+    if (isSend(request)) {
+      sequence += 1;
+      const to = typeof body.to === 'string' ? body.to : '';
+      return {
+        status: 200,
+        body: {
+          messaging_product: 'whatsapp',
+          contacts: [{ input: to, wa_id: to }],
+          messages: [{ id: `wamid.FAKE${String(sequence).padStart(6, '0')}`, message_status: 'accepted' }],
+        },
+      };
+    }
+    return errorResponse({ code: 100, message: 'Unsupported request', type: 'GraphMethodException' });
+  };
+
+  const pickResponse = (request: RecordedRequest): ScriptedResponse => {
+    const index = scripts.findIndex((entry) => entry.matcher(request));
+    const entry = scripts[index];
+    if (!entry) return answerByDefault(request);
+    entry.remaining -= 1;
+    if (entry.remaining <= 0) scripts.splice(index, 1);
+    return entry.response;
+  };
+
+  const server = createServer((incoming: IncomingMessage, outgoing: ServerResponse) => {
+    const chunks: Buffer[] = [];
+    incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+    incoming.on('end', () => {
+      const url = new URL(incoming.url ?? '/', 'http://127.0.0.1');
+      const rawBody = Buffer.concat(chunks).toString('utf8');
+      const request: RecordedRequest = {
+        method: incoming.method ?? 'GET',
+        path: url.pathname.startsWith(`/${version}/`) ? url.pathname.slice(version.length + 1) : url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers: incoming.headers,
+        body: parseBody(rawBody),
+        rawBody,
+      };
+      requests.push(request);
+      const response = pickResponse(request);
+      if (response.hang) return;
+      const payload = response.rawBody ?? (response.body === undefined ? '' : JSON.stringify(response.body));
+      outgoing.writeHead(response.status, { 'content-type': 'application/json' });
+      outgoing.end(payload);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    baseUrl: `http://127.0.0.1:${port}/${version}`,
+    token,
+    requests,
+    script(matcher, response, times = 1) {
+      scripts.push({ matcher, response, remaining: times });
+    },
+    failNextSendTo(phoneDigits, error) {
+      const digits = phoneDigits.replace(/\D/g, '');
+      const matcher: RequestMatcher = (request) =>
+        isSend(request) && (request.body as { to?: unknown } | undefined)?.to === digits;
+      scripts.push({ matcher, response: errorResponse(error), remaining: 1 });
+    },
+    refuseNextTemplate(error) {
+      scripts.push({ matcher: isTemplateCreate, response: errorResponse(error), remaining: 1 });
+    },
+    failNextDelete(error) {
+      scripts.push({ matcher: isTemplateDelete, response: errorResponse(error), remaining: 1 });
+    },
+    hangNext(matcher) {
+      scripts.push({ matcher, response: { status: 0, hang: true }, remaining: 1 });
+    },
+    close() {
+      server.closeAllConnections(); // hung requests would otherwise keep close() waiting
+      return new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}
+
+function parseBody(rawBody: string): unknown {
+  if (rawBody === '') return undefined;
+  try {
+    return JSON.parse(rawBody);
+  } catch {
+    return rawBody;
+  }
+}
