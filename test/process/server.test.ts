@@ -145,7 +145,7 @@ describe.skipIf(onPGlite)('on a PostgreSQL server', () => {
             method: 'POST',
             headers: { authorization: 'Bearer secret', 'content-type': 'application/json' },
             body: JSON.stringify(body),
-          }).then((response) => response.json());
+          }).then((response) => response.json() as Promise<any>);
         // A window is one wall-clock second; a burst that straddles two seconds measures two budgets, so such a
         // burst is repeated with a fresh organization.
         for (let attempt = 0; attempt < 5; attempt++) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPlatformError } from '../../../src/messaging/cloud/platform-errors.ts';
+import { classifyPlatformError } from '../../../../src/messaging/cloud/platform-errors.ts';
 
 describe('classifyPlatformError', () => {
   it.each([

@@ -6,8 +6,8 @@ import {
   parseWebhookJson,
   signPayload,
   verifySignature,
-} from '../../../src/messaging/cloud/webhook-parser.ts';
-import type { PlatformEvent } from '../../../src/messaging/platform.ts';
+} from '../../../../src/messaging/cloud/webhook-parser.ts';
+import type { PlatformEvent } from '../../../../src/messaging/platform.ts';
 
 const waba = '102290129340398';
 const phoneNumberId = '106540352242922';

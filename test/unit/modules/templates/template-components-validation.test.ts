@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { validateTemplateComponents } from '../../../src/modules/templates/send-requirements.ts';
+import { validateTemplateComponents } from '../../../../src/modules/templates/send-requirements.ts';
 import * as fixtures from './template-fixtures.ts';
 
 const types = (components: unknown) => validateTemplateComponents(components).map((problem) => problem.type);

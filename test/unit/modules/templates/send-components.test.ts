@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import type { TemplateComponent } from '../../../src/messaging/platform.ts';
+import type { TemplateComponent } from '../../../../src/messaging/platform.ts';
 import {
   analyzeTemplate,
   buildSendComponents,
   type RecipientContact,
   type RecipientInput,
   validateRecipientInput,
-} from '../../../src/modules/templates/send-requirements.ts';
+} from '../../../../src/modules/templates/send-requirements.ts';
 import * as fixtures from './template-fixtures.ts';
 
 function build(

@@ -1,6 +1,6 @@
 import { Value } from 'typebox/value';
 import { describe, expect, it } from 'vitest';
-import { analyzeTemplate, SendRequirements } from '../../../src/modules/templates/send-requirements.ts';
+import { analyzeTemplate, SendRequirements } from '../../../../src/modules/templates/send-requirements.ts';
 import * as fixtures from './template-fixtures.ts';
 
 const noProperties = { propertyKeys: [] };

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createCloudPlatform } from '../../../src/messaging/cloud/cloud-platform.ts';
-import type { MessagingPlatform, TemplateMessage } from '../../../src/messaging/platform.ts';
-import { type FakeCloudApi, isSend, isTemplateCreate, startFakeCloudApi } from '../../fakes/fake-cloud-api.ts';
+import { createCloudPlatform } from '../../../../src/messaging/cloud/cloud-platform.ts';
+import type { MessagingPlatform, TemplateMessage } from '../../../../src/messaging/platform.ts';
+import { type FakeCloudApi, isSend, isTemplateCreate, startFakeCloudApi } from '../../../fakes/fake-cloud-api.ts';
 
 let fake: FakeCloudApi;
 let platform: MessagingPlatform;

@@ -1,7 +1,7 @@
 // Component shapes modelled on the platform's documented examples (order updates, limited-time offers, media
 // card carousels, authentication, catalog), in the letter case the platform returns them.
 
-import type { TemplateComponent } from '../../../src/messaging/platform.ts';
+import type { TemplateComponent } from '../../../../src/messaging/platform.ts';
 
 export const orderUpdate: TemplateComponent[] = [
   { type: 'HEADER', format: 'TEXT', text: 'Order {{1}}', example: { header_text: ['#1234'] } },

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { propertyText } from '../../../src/modules/templates/recipient-input.ts';
+import { propertyText } from '../../../../src/modules/templates/recipient-input.ts';
 import {
   analyzeTemplate,
   type RecipientContact,
   validateRecipientInput,
-} from '../../../src/modules/templates/send-requirements.ts';
+} from '../../../../src/modules/templates/send-requirements.ts';
 import * as fixtures from './template-fixtures.ts';
 
 const order = analyzeTemplate(fixtures.orderUpdate, { propertyKeys: [] });
