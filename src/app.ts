@@ -7,6 +7,7 @@ import { registerBodyParsers } from './http/body-parser.ts';
 import { notFoundHandler, registerErrorHandling } from './http/errors.ts';
 import { createMetrics, type Metrics, registerMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
+import { registerQueryArrays } from './http/query-arrays.ts';
 import type { RateLimitStore } from './http/rate-limit.ts';
 import { requestId } from './http/request-id.ts';
 import { registerValidation } from './http/validation.ts';
@@ -50,6 +51,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   registerValidation(app);
   registerBodyParsers(app);
+  registerQueryArrays(app);
   registerErrorHandling(app);
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
