@@ -52,6 +52,29 @@ export interface ChannelsTable {
   removed_at: NullableTimestamp;
 }
 
+export interface ContactsTable {
+  org_id: string;
+  id: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  phone: string | null;
+  country: string | null;
+  city: string | null;
+  social_handle: string | null;
+  inbox_handle: string | null;
+  messaging_username: string | null;
+  origin: string | null;
+  sub_origin_id: string | null;
+  messaging_status: string;
+  funnel_stage_id: string | null;
+  owner_id: string | null;
+  last_contacted_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: NullableTimestamp;
+}
+
 export interface AppStateTable {
   key: string;
   value: Json<unknown>;
@@ -63,5 +86,6 @@ export interface DB {
   api_keys: ApiKeysTable;
   messaging_accounts: MessagingAccountsTable;
   channels: ChannelsTable;
+  contacts: ContactsTable;
   app_state: AppStateTable;
 }

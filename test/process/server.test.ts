@@ -96,7 +96,7 @@ describe.skipIf(onPGlite)('on a PostgreSQL server', () => {
       const env = { DATABASE_URL: database.url };
       const migrate = runCli(['migrate'], env);
       expect(migrate.status, migrate.stderr).toBe(0);
-      expect(migrate.stdout).toContain('applied: 0001-foundation');
+      expect(migrate.stdout).toContain('applied: 0001-foundation, 0002-contacts');
       expect(runCli(['migrate'], env).stdout).toContain('up to date');
       const org = runCli(['org', 'create', '--name', 'CLI Corp', '--plan', 'enterprise'], env);
       expect(org.status, org.stderr).toBe(0);
