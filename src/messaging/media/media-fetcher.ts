@@ -1,0 +1,151 @@
+// Fetches a media URL the way the platform will: publicly reachable, of the header's type, within its size limit.
+// Guards: http(s) only; every address a host resolves to must be public (checked at connect time, so a DNS answer
+// cannot change between the check and the connection) unless the host is allowed; a deadline for the whole fetch;
+// at most 3 redirects, each checked again; the body is streamed and abandoned as soon as it passes the limit.
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { isAllowedHost, isPrivateAddress } from './address-policy.ts';
+import { declaredKind, MEDIA_SIZE_LIMITS, type MediaKind, sniff } from './media-types.ts';
+
+export type MediaCheck =
+  | { ok: true; url: string; contentType: string | undefined; size: number; format: string }
+  | { ok: false; code: 'media_too_large' | 'media_type_mismatch' | 'media_fetch_failed'; reason: string };
+
+export interface MediaFetcher {
+  check(url: string, kind: MediaKind): Promise<MediaCheck>;
+}
+
+export interface MediaFetcherOptions {
+  allowHosts?: readonly string[];
+  timeoutMs?: number;
+  maxRedirects?: number;
+  sizeLimits?: Partial<Record<MediaKind, number>>;
+}
+
+class FetchFailure extends Error {}
+
+const SNIFF_BYTES = 16;
+
+function guardedLookup(allowed: boolean): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
+      if (error) return callback(error, '', 0);
+      const list = addresses as LookupAddress[];
+      const refused = list.find((entry) => isPrivateAddress(entry.address));
+      if (refused && !allowed) {
+        return callback(new FetchFailure(`${hostname} resolves to a private address`), '', 0);
+      }
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      const first = list[0];
+      if (!first) return callback(new FetchFailure(`${hostname} has no address`), '', 0);
+      callback(null, first.address, first.family);
+    });
+  };
+}
+
+export function createMediaFetcher(options: MediaFetcherOptions = {}): MediaFetcher {
+  const allowHosts = options.allowHosts ?? [];
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const maxRedirects = options.maxRedirects ?? 3;
+  const limits = { ...MEDIA_SIZE_LIMITS, ...options.sizeLimits };
+
+  function get(url: URL, signal: AbortSignal): Promise<http.IncomingMessage> {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      return Promise.reject(new FetchFailure(`unsupported URL scheme ${url.protocol}`));
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    const allowed = isAllowedHost(host, allowHosts);
+    if (isIP(host) && isPrivateAddress(host) && !allowed) {
+      return Promise.reject(new FetchFailure(`${host} is a private address`));
+    }
+    const client = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const request = client.get(url, { signal, lookup: guardedLookup(allowed), headers: { accept: '*/*' } }, resolve);
+      request.on('error', reject);
+    });
+  }
+
+  async function open(start: string, signal: AbortSignal) {
+    let url: URL;
+    try {
+      url = new URL(start);
+    } catch {
+      throw new FetchFailure('not a valid URL');
+    }
+    for (let redirects = 0; ; redirects++) {
+      const response = await get(url, signal);
+      const status = response.statusCode ?? 0;
+      if (status >= 300 && status < 400 && response.headers.location) {
+        response.resume();
+        if (redirects >= maxRedirects) throw new FetchFailure(`more than ${maxRedirects} redirects`);
+        url = new URL(response.headers.location, url);
+        continue;
+      }
+      if (status < 200 || status >= 300) {
+        response.resume();
+        throw new FetchFailure(`the server answered ${status}`);
+      }
+      return { response, finalUrl: url.toString() };
+    }
+  }
+
+  return {
+    async check(url, kind) {
+      const limit = limits[kind];
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new FetchFailure(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      try {
+        const { response, finalUrl } = await open(url, controller.signal);
+        const contentType = response.headers['content-type'];
+        const declaredLength = Number(response.headers['content-length']);
+        if (Number.isFinite(declaredLength) && declaredLength > limit) {
+          response.destroy();
+          return {
+            ok: false,
+            code: 'media_too_large',
+            reason: `${declaredLength} bytes; the ${kind} limit is ${limit}`,
+          };
+        }
+        let size = 0;
+        let head = Buffer.alloc(0);
+        for await (const chunk of response as AsyncIterable<Buffer>) {
+          size += chunk.length;
+          if (head.length < SNIFF_BYTES) head = Buffer.concat([head, chunk]).subarray(0, SNIFF_BYTES);
+          if (size > limit) {
+            response.destroy();
+            return { ok: false, code: 'media_too_large', reason: `over ${limit} bytes; the ${kind} limit` };
+          }
+          // A declared length within the limit is trusted once the leading bytes are known.
+          if (Number.isFinite(declaredLength) && head.length >= SNIFF_BYTES) {
+            response.destroy();
+            size = declaredLength;
+            break;
+          }
+        }
+        const sniffed = sniff(head);
+        const declared = declaredKind(contentType);
+        const plainTextDocument = kind === 'document' && /^text\/(plain|csv)/i.test(contentType ?? '');
+        if (declared !== kind || (!plainTextDocument && sniffed?.kind !== kind)) {
+          return {
+            ok: false,
+            code: 'media_type_mismatch',
+            reason: `expected ${kind}, got ${contentType ?? 'no content type'}${sniffed ? ` (${sniffed.format} content)` : ''}`,
+          };
+        }
+        return { ok: true, url: finalUrl, contentType, size, format: sniffed?.format ?? 'text' };
+      } catch (error) {
+        const reason =
+          error instanceof FetchFailure
+            ? error.message
+            : controller.signal.aborted
+              ? `no answer within ${timeoutMs} ms`
+              : `could not fetch (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+        return { ok: false, code: 'media_fetch_failed', reason };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}
