@@ -60,6 +60,11 @@ export interface TemplateMessage {
   templateName: string;
   language: string;
   components: SendComponent[];
+  /**
+   * Our own reference for this hand-off, echoed back by the platform in the message's status webhooks
+   * (`biz_opaque_callback_data`): it lets an interrupted hand-off be reconciled without sending again.
+   */
+  callbackData?: string;
 }
 
 /** Why a send failed, in the service's own vocabulary. */
@@ -74,7 +79,18 @@ export type SendFailureReason =
 
 export type SendResult =
   | { ok: true; platformMessageId: string }
-  | { ok: false; reason: SendFailureReason; retryable: boolean; code?: number; message: string };
+  | {
+      ok: false;
+      reason: SendFailureReason;
+      retryable: boolean;
+      code?: number;
+      message: string;
+      /**
+       * True when the request may have reached the platform but no answer came back (timeout, connection lost):
+       * the message may or may not have been accepted, so it must be neither retried nor counted as failed.
+       */
+      uncertain?: boolean;
+    };
 
 export interface MessagingPlatform {
   readonly name: 'cloud' | 'sandbox';
@@ -114,6 +130,8 @@ export type PlatformEvent =
       status: 'sent' | 'delivered' | 'read' | 'failed';
       recipient: string; // E.164 with the leading +
       timestamp: Date;
+      /** The `callbackData` the send carried, when it carried one. */
+      callbackData?: string;
       error?: { code?: number; title?: string; message?: string; reason: SendFailureReason };
     }
   | {

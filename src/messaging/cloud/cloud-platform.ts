@@ -112,8 +112,10 @@ async function sendTemplate(client: GraphClientOptions, message: TemplateMessage
     body: toWireTemplateMessage(message),
   });
   if (outcome.kind === 'unreachable') {
-    const { reason, retryable } = classifyPlatformError(undefined, undefined);
-    return { ok: false, reason, retryable, message: outcome.message };
+    // Refused before anything was sent: safe to try again. Anything else (a timeout, a connection dropped
+    // mid-request) may have reached the platform, so its outcome is unknown.
+    if (outcome.notSent) return { ok: false, reason: 'platform_error', retryable: true, message: outcome.message };
+    return { ok: false, reason: 'platform_error', retryable: false, uncertain: true, message: outcome.message };
   }
   const error = readGraphError(outcome.body);
   if (error || outcome.status >= 300) {

@@ -10,7 +10,7 @@ export interface GraphClientOptions {
 
 export type GraphOutcome =
   | { kind: 'answer'; status: number; body: unknown }
-  | { kind: 'unreachable'; message: string; timedOut: boolean };
+  | { kind: 'unreachable'; message: string; timedOut: boolean; notSent: boolean };
 
 /** The Graph API error envelope `{error: {...}}`, read defensively. */
 export interface GraphError {
@@ -49,7 +49,7 @@ export async function callGraph(options: GraphClientOptions, request: GraphReque
   } catch (error) {
     const timedOut = signal.aborted;
     const message = timedOut ? `timed out after ${options.timeoutMs} ms` : describe(error);
-    return { kind: 'unreachable', message, timedOut };
+    return { kind: 'unreachable', message, timedOut, notSent: !timedOut && neverConnected(error) };
   }
 }
 
@@ -84,6 +84,14 @@ function parseJson(text: string): unknown {
   } catch {
     return text; // a proxy's HTML error page, say: kept for the message, never parsed further
   }
+}
+
+const CONNECT_ERRORS = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** True when the connection was never made, so the request cannot have reached the platform. */
+function neverConnected(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
+  return typeof cause?.code === 'string' && CONNECT_ERRORS.has(cause.code);
 }
 
 function describe(error: unknown): string {

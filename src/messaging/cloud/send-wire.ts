@@ -7,13 +7,15 @@ export type WireObject = Record<string, unknown>;
 export function toWireTemplateMessage(message: TemplateMessage): WireObject {
   const template: WireObject = { name: message.templateName, language: { code: message.language } };
   if (message.components.length > 0) template.components = message.components.map(toWireComponent);
-  return {
+  const wire: WireObject = {
     messaging_product: 'whatsapp',
     recipient_type: 'individual',
     to: toWireRecipient(message.to),
     type: 'template',
     template,
   };
+  if (message.callbackData !== undefined) wire.biz_opaque_callback_data = message.callbackData;
+  return wire;
 }
 
 /** The platform addresses recipients by digits only: `+15551234567` becomes `15551234567`. */

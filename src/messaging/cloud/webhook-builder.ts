@@ -75,6 +75,7 @@ function toChange(event: PlatformEvent, options: WebhookBuildOptions): WebhookCh
         timestamp: unixSeconds(event.timestamp),
         recipient_id: digits(event.recipient),
       };
+      if (event.callbackData !== undefined) status.biz_opaque_callback_data = event.callbackData;
       if (event.error) {
         const error: Record<string, unknown> = {};
         if (event.error.code !== undefined) error.code = event.error.code;

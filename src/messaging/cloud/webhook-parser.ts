@@ -121,6 +121,7 @@ function messageStatus(businessAccountId: string, phoneNumberId: string, status:
     recipient,
     timestamp,
   };
+  if (nonEmptyString(status.biz_opaque_callback_data)) event.callbackData = status.biz_opaque_callback_data;
   const [first] = arrayOf(status.errors);
   if (first) {
     const code = typeof first.code === 'number' ? first.code : undefined;

@@ -354,26 +354,42 @@ describe('sendTemplate', () => {
     expect(reasons).toEqual(['template_paused', 'template_disabled', 'payment_required', 'invalid_parameter']);
   });
 
-  it('times out a hung request as a retryable platform error', async () => {
+  it('reports a hung request as an uncertain outcome: never retried, never counted as failed', async () => {
     const impatient = createCloudPlatform({ baseUrl: fake.baseUrl, token: fake.token, timeoutMs: 100 });
     fake.hangNext(isSend);
     const result = await impatient.sendTemplate(simpleMessage);
-    expect(result).toMatchObject({ ok: false, reason: 'platform_error', retryable: true });
+    expect(result).toMatchObject({ ok: false, reason: 'platform_error', retryable: false, uncertain: true });
     if (!result.ok) expect(result.message).toMatch(/timed out after 100 ms/);
   });
 
-  it('treats a network failure as a retryable platform error', async () => {
+  it('treats a refused connection as retryable: nothing reached the platform', async () => {
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' });
     const failing = createCloudPlatform({
       baseUrl: fake.baseUrl,
       token: 't',
-      fetch: () => Promise.reject(new TypeError('fetch failed', { cause: new Error('ECONNREFUSED') })),
+      fetch: () => Promise.reject(new TypeError('fetch failed', { cause: refused })),
     });
     expect(await failing.sendTemplate(simpleMessage)).toEqual({
       ok: false,
       reason: 'platform_error',
       retryable: true,
-      message: 'fetch failed: ECONNREFUSED',
+      message: 'fetch failed: connect ECONNREFUSED 127.0.0.1:1',
     });
+  });
+
+  it('treats a connection lost mid-request as uncertain', async () => {
+    const reset = Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' });
+    const failing = createCloudPlatform({
+      baseUrl: fake.baseUrl,
+      token: 't',
+      fetch: () => Promise.reject(new TypeError('fetch failed', { cause: reset })),
+    });
+    expect(await failing.sendTemplate(simpleMessage)).toMatchObject({ ok: false, retryable: false, uncertain: true });
+  });
+
+  it('sends our callback reference as biz_opaque_callback_data', async () => {
+    await platform.sendTemplate({ ...simpleMessage, callbackData: 'org_1|bc_1|7' });
+    expect(fake.requests.at(-1)?.body).toMatchObject({ biz_opaque_callback_data: 'org_1|bc_1|7' });
   });
 
   it('does not retry a 2xx that carries no message id (it may have been sent)', async () => {

@@ -528,3 +528,21 @@ describe('buildWebhookPayload', () => {
     expect(parseWebhook(payload)).toEqual([approval]);
   });
 });
+
+describe('callback data', () => {
+  it('is read from biz_opaque_callback_data on statuses and written back by the builder', () => {
+    const event: PlatformEvent = {
+      kind: 'message_status',
+      businessAccountId: '102290129340398',
+      phoneNumberId: '106540352242922',
+      platformMessageId: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI',
+      status: 'sent',
+      recipient: '+15551234567',
+      timestamp: new Date('2026-01-01T00:00:00Z'),
+      callbackData: 'org_1|bc_1|7',
+    };
+    const payload = buildWebhookPayload([event]) as { entry: { changes: { value: { statuses: unknown[] } }[] }[] };
+    expect(payload.entry[0]?.changes[0]?.value.statuses[0]).toMatchObject({ biz_opaque_callback_data: 'org_1|bc_1|7' });
+    expect(parseWebhook(payload)).toEqual([event]);
+  });
+});
