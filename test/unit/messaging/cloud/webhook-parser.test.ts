@@ -541,7 +541,9 @@ describe('callback data', () => {
       timestamp: new Date('2026-01-01T00:00:00Z'),
       callbackData: 'org_1|bc_1|7',
     };
-    const payload = buildWebhookPayload([event]) as { entry: { changes: { value: { statuses: unknown[] } }[] }[] };
+    const payload = buildWebhookPayload([event]) as unknown as {
+      entry: { changes: { value: { statuses: unknown[] } }[] }[];
+    };
     expect(payload.entry[0]?.changes[0]?.value.statuses[0]).toMatchObject({ biz_opaque_callback_data: 'org_1|bc_1|7' });
     expect(parseWebhook(payload)).toEqual([event]);
   });
