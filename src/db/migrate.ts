@@ -3,16 +3,23 @@ import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
 import * as foundation from './migrations/0001-foundation.ts';
 import * as contacts from './migrations/0002-contacts.ts';
+import * as broadcasts from './migrations/0005-broadcasts.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-contacts': contacts,
+  '0005-broadcasts': broadcasts,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  // Unordered: a migration merged later with a lower number still runs on databases that are already ahead.
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    allowUnorderedMigrations: true,
+  });
   const result = await migrator.migrateToLatest();
   if (result.error) throw result.error;
   // Fresh statistics after schema changes (PGlite has no autovacuum to gather them).

@@ -75,6 +75,67 @@ export interface ContactsTable {
   deleted_at: NullableTimestamp;
 }
 
+export interface BroadcastsTable {
+  org_id: string;
+  id: string;
+  template_id: string;
+  template_name: string;
+  template_language: string;
+  template_category: string;
+  account_id: string;
+  channel_id: string;
+  stored_status: string | null;
+  requested: number;
+  origin: string;
+  idempotency_key: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface BroadcastRecipientsTable {
+  org_id: string;
+  broadcast_id: string;
+  position: number;
+  account_id: string;
+  channel_id: string;
+  contact_id: string;
+  phone: string;
+  send_components: Json<unknown>;
+  status: string;
+  error: string | null;
+  error_code: number | null;
+  platform_message_id: string | null;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp;
+  lease_until: NullableTimestamp;
+  lease_token: string | null;
+  handoff_started_at: NullableTimestamp;
+  charged: ColumnType<number, number | undefined, number>;
+  queued_at: Timestamp;
+  reached_at: NullableTimestamp;
+  sent_at: NullableTimestamp;
+  delivered_at: NullableTimestamp;
+  read_at: NullableTimestamp;
+  failed_at: NullableTimestamp;
+  updated_at: Timestamp;
+}
+
+export interface IdempotencyKeysTable {
+  org_id: string;
+  key: string;
+  request_hash: string;
+  broadcast_id: string | null;
+  locked_until: NullableTimestamp;
+  created_at: Timestamp;
+}
+
+export interface ChannelSendWindowsTable {
+  org_id: string;
+  channel_id: string;
+  window_start: number;
+  count: number;
+}
+
 export interface AppStateTable {
   key: string;
   value: Json<unknown>;
@@ -87,5 +148,9 @@ export interface DB {
   messaging_accounts: MessagingAccountsTable;
   channels: ChannelsTable;
   contacts: ContactsTable;
+  broadcasts: BroadcastsTable;
+  broadcast_recipients: BroadcastRecipientsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  channel_send_windows: ChannelSendWindowsTable;
   app_state: AppStateTable;
 }

@@ -1,0 +1,229 @@
+// The claim step of the fan-out, in one transaction: lock due recipient rows (SKIP LOCKED, so workers never wait
+// on each other), respect each number's per-second cap, charge the balance, and lease what was taken.
+import { type Selectable, sql, type Transaction } from 'kysely';
+import type { DB, MessagingAccountsTable } from '../db/schema.ts';
+
+export interface ClaimedRow {
+  org_id: string;
+  broadcast_id: string;
+  position: number;
+  account_id: string;
+  channel_id: string;
+  contact_id: string;
+  phone: string;
+  send_components: unknown;
+  attempts: number;
+  template_name: string;
+  template_language: string;
+  template_category: string;
+  phone_number_id: string;
+  channel_status: string;
+  lease_token: string;
+  charged: number;
+}
+
+type Candidate = Omit<ClaimedRow, 'lease_token' | 'charged'>;
+
+export async function claimBatch(
+  trx: Transaction<DB>,
+  options: { limit: number; leaseMs: number; token: string },
+): Promise<Candidate[]> {
+  const rows = await trx
+    .selectFrom('broadcast_recipients as r')
+    .innerJoin('broadcasts as b', (join) => join.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 'r.broadcast_id'))
+    .innerJoin('channels as ch', (join) => join.onRef('ch.org_id', '=', 'r.org_id').onRef('ch.id', '=', 'r.channel_id'))
+    .select([
+      'r.org_id',
+      'r.broadcast_id',
+      'r.position',
+      'r.account_id',
+      'r.channel_id',
+      'r.contact_id',
+      'r.phone',
+      'r.send_components',
+      'r.attempts',
+      'b.template_name',
+      'b.template_language',
+      'b.template_category',
+      'ch.phone_number_id',
+      'ch.status as channel_status',
+    ])
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('r.status', '=', 'queued'), eb('r.next_attempt_at', '<=', sql<Date>`now()`)]),
+        // A lease that ran out before the hand-off started: nothing was sent, so it can be taken again.
+        eb.and([
+          eb('r.status', '=', 'sending'),
+          eb('r.handoff_started_at', 'is', null),
+          eb('r.lease_until', '<', sql<Date>`now()`),
+        ]),
+      ]),
+    )
+    .where('b.stored_status', 'is', null)
+    .orderBy('r.next_attempt_at')
+    .orderBy('r.broadcast_id')
+    .orderBy('r.position')
+    .limit(options.limit)
+    .forUpdate('r')
+    .skipLocked()
+    .execute();
+  return rows;
+}
+
+function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const name = key(item);
+    const group = groups.get(name);
+    if (group) group.push(item);
+    else groups.set(name, [item]);
+  }
+  // Locks are taken in key order so that two workers can never wait on each other in a cycle.
+  return new Map([...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+async function applyChannelCaps(trx: Transaction<DB>, rows: Candidate[], cap: number | null): Promise<Candidate[]> {
+  if (cap === null || rows.length === 0) return rows;
+  const { window } = await sql<{ window: number }>`select floor(extract(epoch from now()))::bigint as window`
+    .execute(trx)
+    .then((result) => result.rows[0] as { window: number });
+  const taken: Candidate[] = [];
+  for (const group of groupBy(rows, (row) => `${row.org_id}\u0000${row.channel_id}`).values()) {
+    const { org_id, channel_id } = group[0] as Candidate;
+    await trx
+      .insertInto('channel_send_windows')
+      .values({ org_id, channel_id, window_start: Number(window), count: 0 })
+      .onConflict((conflict) => conflict.doNothing())
+      .execute();
+    const current = await trx
+      .selectFrom('channel_send_windows')
+      .select('count')
+      .where('org_id', '=', org_id)
+      .where('channel_id', '=', channel_id)
+      .where('window_start', '=', Number(window))
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    const allowed = Math.max(0, Math.min(group.length, cap - current.count));
+    if (allowed === 0) continue;
+    await trx
+      .updateTable('channel_send_windows')
+      .set({ count: sql`count + ${allowed}` })
+      .where('org_id', '=', org_id)
+      .where('channel_id', '=', channel_id)
+      .where('window_start', '=', Number(window))
+      .execute();
+    taken.push(...group.slice(0, allowed));
+  }
+  return taken;
+}
+
+function priceOf(account: Pick<Selectable<MessagingAccountsTable>, 'prices'>, category: string): number {
+  const prices = account.prices as Record<string, number>;
+  const price = prices[category];
+  return typeof price === 'number' && price >= 0 ? price : 1;
+}
+
+/** Stops a broadcast that cannot pay for its next message; its remainder stays pending and is parked. */
+async function stopForBalance(trx: Transaction<DB>, orgId: string, broadcastIds: string[]): Promise<void> {
+  if (broadcastIds.length === 0) return;
+  await trx
+    .updateTable('broadcasts')
+    .set({ stored_status: 'stopped_low_balance', updated_at: sql`now()` })
+    .where('org_id', '=', orgId)
+    .where('id', 'in', broadcastIds)
+    .where('stored_status', 'is', null)
+    .execute();
+  await trx
+    .updateTable('broadcast_recipients')
+    .set({ status: 'queued', lease_until: null, lease_token: null, next_attempt_at: sql`'infinity'::timestamptz` })
+    .where('org_id', '=', orgId)
+    .where('broadcast_id', 'in', broadcastIds)
+    .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'sending'), eb('handoff_started_at', 'is', null)])]))
+    .execute();
+}
+
+export async function chargeClaims(
+  trx: Transaction<DB>,
+  candidates: Candidate[],
+  options: { perNumberPerSecond: number | null; leaseMs: number; token: string },
+): Promise<ClaimedRow[]> {
+  // A number removed since the request was accepted cannot send: those recipients fail, uncharged.
+  const dead = candidates.filter((row) => row.channel_status !== 'live');
+  for (const row of dead) {
+    await trx
+      .updateTable('broadcast_recipients')
+      .set({
+        status: 'failed',
+        error: 'invalid_channel: the number is no longer connected',
+        reached_at: sql`coalesce(reached_at, now())`,
+        failed_at: sql`now()`,
+        updated_at: sql`now()`,
+      })
+      .where('org_id', '=', row.org_id)
+      .where('broadcast_id', '=', row.broadcast_id)
+      .where('position', '=', row.position)
+      .execute();
+  }
+  const live = await applyChannelCaps(
+    trx,
+    candidates.filter((row) => row.channel_status === 'live'),
+    options.perNumberPerSecond,
+  );
+  const claimed: ClaimedRow[] = [];
+  for (const group of groupBy(live, (row) => `${row.org_id}\u0000${row.account_id}`).values()) {
+    const { org_id, account_id } = group[0] as Candidate;
+    const account = await trx
+      .selectFrom('messaging_accounts')
+      .select(['balance', 'prices'])
+      .where('org_id', '=', org_id)
+      .where('id', '=', account_id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    let balance = Number(account.balance);
+    let spent = 0;
+    const unpaid = new Set<string>();
+    for (const row of group) {
+      const price = priceOf(account, row.template_category);
+      // contract: a broadcast stops when the balance cannot pay its next message; later rows of it wait too.
+      if (unpaid.has(row.broadcast_id) || balance + 1e-9 < price) {
+        unpaid.add(row.broadcast_id);
+        continue;
+      }
+      balance -= price;
+      spent += price;
+      claimed.push({ ...row, attempts: row.attempts + 1, lease_token: options.token, charged: price });
+    }
+    if (spent > 0) {
+      await trx
+        .updateTable('messaging_accounts')
+        .set({ balance: sql`balance - ${spent}` })
+        .where('org_id', '=', org_id)
+        .where('id', '=', account_id)
+        .execute();
+    }
+    await stopForBalance(trx, org_id, [...unpaid]);
+  }
+  for (const group of groupBy(claimed, (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}`).values()) {
+    const { org_id, broadcast_id, charged } = group[0] as ClaimedRow;
+    await trx
+      .updateTable('broadcast_recipients')
+      .set({
+        status: 'sending',
+        lease_until: sql`now() + make_interval(secs => ${options.leaseMs / 1000})`,
+        lease_token: options.token,
+        attempts: sql`attempts + 1`,
+        charged,
+        reached_at: sql`coalesce(reached_at, now())`,
+        updated_at: sql`now()`,
+      })
+      .where('org_id', '=', org_id)
+      .where('broadcast_id', '=', broadcast_id)
+      .where(
+        'position',
+        'in',
+        group.map((row) => row.position),
+      )
+      .execute();
+  }
+  return claimed;
+}
