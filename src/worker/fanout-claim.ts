@@ -30,7 +30,9 @@ export async function claimBatch(
 ): Promise<Candidate[]> {
   const rows = await trx
     .selectFrom('broadcast_recipients as r')
-    .innerJoin('broadcasts as b', (join) => join.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 'r.broadcast_id'))
+    .innerJoin('broadcasts as b', (join) =>
+      join.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 'r.broadcast_id'),
+    )
     .innerJoin('channels as ch', (join) => join.onRef('ch.org_id', '=', 'r.org_id').onRef('ch.id', '=', 'r.channel_id'))
     .select([
       'r.org_id',
@@ -138,7 +140,12 @@ async function stopForBalance(trx: Transaction<DB>, orgId: string, broadcastIds:
     .set({ status: 'queued', lease_until: null, lease_token: null, next_attempt_at: sql`'infinity'::timestamptz` })
     .where('org_id', '=', orgId)
     .where('broadcast_id', 'in', broadcastIds)
-    .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'sending'), eb('handoff_started_at', 'is', null)])]))
+    .where((eb) =>
+      eb.or([
+        eb('status', '=', 'queued'),
+        eb.and([eb('status', '=', 'sending'), eb('handoff_started_at', 'is', null)]),
+      ]),
+    )
     .execute();
 }
 
@@ -203,7 +210,10 @@ export async function chargeClaims(
     }
     await stopForBalance(trx, org_id, [...unpaid]);
   }
-  for (const group of groupBy(claimed, (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}`).values()) {
+  for (const group of groupBy(
+    claimed,
+    (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}`,
+  ).values()) {
     const { org_id, broadcast_id, charged } = group[0] as ClaimedRow;
     await trx
       .updateTable('broadcast_recipients')

@@ -10,7 +10,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { MessagingPlatform, SendComponent, SendResult } from '../messaging/platform.ts';
 import { callbackReference, updateContactReachability } from '../modules/broadcasts/recipient-status.ts';
-import { chargeClaims, type ClaimedRow, claimBatch } from './fanout-claim.ts';
+import { type ClaimedRow, chargeClaims, claimBatch } from './fanout-claim.ts';
 
 export interface FanoutOptions {
   batchSize: number;
@@ -156,7 +156,10 @@ export function createFanout(deps: FanoutDeps): Fanout {
       }
       if (result.uncertain) {
         // Unknown outcome: keep it in `sending` with its hand-off mark; a webhook or the reconciler settles it.
-        log.warn({ broadcast: row.broadcast_id, position: row.position, reason: result.message }, 'hand-off outcome unknown');
+        log.warn(
+          { broadcast: row.broadcast_id, position: row.position, reason: result.message },
+          'hand-off outcome unknown',
+        );
         return;
       }
       if (result.retryable && row.attempts < options.maxAttempts) {
@@ -224,7 +227,11 @@ export function createFanout(deps: FanoutDeps): Fanout {
       const token = randomUUID();
       const claimed = await db.transaction().execute(async (trx) => {
         const rows = await claimBatch(trx, { limit: options.batchSize, leaseMs: options.leaseMs, token });
-        return chargeClaims(trx, rows, { perNumberPerSecond: options.perNumberPerSecond, leaseMs: options.leaseMs, token });
+        return chargeClaims(trx, rows, {
+          perNumberPerSecond: options.perNumberPerSecond,
+          leaseMs: options.leaseMs,
+          token,
+        });
       });
       await pool(claimed, options.concurrency, async (row) => {
         try {
@@ -244,7 +251,11 @@ export function createFanout(deps: FanoutDeps): Fanout {
           .select(['org_id', 'broadcast_id', 'position', 'account_id', 'charged'])
           .where('status', '=', 'sending')
           .where('handoff_started_at', 'is not', null)
-          .where('handoff_started_at', '<', sql<Date>`now() - make_interval(secs => ${options.reconcileAfterMs / 1000})`)
+          .where(
+            'handoff_started_at',
+            '<',
+            sql<Date>`now() - make_interval(secs => ${options.reconcileAfterMs / 1000})`,
+          )
           .forUpdate()
           .skipLocked()
           .limit(500)

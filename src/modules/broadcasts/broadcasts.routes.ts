@@ -75,12 +75,14 @@ export function broadcastsRoutes(app: FastifyInstance, broadcasts: BroadcastsSer
       schema: {
         tags,
         summary: 'Abandon the unsent remainder',
-        description: 'Messages already handed to the platform cannot be recalled. 409 `broadcast_not_cancellable` unless in progress.',
+        description:
+          'Messages already handed to the platform cannot be recalled. 409 `broadcast_not_cancellable` unless in progress.',
         operationId: 'cancelBroadcast',
         params: BroadcastParams,
         response: { 200: BroadcastSchema, ...v1Errors([404, 409, 422]) },
       },
     },
-    async (request) => broadcasts.cancel(authOf(request).orgId, (request.params as { broadcast_id: string }).broadcast_id),
+    async (request) =>
+      broadcasts.cancel(authOf(request).orgId, (request.params as { broadcast_id: string }).broadcast_id),
   );
 }

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { LimitQuery, CursorQuery } from '../../http/pagination.ts';
+import { CursorQuery, LimitQuery } from '../../http/pagination.ts';
 import { DateTime, Nullable, StringEnum } from '../../http/schemas.ts';
 
 export const BROADCAST_STATUSES = ['in_progress', 'completed', 'stopped_low_balance', 'cancelled'] as const;

@@ -67,11 +67,14 @@ export function createBroadcastsService(db: Kysely<DB>) {
         const wanted = new Set(filter.status);
         query = query.where((eb) => {
           const pending = sql<number>`broadcasts.requested - coalesce(c.sent, 0) - coalesce(c.failed, 0)`;
-          const stored = filter.status?.filter((status) => status === 'cancelled' || status === 'stopped_low_balance') ?? [];
+          const stored =
+            filter.status?.filter((status) => status === 'cancelled' || status === 'stopped_low_balance') ?? [];
           const options = [];
           if (stored.length) options.push(eb('broadcasts.stored_status', 'in', stored));
-          if (wanted.has('completed')) options.push(eb.and([eb('broadcasts.stored_status', 'is', null), eb(pending, '=', 0)]));
-          if (wanted.has('in_progress')) options.push(eb.and([eb('broadcasts.stored_status', 'is', null), eb(pending, '>', 0)]));
+          if (wanted.has('completed'))
+            options.push(eb.and([eb('broadcasts.stored_status', 'is', null), eb(pending, '=', 0)]));
+          if (wanted.has('in_progress'))
+            options.push(eb.and([eb('broadcasts.stored_status', 'is', null), eb(pending, '>', 0)]));
           return eb.or(options);
         });
       }
@@ -95,7 +98,9 @@ export function createBroadcastsService(db: Kysely<DB>) {
       return {
         items: page.map(broadcastView),
         next_cursor:
-          rows.length > filter.limit && last ? encodeCursor(scope, shape, [last.created_at.toISOString(), last.id]) : null,
+          rows.length > filter.limit && last
+            ? encodeCursor(scope, shape, [last.created_at.toISOString(), last.id])
+            : null,
       };
     },
 
@@ -128,7 +133,10 @@ export function createBroadcastsService(db: Kysely<DB>) {
         query = query.where('position', '>', Number(position));
       }
       const [rows, total] = await Promise.all([
-        query.orderBy('position').limit(filter.limit + 1).execute(),
+        query
+          .orderBy('position')
+          .limit(filter.limit + 1)
+          .execute(),
         base.select(sql<number>`count(*)::int`.as('count')).executeTakeFirstOrThrow(),
       ]);
       const page = rows.slice(0, filter.limit);
@@ -159,7 +167,9 @@ export function createBroadcastsService(db: Kysely<DB>) {
           .forUpdate()
           .executeTakeFirst();
         if (!locked) throw notFound();
-        const current = await selectBroadcasts(trx, orgId).where('broadcasts.id', '=', broadcastId).executeTakeFirstOrThrow();
+        const current = await selectBroadcasts(trx, orgId)
+          .where('broadcasts.id', '=', broadcastId)
+          .executeTakeFirstOrThrow();
         if (broadcastView(current).status !== 'in_progress') {
           throw new ApiError(409, { code: 'broadcast_not_cancellable', status: broadcastView(current).status });
         }

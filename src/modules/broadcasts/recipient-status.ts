@@ -62,7 +62,8 @@ export async function applyRecipientStatus(
       .where('position', '=', reference.position)
       .forUpdate()
       .executeTakeFirst();
-    if (!row || (row.platform_message_id !== null && row.platform_message_id !== report.platformMessageId)) return false;
+    if (!row || (row.platform_message_id !== null && row.platform_message_id !== report.platformMessageId))
+      return false;
   }
   const target = report.status;
   if (!isForward(row.status, target)) return false;
@@ -93,7 +94,8 @@ export async function applyRecipientStatus(
     .where('broadcast_id', '=', row.broadcast_id)
     .where('position', '=', row.position)
     .execute();
-  const outcome = target === 'failed' ? (report.error?.reason === 'not_on_network' ? 'not_on_network' : 'failed') : 'sent';
+  const outcome =
+    target === 'failed' ? (report.error?.reason === 'not_on_network' ? 'not_on_network' : 'failed') : 'sent';
   await updateContactReachability(trx, orgId, row.contact_id, outcome);
   return true;
 }

@@ -1,0 +1,109 @@
+// Idempotency keys with Stripe's semantics (decisions §7): per organization, 24 hours; the same key and body
+// return the original broadcast, a different body is 422 `idempotency_key_reused`, and a key whose first request
+// is still being queued is 409 `idempotency_key_in_flight`. The key is claimed in its own committed transaction,
+// so concurrent requests meet on the primary key; a refused request releases its key for a corrected retry.
+import { createHash } from 'node:crypto';
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { ApiError } from '../../http/errors.ts';
+
+export const IDEMPOTENCY_WINDOW_HOURS = 24;
+const IN_FLIGHT_LOCK_SECONDS = 120;
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonical(item)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function requestHash(request: unknown): string {
+  return createHash('sha256').update(canonical(request)).digest('hex');
+}
+
+export type IdempotencyClaim = { kind: 'new' } | { kind: 'replay'; broadcastId: string };
+
+export async function claimIdempotencyKey(
+  db: Kysely<DB>,
+  orgId: string,
+  key: string,
+  hash: string,
+): Promise<IdempotencyClaim> {
+  return db.transaction().execute(async (trx) => {
+    const inserted = await trx
+      .insertInto('idempotency_keys')
+      .values({
+        org_id: orgId,
+        key,
+        request_hash: hash,
+        locked_until: sql<Date>`now() + make_interval(secs => ${IN_FLIGHT_LOCK_SECONDS})`,
+      })
+      .onConflict((conflict) => conflict.columns(['org_id', 'key']).doNothing())
+      .returning('key')
+      .executeTakeFirst();
+    if (inserted) return { kind: 'new' };
+    const row = await trx
+      .selectFrom('idempotency_keys')
+      .select([
+        'request_hash',
+        'broadcast_id',
+        sql<boolean>`created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`.as('expired'),
+        sql<boolean>`locked_until is not null and locked_until > now()`.as('locked'),
+      ])
+      .where('org_id', '=', orgId)
+      .where('key', '=', key)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    const takeOver = async () => {
+      await trx
+        .updateTable('idempotency_keys')
+        .set({
+          request_hash: hash,
+          broadcast_id: null,
+          created_at: sql`now()`,
+          locked_until: sql<Date>`now() + make_interval(secs => ${IN_FLIGHT_LOCK_SECONDS})`,
+        })
+        .where('org_id', '=', orgId)
+        .where('key', '=', key)
+        .execute();
+      return { kind: 'new' } as const;
+    };
+    // Past the window the key is forgotten and can be used afresh.
+    if (row.expired) return takeOver();
+    if (row.request_hash !== hash) throw new ApiError(422, { code: 'idempotency_key_reused' });
+    if (row.broadcast_id) return { kind: 'replay', broadcastId: row.broadcast_id };
+    if (row.locked) throw new ApiError(409, { code: 'idempotency_key_in_flight' });
+    // The first request died without finishing (its lock ran out): this one takes over.
+    return takeOver();
+  });
+}
+
+/** A refused request queued nothing: its key is released so that a corrected retry may use it. */
+export async function releaseIdempotencyKey(db: Kysely<DB>, orgId: string, key: string): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('org_id', '=', orgId)
+    .where('key', '=', key)
+    .where('broadcast_id', 'is', null)
+    .execute();
+}
+
+export async function completeIdempotencyKey(trx: Kysely<DB>, orgId: string, key: string, broadcastId: string) {
+  await trx
+    .updateTable('idempotency_keys')
+    .set({ broadcast_id: broadcastId, locked_until: null })
+    .where('org_id', '=', orgId)
+    .where('key', '=', key)
+    .execute();
+}
+
+export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>): Promise<void> {
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', sql<Date>`now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`)
+    .execute();
+}
