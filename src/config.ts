@@ -19,6 +19,15 @@ export interface Config {
   mediaFetchAllowHosts: string[];
   publicBaseUrl: string | undefined;
   shutdownGraceMs: number;
+  fanout: {
+    batchSize: number;
+    concurrency: number;
+    leaseMs: number;
+    /** Hand-offs per connected number per second; null lifts the cap. */
+    perNumberPerSecond: number | null;
+    reconcileAfterMs: number;
+    pollMs: number;
+  };
 }
 
 export class ConfigError extends Error {}
@@ -70,5 +79,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .filter(Boolean),
     publicBaseUrl: text(env, 'PUBLIC_BASE_URL'),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000) as number,
+    fanout: {
+      batchSize: integer(env, 'FANOUT_BATCH_SIZE', 50, 1) as number,
+      concurrency: integer(env, 'FANOUT_CONCURRENCY', 16, 1) as number,
+      leaseMs: integer(env, 'FANOUT_LEASE_MS', 60_000, 100) as number,
+      // 0 lifts the cap (benchmarks); the default follows the platform's per-number throughput.
+      perNumberPerSecond: ((value) => (value === 0 ? null : value))(integer(env, 'FANOUT_PER_NUMBER_PER_SECOND', 80) as number),
+      reconcileAfterMs: integer(env, 'FANOUT_RECONCILE_AFTER_MS', 15 * 60_000, 0) as number,
+      pollMs: integer(env, 'WORKER_POLL_MS', 200, 10) as number,
+    },
   };
 }
