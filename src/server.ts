@@ -9,6 +9,7 @@ import { migrateToLatest } from './db/migrate.ts';
 import { demoBanner, seedDemo } from './demo.ts';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { systemClock } from './lib/clock.ts';
+import { messagingFromConfig } from './messaging/platform-factory.ts';
 import { startWorker, type Worker, type WorkerTask } from './worker/worker.ts';
 
 const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
@@ -70,11 +71,20 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
     rateLimitStore = createRedisRateLimitStore(redis);
   } else rateLimitStore = createMemoryRateLimitStore();
 
+  // decisions §10: on the embedded database without ADMIN_TOKEN the sandbox reviews and reports by itself.
+  const demoMode = database.kind === 'pglite' && !config.adminToken;
+  const messaging = messagingFromConfig(config, systemClock, demoMode, (error, what) =>
+    log.warn({ err: error }, `${what} failed`),
+  );
+
   const { app } = options.http
     ? await buildApp({
         database,
         rateLimitStore,
         platform: config.messagingPlatform,
+        messaging,
+        webhookAppSecret: config.webhookAppSecret,
+        webhookVerifyToken: config.webhookVerifyToken,
         adminToken: config.adminToken,
         loggerInstance: log,
         processMetrics: true,
