@@ -45,8 +45,9 @@ export function templateRoutes(app: FastifyInstance, templates: TemplatesService
         body: TemplateInput,
         response: {
           201: TemplateSchema,
-          ...v1Errors([409, 413, 415, 422], {
+          ...v1Errors([409, 413, 415, 422, 503], {
             409: 'The name is taken in this language: `duplicate_template`.',
+            503: 'The platform did not answer (`platform_unavailable`); nothing was stored, try again.',
             422: 'Validation failed, or `{code: "platform_rejected", reason}` when the platform refused the template.',
           }),
         },

@@ -151,8 +151,9 @@ export function createTemplatesService(deps: TemplatesDeps) {
         throw error;
       }
       if (!result.ok) {
-        // decisions §7: a refusal stores nothing.
+        // decisions §7: a refusal stores nothing (and neither does a platform that did not answer).
         await repo.removeDraft(db, orgId, id);
+        if (result.unavailable) throw new ApiError(503, { code: 'platform_unavailable', reason: result.reason });
         throw new ApiError(422, { code: 'platform_rejected', reason: result.reason });
       }
       const row = await repo.markSubmitted(db, orgId, id, {
