@@ -10,9 +10,11 @@ import { demoBanner, seedDemo } from './demo.ts';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { systemClock } from './lib/clock.ts';
 import { messagingFromConfig } from './messaging/platform-factory.ts';
+import { pruneProcessedEvents } from './messaging/webhooks.ts';
 import { startWorker, type Worker, type WorkerTask } from './worker/worker.ts';
 
 const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
 export function createLogger(config: Config) {
   return pino({
@@ -38,9 +40,17 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
 }
 
 function maintenanceTasks(database: Database): WorkerTask[] {
-  if (database.kind !== 'pglite') return [];
+  const tasks: WorkerTask[] = [
+    {
+      name: 'prune-webhook-events',
+      intervalMs: PRUNE_INTERVAL_MS,
+      run: () => pruneProcessedEvents(database.db, systemClock.now()),
+    },
+  ];
+  if (database.kind !== 'pglite') return tasks;
   // PGlite has no autovacuum: gather planner statistics on a schedule.
   return [
+    ...tasks,
     {
       name: 'analyze',
       intervalMs: ANALYZE_INTERVAL_MS,

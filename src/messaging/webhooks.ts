@@ -156,3 +156,11 @@ export function createWebhookProcessor(deps: WebhookProcessorDeps) {
 
 export type WebhookProcessor = ReturnType<typeof createWebhookProcessor>;
 export type { MessageStatusListener } from './webhook-events.ts';
+
+/** Dedupe records outlive the platform's redelivery window (it retries for days), then they go. */
+export const PROCESSED_EVENT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
+
+export async function pruneProcessedEvents(db: Kysely<DB>, now: Date): Promise<void> {
+  const before = new Date(now.getTime() - PROCESSED_EVENT_RETENTION_MS);
+  await db.deleteFrom('processed_webhook_events').where('received_at', '<', before).execute();
+}

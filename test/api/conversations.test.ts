@@ -58,6 +58,54 @@ describe('inbound messages', () => {
     ]);
   });
 
+  it('in the platform’s documented shape name the new contact after the sender’s profile', async () => {
+    const { org, key, account } = await setup();
+    const payload = {
+      object: 'whatsapp_business_account',
+      entry: [
+        {
+          id: account.business_account_id,
+          changes: [
+            {
+              value: {
+                messaging_product: 'whatsapp',
+                metadata: { display_phone_number: '15550100001', phone_number_id: account.numbers[0].phone_number_id },
+                contacts: [{ profile: { name: 'Kerry Fisher' }, wa_id: '16315551181' }],
+                messages: [
+                  {
+                    from: '16315551181',
+                    id: 'wamid.ABGGFlA5Fpa',
+                    timestamp: '1504902988',
+                    text: { body: 'this is a text message' },
+                    type: 'text',
+                  },
+                  {
+                    from: '16315551181',
+                    id: 'wamid.ABGGFlA5Fpb',
+                    timestamp: '1504902990',
+                    type: 'button',
+                    button: { text: 'Stop promotions', payload: 'STOP' },
+                  },
+                ],
+              },
+              field: 'messages',
+            },
+          ],
+        },
+      ],
+    };
+    expect((await h.webhook(payload)).status).toBe(200);
+    const [contact] = await contactsOf(org.id, '+16315551181');
+    expect(contact).toMatchObject({ first_name: 'Kerry Fisher', origin: 'OTHER', messaging_status: 'unverified' });
+    const conversation = (await h.api('GET', `/v1/conversations?contact_id=${contact!.id}`, { key })).body.items[0];
+    expect(conversation.last_message_at).toBe('2017-09-08T20:36:30.000Z');
+    const messages = await h.api('GET', `/v1/conversations/${conversation.id}/messages`, { key });
+    expect(messages.body.items.map((m: { type: string; text: string }) => [m.type, m.text])).toEqual([
+      ['button', 'Stop promotions'],
+      ['text', 'this is a text message'],
+    ]);
+  });
+
   it('keep one conversation per contact and number, newest activity first, filtered and paged', async () => {
     const { org, key, channels } = await setup();
     await inbound(channels[0]!, '+15551110001', 'one');

@@ -53,7 +53,7 @@ describe('POST /v1/templates', () => {
       catalog_send_defaults: null,
     });
     expect(created.body.id).toMatch(/^tpl_/);
-    expect(created.body.platform_template_id).toMatch(/^\d{16}$/);
+    expect(created.body.platform_template_id).toMatch(/^\d{15}$/);
 
     const review = await h.admin('POST', `/sandbox/templates/${created.body.id}/review`, { event: 'APPROVED' });
     expect(review.status).toBe(200);

@@ -1,6 +1,7 @@
 // /webhooks/messaging: the handshake, signatures over raw bytes, batching, replays, concurrency and ordering.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signPayload } from '../../src/messaging/cloud/webhook-signature.ts';
+import { PROCESSED_EVENT_RETENTION_MS, pruneProcessedEvents } from '../../src/messaging/webhooks.ts';
 import { type Harness, startHarness, WEBHOOK_APP_SECRET, WEBHOOK_VERIFY_TOKEN } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -215,5 +216,20 @@ describe('POST /webhooks/messaging: template events', () => {
       .where('event_key', 'like', `ts:${id}:PAUSED:%`)
       .execute();
     expect(rows).toHaveLength(1);
+  });
+});
+
+describe('dedupe records', () => {
+  it('are pruned after the retention period', async () => {
+    const { template, waba } = await setup();
+    await h.webhook(statusWebhook(waba, template.platform_template_id, 'APPROVED', 1_800_000_000));
+    const count = async () =>
+      (await h.database.db.selectFrom('processed_webhook_events').select('event_key').execute()).length;
+    const before = await count();
+    expect(before).toBeGreaterThan(0);
+    await pruneProcessedEvents(h.database.db, new Date());
+    expect(await count()).toBe(before);
+    await pruneProcessedEvents(h.database.db, new Date(Date.now() + PROCESSED_EVENT_RETENTION_MS + 60_000));
+    expect(await count()).toBe(0);
   });
 });

@@ -139,7 +139,8 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
       (template) => template.businessAccountId === waba && template.name === name && template.language === language,
     );
     if (taken) return { ok: false, code: 100, reason: `Content in ${language} already exists for template ${name}.` };
-    const platformTemplateId = randomDigits(16);
+    // 15 digits, like the platform's ids: they travel as JSON numbers, so they must stay below 2^53.
+    const platformTemplateId = randomDigits(15);
     templates.set(platformTemplateId, { businessAccountId: waba, name, language });
     if (options.autoReviewMs !== undefined) {
       later(options.autoReviewMs, 'sandbox auto review', async () => {
