@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseWebhook, parseWebhookJson, verifySignature } from '../../../../src/messaging/cloud/webhook-parser.ts';
 import type { PlatformEvent, TemplateSubmission } from '../../../../src/messaging/platform.ts';
 import { createSandboxPlatform, type SandboxPlatform } from '../../../../src/messaging/sandbox/sandbox-platform.ts';
+import { templateStatusFor } from '../../../../src/messaging/webhook-events.ts';
 import { manualClock } from '../../../helpers/clock.ts';
 
 const secret = 'unit-secret';
@@ -131,5 +132,20 @@ describe('templates', () => {
     platform.close();
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(delivered).toEqual([]);
+  });
+});
+
+describe('templateStatusFor', () => {
+  it.each([
+    ['APPROVED', 'APPROVED'],
+    ['rejected', 'REJECTED'],
+    ['PAUSED', 'PAUSED'],
+    ['REINSTATED', 'APPROVED'],
+    ['UNARCHIVED', 'APPROVED'],
+    ['FLAGGED', undefined],
+    ['LOCKED', undefined],
+    ['PENDING_DELETION', 'PENDING_DELETION'],
+  ])('maps %s to %s', (event, status) => {
+    expect(templateStatusFor(event)).toBe(status);
   });
 });
