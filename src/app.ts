@@ -1,4 +1,5 @@
 // buildApp(deps): every plugin and route registered explicitly, in one readable place.
+import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { sql } from 'kysely';
 import type { Database } from './db/database.ts';
@@ -12,9 +13,20 @@ import type { RateLimitStore } from './http/rate-limit.ts';
 import { requestId } from './http/request-id.ts';
 import { registerValidation } from './http/validation.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
+import { createMessaging, type Messaging } from './messaging/platform-factory.ts';
+import { sandboxRoutes } from './messaging/sandbox/sandbox.routes.ts';
+import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
+import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
+import { webhookRoutes } from './messaging/webhooks.routes.ts';
+import { createWebhookProcessor, type MessageStatusListener } from './messaging/webhooks.ts';
 import { accountRoutes } from './modules/account/account.routes.ts';
+import { channelRoutes } from './modules/channels/channels.routes.ts';
+import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
+import { createConversationsService } from './modules/conversations/conversations.service.ts';
 import { operatorRoutes } from './modules/operator/operator.routes.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
+import { templateRoutes } from './modules/templates/templates.routes.ts';
+import { createTemplatesService, type PropertyKeysSource } from './modules/templates/templates.service.ts';
 
 export const API_VERSION = '1.0.0';
 export const BODY_LIMIT = 1024 * 1024;
@@ -29,6 +41,16 @@ export interface AppDeps {
   loggerInstance?: FastifyBaseLogger;
   /** Process-level metrics (CPU, memory, event loop); off in tests where many apps share a process. */
   processMetrics?: boolean;
+  /** The messaging platform adapter (and the sandbox's controls); a sandbox with default settings when absent. */
+  messaging?: Messaging;
+  /** WEBHOOK_APP_SECRET: the key of X-Hub-Signature-256 (the sandbox signs with it too); random when absent. */
+  webhookAppSecret?: string;
+  /** WEBHOOK_VERIFY_TOKEN of the subscription handshake; without it the handshake is refused. */
+  webhookVerifyToken?: string | undefined;
+  /** An organization's custom property keys, for send requirements; none when absent. */
+  propertyKeys?: PropertyKeysSource;
+  /** Records that follow message statuses besides the messages table (broadcast recipients). */
+  messageStatusListeners?: MessageStatusListener[];
 }
 
 export interface App {
@@ -68,6 +90,32 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }
   });
 
+  const messaging = deps.messaging ?? createMessaging({ kind: 'sandbox', clock });
+  const webhookAppSecret = deps.webhookAppSecret ?? randomBytes(32).toString('hex');
+  const webhooks = createWebhookProcessor({
+    db,
+    clock,
+    appSecret: webhookAppSecret,
+    log: app.log,
+    ...(deps.messageStatusListeners ? { messageStatusListeners: deps.messageStatusListeners } : {}),
+  });
+  if (messaging.sandbox) {
+    connectSandbox(messaging.sandbox, webhooks, db, webhookAppSecret);
+    const sandbox = messaging.sandbox;
+    app.addHook('onClose', async () => sandbox.close());
+  }
+  await app.register(async (scope) =>
+    webhookRoutes(scope, { processor: webhooks, verifyToken: deps.webhookVerifyToken }),
+  );
+  const templates = createTemplatesService({
+    db,
+    clock,
+    platform: messaging.platform,
+    log: app.log,
+    ...(deps.propertyKeys ? { propertyKeys: deps.propertyKeys } : {}),
+  });
+  const conversations = createConversationsService({ db });
+
   const guard = createV1Guard({ db, clock, rateLimitStore: deps.rateLimitStore, metrics });
   await app.register(
     async (v1) => {
@@ -75,6 +123,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       v1.setNotFoundHandler(notFoundHandler(app));
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       accountRoutes(v1);
+      templateRoutes(v1, templates);
+      channelRoutes(v1, db);
+      conversationRoutes(v1, conversations);
     },
     { prefix: '/v1' },
   );
@@ -82,7 +133,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   if (deps.adminToken) {
     const operator = createOperatorService({ db, clock, platform: deps.platform });
     const adminToken = deps.adminToken;
-    await app.register(async (admin) => operatorRoutes(admin, { adminToken, operator }), { prefix: '/admin/v1' });
+    const sandbox = messaging.sandbox;
+    await app.register(
+      async (admin) => {
+        operatorRoutes(admin, { adminToken, operator });
+        if (sandbox) sandboxRoutes(admin, createSandboxControls({ db, clock, sandbox }));
+      },
+      { prefix: '/admin/v1' },
+    );
   }
 
   await app.ready();

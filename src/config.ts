@@ -84,7 +84,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       concurrency: integer(env, 'FANOUT_CONCURRENCY', 16, 1) as number,
       leaseMs: integer(env, 'FANOUT_LEASE_MS', 60_000, 100) as number,
       // 0 lifts the cap (benchmarks); the default follows the platform's per-number throughput.
-      perNumberPerSecond: ((value) => (value === 0 ? null : value))(integer(env, 'FANOUT_PER_NUMBER_PER_SECOND', 80) as number),
+      perNumberPerSecond: ((value) => (value === 0 ? null : value))(
+        integer(env, 'FANOUT_PER_NUMBER_PER_SECOND', 80) as number,
+      ),
       reconcileAfterMs: integer(env, 'FANOUT_RECONCILE_AFTER_MS', 15 * 60_000, 0) as number,
       pollMs: integer(env, 'WORKER_POLL_MS', 200, 10) as number,
     },

@@ -9,9 +9,12 @@ import { migrateToLatest } from './db/migrate.ts';
 import { demoBanner, seedDemo } from './demo.ts';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { systemClock } from './lib/clock.ts';
+import { messagingFromConfig } from './messaging/platform-factory.ts';
+import { pruneProcessedEvents } from './messaging/webhooks.ts';
 import { startWorker, type Worker, type WorkerTask } from './worker/worker.ts';
 
 const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
 export function createLogger(config: Config) {
   return pino({
@@ -37,9 +40,17 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
 }
 
 function maintenanceTasks(database: Database): WorkerTask[] {
-  if (database.kind !== 'pglite') return [];
+  const tasks: WorkerTask[] = [
+    {
+      name: 'prune-webhook-events',
+      intervalMs: PRUNE_INTERVAL_MS,
+      run: () => pruneProcessedEvents(database.db, systemClock.now()),
+    },
+  ];
+  if (database.kind !== 'pglite') return tasks;
   // PGlite has no autovacuum: gather planner statistics on a schedule.
   return [
+    ...tasks,
     {
       name: 'analyze',
       intervalMs: ANALYZE_INTERVAL_MS,
@@ -70,11 +81,20 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
     rateLimitStore = createRedisRateLimitStore(redis);
   } else rateLimitStore = createMemoryRateLimitStore();
 
+  // decisions §10: on the embedded database without ADMIN_TOKEN the sandbox reviews and reports by itself.
+  const demoMode = database.kind === 'pglite' && !config.adminToken;
+  const messaging = messagingFromConfig(config, systemClock, demoMode, (error, what) =>
+    log.warn({ err: error }, `${what} failed`),
+  );
+
   const { app } = options.http
     ? await buildApp({
         database,
         rateLimitStore,
         platform: config.messagingPlatform,
+        messaging,
+        webhookAppSecret: config.webhookAppSecret,
+        webhookVerifyToken: config.webhookVerifyToken,
         adminToken: config.adminToken,
         loggerInstance: log,
         processMetrics: true,

@@ -75,6 +75,67 @@ export interface ContactsTable {
   deleted_at: NullableTimestamp;
 }
 
+export interface TemplatesTable {
+  org_id: string;
+  id: string;
+  account_id: string;
+  business_account_id: string;
+  platform_template_id: string | null;
+  name: string;
+  language: string;
+  category: string;
+  status: string;
+  components: Json<Record<string, unknown>[]>;
+  parameter_format: string;
+  catalog_send_defaults: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  rejected_reason: string | null;
+  quality_rating: string | null;
+  status_event_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: NullableTimestamp;
+}
+
+export interface ProcessedWebhookEventsTable {
+  org_id: string;
+  event_key: string;
+  kind: string;
+  received_at: Timestamp;
+}
+
+export interface ConversationsTable {
+  org_id: string;
+  id: string;
+  contact_id: string;
+  channel_id: string;
+  last_message_at: Timestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface MessagesTable {
+  org_id: string;
+  id: string;
+  conversation_id: string;
+  contact_id: string;
+  channel_id: string;
+  direction: string;
+  sender: string;
+  type: string;
+  text: string | null;
+  template_id: string | null;
+  phone: string;
+  platform_message_id: string | null;
+  status: string;
+  error: string | null;
+  created_at: Timestamp;
+  sent_at: NullableTimestamp;
+  delivered_at: NullableTimestamp;
+  read_at: NullableTimestamp;
+  failed_at: NullableTimestamp;
+  updated_at: Timestamp;
+}
+
 export interface BroadcastsTable {
   org_id: string;
   id: string;
@@ -86,7 +147,7 @@ export interface BroadcastsTable {
   channel_id: string;
   stored_status: string | null;
   requested: number;
-  origin: string;
+  origin: ColumnType<string, string | undefined, string>;
   idempotency_key: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -101,7 +162,7 @@ export interface BroadcastRecipientsTable {
   contact_id: string;
   phone: string;
   send_components: Json<unknown>;
-  status: string;
+  status: ColumnType<string, string | undefined, string>;
   error: string | null;
   error_code: number | null;
   platform_message_id: string | null;
@@ -148,6 +209,10 @@ export interface DB {
   messaging_accounts: MessagingAccountsTable;
   channels: ChannelsTable;
   contacts: ContactsTable;
+  templates: TemplatesTable;
+  processed_webhook_events: ProcessedWebhookEventsTable;
+  conversations: ConversationsTable;
+  messages: MessagesTable;
   broadcasts: BroadcastsTable;
   broadcast_recipients: BroadcastRecipientsTable;
   idempotency_keys: IdempotencyKeysTable;

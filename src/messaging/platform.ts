@@ -20,7 +20,8 @@ export interface TemplateSubmission {
 
 export type SubmitTemplateResult =
   | { ok: true; platformTemplateId: string; status: string; category: TemplateCategory }
-  | { ok: false; reason: string; code?: number };
+  /** `unavailable`: no answer, or a server fault; the template was not judged (the caller may try again). */
+  | { ok: false; reason: string; code?: number; unavailable?: boolean };
 
 export interface TemplateDeletion {
   businessAccountId: string;

@@ -3,11 +3,16 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
 import type { Database } from '../../src/db/database.ts';
 import { createMemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit.ts';
-import type { Clock } from '../../src/lib/clock.ts';
+import { type Clock, systemClock } from '../../src/lib/clock.ts';
+import { signPayload } from '../../src/messaging/cloud/webhook-signature.ts';
+import { createMessaging, type Messaging } from '../../src/messaging/platform-factory.ts';
+import type { PropertyKeysSource } from '../../src/modules/templates/templates.service.ts';
 import { createConformanceChecker, type RecordedResponse } from './conformance.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token';
+export const WEBHOOK_APP_SECRET = 'test-webhook-secret';
+export const WEBHOOK_VERIFY_TOKEN = 'test-verify-token';
 
 export interface HarnessOptions {
   clock?: Clock;
@@ -16,6 +21,11 @@ export interface HarnessOptions {
   unlimited?: boolean;
   /** Reuse a database (for tests that need two apps on one database). */
   database?: Database;
+  /** The messaging platform: the sandbox (default), or the cloud adapter (point it at the fake Graph API server). */
+  platform?: 'sandbox' | 'cloud';
+  cloud?: { baseUrl: string; token: string; timeoutMs?: number };
+  sandbox?: { nameCooldownMs?: number; autoReviewMs?: number; autoReportsMs?: number };
+  propertyKeys?: PropertyKeysSource;
 }
 
 export interface Response<T = any> {
@@ -41,6 +51,11 @@ export interface Harness {
   admin<T = any>(method: string, url: string, body?: unknown): Promise<Response<T>>;
   /** A fresh organization (Scale plan unless overridden) with one API key. */
   createOrg(overrides?: Record<string, unknown>): Promise<{ org: any; key: string; keyId: string }>;
+  /** A messaging account with the given numbers (default one number) for an organization. */
+  createAccount(orgId: string, body?: Record<string, unknown>): Promise<any>;
+  /** POSTs a webhook signed with WEBHOOK_APP_SECRET (or with `signature`; null sends none). */
+  webhook(payload: unknown, options?: { signature?: string | null; raw?: string }): Promise<Response>;
+  messaging: Messaging;
   recorded: RecordedResponse[];
   close(): Promise<void>;
 }
@@ -52,12 +67,23 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     testDatabase = await createTestDatabase();
     database = testDatabase.database;
   }
+  const platform = options.platform ?? 'sandbox';
+  const messaging = createMessaging({
+    kind: platform,
+    clock: options.clock ?? systemClock,
+    ...(options.cloud ? { cloud: options.cloud } : {}),
+    ...(options.sandbox ? { sandbox: options.sandbox } : {}),
+  });
   const { app } = await buildApp({
     database,
     rateLimitStore: options.rateLimitStore ?? (options.unlimited ? unlimitedStore : createMemoryRateLimitStore()),
-    platform: 'sandbox',
+    platform,
     adminToken: ADMIN_TOKEN,
+    messaging,
+    webhookAppSecret: WEBHOOK_APP_SECRET,
+    webhookVerifyToken: WEBHOOK_VERIFY_TOKEN,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
   });
   const recorded: RecordedResponse[] = [];
 
@@ -103,6 +129,33 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       if (key.status !== 201) throw new Error(`createKey failed: ${key.status} ${key.text}`);
       return { org: org.body, key: key.body.key, keyId: key.body.id };
     },
+    async createAccount(orgId, body = { numbers: [{ phone: '+15550100001' }] }) {
+      const account = await harness.admin('POST', `/organizations/${orgId}/messaging-accounts`, body);
+      if (account.status !== 201) throw new Error(`createAccount failed: ${account.status} ${account.text}`);
+      return account.body;
+    },
+    async webhook(payload, webhookOptions = {}) {
+      const raw = webhookOptions.raw ?? JSON.stringify(payload);
+      const signature =
+        webhookOptions.signature === undefined ? signPayload(raw, WEBHOOK_APP_SECRET) : webhookOptions.signature;
+      const response = await app.inject({
+        method: 'POST',
+        url: '/webhooks/messaging',
+        headers: {
+          'content-type': 'application/json',
+          ...(signature === null ? {} : { 'x-hub-signature-256': signature }),
+        },
+        payload: raw,
+      });
+      let body: unknown;
+      try {
+        body = JSON.parse(response.body);
+      } catch {
+        body = response.body;
+      }
+      return { status: response.statusCode, body, headers: response.headers, text: response.body };
+    },
+    messaging,
     async close() {
       const check = createConformanceChecker(app.swagger() as never);
       await app.close();

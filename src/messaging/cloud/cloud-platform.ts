@@ -59,9 +59,15 @@ async function submitTemplate(
       components: submission.components,
     },
   });
-  if (outcome.kind === 'unreachable') return { ok: false, reason: `platform unreachable: ${outcome.message}` };
+  if (outcome.kind === 'unreachable') {
+    return { ok: false, reason: `platform unreachable: ${outcome.message}`, unavailable: true };
+  }
   const error = readGraphError(outcome.body);
-  if (error || outcome.status >= 300) return refusal(error, outcome.status);
+  if (error || outcome.status >= 300) {
+    const refused = refusal(error, outcome.status);
+    // A server fault says nothing about the template itself.
+    return outcome.status >= 500 && !refused.ok ? { ...refused, unavailable: true } : refused;
+  }
   const body = isRecord(outcome.body) ? outcome.body : {};
   const id = body.id;
   if (typeof id !== 'string' && typeof id !== 'number') {
@@ -128,7 +134,13 @@ async function sendTemplate(client: GraphClientOptions, message: TemplateMessage
   const id = firstMessageId(outcome.body);
   if (id !== undefined) return { ok: true, platformMessageId: id };
   // A 2xx without an id may still have been accepted: retrying could message the person twice, so do not.
-  return { ok: false, reason: 'platform_error', retryable: false, message: 'platform answered without a message id' };
+  return {
+    ok: false,
+    reason: 'platform_error',
+    retryable: false,
+    uncertain: true,
+    message: 'platform answered without a message id',
+  };
 }
 
 function firstMessageId(body: unknown): string | undefined {

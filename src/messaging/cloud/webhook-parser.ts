@@ -13,22 +13,37 @@ type Fields = Record<string, unknown>;
 const messageStatuses = ['sent', 'delivered', 'read', 'failed'] as const;
 
 export function parseWebhook(body: unknown): PlatformEvent[] {
-  const events: PlatformEvent[] = [];
+  return parseWebhookEntries(body).flatMap((entry) => entry.events);
+}
+
+/** One parsed entry: its business account, the entry's `time`, and its events in order. */
+export interface WebhookEntry {
+  businessAccountId: string;
+  /** The entry's `time` (Unix seconds on the wire); template webhooks carry no other timestamp. */
+  time: Date | undefined;
+  events: PlatformEvent[];
+}
+
+/** Like parseWebhook, keeping each entry's time: template webhooks are ordered by it (they arrive out of order). */
+export function parseWebhookEntries(body: unknown): WebhookEntry[] {
+  const entries: WebhookEntry[] = [];
   try {
-    if (!isRecord(body) || !Array.isArray(body.entry)) return events;
+    if (!isRecord(body) || !Array.isArray(body.entry)) return entries;
     for (const entry of body.entry) {
       if (!isRecord(entry)) continue;
       const businessAccountId = idString(entry.id);
       if (businessAccountId === undefined || !Array.isArray(entry.changes)) continue;
+      const events: PlatformEvent[] = [];
       for (const change of entry.changes) {
         if (!isRecord(change) || !isRecord(change.value)) continue;
         events.push(...parseChange(businessAccountId, change.field, change.value));
       }
+      entries.push({ businessAccountId, time: secondsToDate(entry.time), events });
     }
   } catch {
     // Defensive only (getters on exotic inputs): a webhook must be acknowledged, never crash the handler.
   }
-  return events;
+  return entries;
 }
 
 /**

@@ -100,7 +100,16 @@ describe('submitTemplate', () => {
     const result = await platform.submitTemplate(submission);
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.reason).toMatch(/unreachable/);
+    expect(result).toMatchObject({ unavailable: true });
     fake = await startFakeCloudApi(); // afterEach closes it
+  });
+
+  it('marks a server fault as unavailable and a content refusal as not', async () => {
+    fake.refuseNextTemplate({ code: 1, message: 'An unknown error occurred', httpStatus: 500 });
+    expect(await platform.submitTemplate(submission)).toMatchObject({ ok: false, unavailable: true });
+    fake.refuseNextTemplate({ code: 100, message: 'Invalid parameter', userMsg: 'Body has too many variables' });
+    const refused = await platform.submitTemplate(submission);
+    expect(refused).toEqual({ ok: false, code: 100, reason: 'Body has too many variables' });
   });
 });
 

@@ -1,0 +1,241 @@
+// The sandbox messaging platform (decisions §9): the built-in simulator behind the same port as the Cloud API.
+// Whatever it has to say later (reviews, delivery reports, inbound messages) it says as a platform-shaped, SIGNED
+// webhook handed to the service's own webhook handler, so its events take exactly the real platform's path.
+// Its memory (submitted templates, name cool-downs, accepted messages) lives in the process and is lost on restart.
+
+import { randomInt } from 'node:crypto';
+import type { Clock } from '../../lib/clock.ts';
+import { classifyPlatformError } from '../cloud/platform-errors.ts';
+import { buildSignedWebhook, type WebhookPayload } from '../cloud/webhook-builder.ts';
+import type {
+  MessagingPlatform,
+  PlatformEvent,
+  SendResult,
+  SubmitTemplateResult,
+  TemplateDeletion,
+  TemplateMessage,
+  TemplateSubmission,
+} from '../platform.ts';
+
+/** Where the sandbox delivers its webhooks: the same function the HTTP route calls with the raw bytes. */
+export interface WebhookSink {
+  appSecret: string;
+  deliver(rawBody: Buffer, signature: string): Promise<void>;
+  /** Webhook entries name the business account; a send names only the number, so the service says whose it is. */
+  businessAccountOf(phoneNumberId: string): Promise<string | undefined>;
+}
+
+export interface SandboxOptions {
+  clock: Clock;
+  /** decisions §9: a deleted template's name is refused for this long (default 60 s). */
+  nameCooldownMs: number;
+  /** Approve every submitted template after this many ms (off when undefined). */
+  autoReviewMs?: number | undefined;
+  /** Deliver, then read, every accepted message after this many ms each (off when undefined). */
+  autoReportsMs?: number | undefined;
+  /** Failures of timer-driven deliveries are logged, never thrown. */
+  onError?: (error: unknown, what: string) => void;
+}
+
+export interface SandboxMessage {
+  businessAccountId: string;
+  phoneNumberId: string;
+  to: string;
+}
+
+export interface SandboxPlatform extends MessagingPlatform {
+  readonly name: 'sandbox';
+  connect(sink: WebhookSink): void;
+  /** Delivers the events as one signed webhook through the connected sink; answers the payload it sent. */
+  deliver(events: PlatformEvent[]): Promise<WebhookPayload>;
+  /** A message this sandbox accepted (for status reports about messages the database does not know). */
+  acceptedMessage(platformMessageId: string): SandboxMessage | undefined;
+  newMessageId(): string;
+  /** Cancels pending timers; deliveries after close are dropped. */
+  close(): void;
+}
+
+/** decisions §9 magic numbers: the last four digits decide the outcome of a send. */
+export const SANDBOX_NOT_ON_NETWORK_SUFFIX = '0404';
+export const SANDBOX_GENERIC_ERROR_SUFFIX = '0500';
+
+interface StoredTemplate {
+  businessAccountId: string;
+  name: string;
+  language: string;
+}
+
+const MAX_REMEMBERED_MESSAGES = 100_000;
+
+export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform {
+  const templates = new Map<string, StoredTemplate>(); // by platform template id
+  const cooldowns = new Map<string, number>(); // name key -> deleted at (ms)
+  const messages = new Map<string, SandboxMessage>();
+  const timers = new Set<NodeJS.Timeout>();
+  // Template webhooks are ordered by their entry time (whole seconds); each template's next one is strictly later,
+  // so that a quick APPROVED, PAUSED, APPROVED through the operator controls is not read as a replay or out of order.
+  const lastTemplateSecond = new Map<string, number>();
+  let sink: WebhookSink | undefined;
+  let closed = false;
+
+  const nameKey = (waba: string, name: string, language: string) => `${waba}\u0000${name}\u0000${language}`;
+  const report = (error: unknown, what: string) => options.onError?.(error, what);
+
+  function later(ms: number, what: string, task: () => Promise<unknown>): void {
+    if (closed) return;
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (!closed) task().catch((error: unknown) => report(error, what));
+    }, ms);
+    timer.unref();
+    timers.add(timer);
+  }
+
+  function coolingDown(waba: string, name: string, language: string): number | undefined {
+    const now = options.clock.now().getTime();
+    for (const key of [nameKey(waba, name, language), nameKey(waba, name, '*')]) {
+      const deletedAt = cooldowns.get(key);
+      if (deletedAt === undefined) continue;
+      const remaining = deletedAt + options.nameCooldownMs - now;
+      if (remaining > 0) return remaining;
+      cooldowns.delete(key);
+    }
+    return undefined;
+  }
+
+  function entryTime(events: PlatformEvent[]): Date {
+    let seconds = Math.floor(options.clock.now().getTime() / 1000);
+    const templateIds = events
+      .filter((event) => event.kind === 'template_status' || event.kind === 'template_category')
+      .map((event) => event.platformTemplateId);
+    for (const id of templateIds) seconds = Math.max(seconds, (lastTemplateSecond.get(id) ?? -1) + 1);
+    for (const id of templateIds) lastTemplateSecond.set(id, seconds);
+    return new Date(seconds * 1000);
+  }
+
+  async function deliver(events: PlatformEvent[]): Promise<WebhookPayload> {
+    if (!sink) throw new Error('sandbox platform is not connected to a webhook handler');
+    const time = entryTime(events);
+    const { rawBody, signature } = buildSignedWebhook(events, sink.appSecret, { time });
+    await sink.deliver(rawBody, signature);
+    return JSON.parse(rawBody.toString('utf8')) as WebhookPayload;
+  }
+
+  const newMessageId = () => `wamid.SANDBOX${Date.now().toString(36).toUpperCase()}${randomDigits(12)}`;
+
+  async function submitTemplate(submission: TemplateSubmission): Promise<SubmitTemplateResult> {
+    const { businessAccountId: waba, name, language } = submission;
+    const remaining = coolingDown(waba, name, language);
+    if (remaining !== undefined) {
+      // The real platform's wording for a name whose deletion is still in progress (error 100, subcode 2388023).
+      const seconds = Math.ceil(remaining / 1000);
+      return {
+        ok: false,
+        code: 100,
+        reason: `New ${language} content can't be added while the existing ${language} content is being deleted. Try again in ${seconds} seconds or use a different name.`,
+      };
+    }
+    const taken = [...templates.values()].some(
+      (template) => template.businessAccountId === waba && template.name === name && template.language === language,
+    );
+    if (taken) return { ok: false, code: 100, reason: `Content in ${language} already exists for template ${name}.` };
+    // 15 digits, like the platform's ids: they travel as JSON numbers, so they must stay below 2^53.
+    const platformTemplateId = randomDigits(15);
+    templates.set(platformTemplateId, { businessAccountId: waba, name, language });
+    if (options.autoReviewMs !== undefined) {
+      later(options.autoReviewMs, 'sandbox auto review', async () => {
+        if (!templates.has(platformTemplateId)) return; // deleted meanwhile
+        await deliver([
+          {
+            kind: 'template_status',
+            businessAccountId: waba,
+            platformTemplateId,
+            templateName: name,
+            language,
+            event: 'APPROVED',
+          },
+        ]);
+      });
+    }
+    return { ok: true, platformTemplateId, status: 'PENDING', category: submission.category };
+  }
+
+  async function deleteTemplate(deletion: TemplateDeletion): Promise<{ ok: boolean; reason?: string }> {
+    const now = options.clock.now().getTime();
+    const matching = [...templates].filter(
+      ([id, template]) =>
+        template.businessAccountId === deletion.businessAccountId &&
+        template.name === deletion.name &&
+        (deletion.platformTemplateId === '' || id === deletion.platformTemplateId),
+    );
+    for (const [id, template] of matching) {
+      templates.delete(id);
+      cooldowns.set(nameKey(template.businessAccountId, template.name, template.language), now);
+    }
+    // Unknown here (submitted before a restart): cool the name down in every language, as a delete by name does.
+    if (matching.length === 0) cooldowns.set(nameKey(deletion.businessAccountId, deletion.name, '*'), now);
+    return { ok: true };
+  }
+
+  async function sendTemplate(message: TemplateMessage): Promise<SendResult> {
+    const digits = message.to.replace(/\D/g, '');
+    if (digits.endsWith(SANDBOX_NOT_ON_NETWORK_SUFFIX)) {
+      return { ok: false, reason: 'not_on_network', retryable: false, code: 131026, message: 'Message undeliverable' };
+    }
+    if (digits.endsWith(SANDBOX_GENERIC_ERROR_SUFFIX)) {
+      // Not retryable: the sandbox would fail the same way every time.
+      const { reason } = classifyPlatformError(131000, 400);
+      return { ok: false, reason, retryable: false, code: 131000, message: 'Something went wrong' };
+    }
+    const platformMessageId = newMessageId();
+    const waba = (await sink?.businessAccountOf(message.phoneNumberId)) ?? '';
+    remember(platformMessageId, { businessAccountId: waba, phoneNumberId: message.phoneNumberId, to: message.to });
+    if (options.autoReportsMs !== undefined && waba !== '') {
+      const reportMs = options.autoReportsMs;
+      const status = (value: 'delivered' | 'read'): PlatformEvent => ({
+        kind: 'message_status',
+        businessAccountId: waba,
+        phoneNumberId: message.phoneNumberId,
+        platformMessageId,
+        status: value,
+        recipient: message.to,
+        timestamp: options.clock.now(),
+      });
+      later(reportMs, 'sandbox auto report', async () => {
+        await deliver([status('delivered')]);
+        later(reportMs, 'sandbox auto report', () => deliver([status('read')]));
+      });
+    }
+    return { ok: true, platformMessageId };
+  }
+
+  function remember(id: string, message: SandboxMessage): void {
+    if (messages.size >= MAX_REMEMBERED_MESSAGES) {
+      const oldest = messages.keys().next().value;
+      if (oldest !== undefined) messages.delete(oldest);
+    }
+    messages.set(id, message);
+  }
+
+  return {
+    name: 'sandbox',
+    submitTemplate,
+    deleteTemplate,
+    sendTemplate,
+    connect(next) {
+      sink = next;
+    },
+    deliver,
+    acceptedMessage: (id) => messages.get(id),
+    newMessageId,
+    close() {
+      closed = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+    },
+  };
+}
+
+function randomDigits(length: number): string {
+  return `${randomInt(1, 10)}${Array.from({ length: length - 1 }, () => randomInt(0, 10)).join('')}`;
+}

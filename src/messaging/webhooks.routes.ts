@@ -1,0 +1,51 @@
+// /webhooks/messaging: the platform's subscription handshake (GET) and its event deliveries (POST).
+// Not part of the public contract: hidden from the OpenAPI document, no API key (the signature is the credential).
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../http/errors.ts';
+import type { WebhookProcessor } from './webhooks.ts';
+
+/** Batches of many statuses run larger than API bodies; the platform's own limit is a few MiB. */
+export const WEBHOOK_BODY_LIMIT = 4 * 1024 * 1024;
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+export interface WebhookRouteDeps {
+  processor: WebhookProcessor;
+  /** WEBHOOK_VERIFY_TOKEN; without it every handshake is refused. */
+  verifyToken: string | undefined;
+}
+
+/** Register inside its own plugin: it replaces the body parsers of that scope with a raw-bytes capture. */
+export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
+  // The signature covers the exact bytes sent; parsing first and re-serialising would change them.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) =>
+    done(null, body),
+  );
+
+  app.get('/webhooks/messaging', { schema: { hide: true } }, async (request, reply) => {
+    const query = request.query as Record<string, unknown>;
+    const token = query['hub.verify_token'];
+    const challenge = query['hub.challenge'];
+    const matches =
+      deps.verifyToken !== undefined &&
+      typeof token === 'string' &&
+      timingSafeEqual(digest(token), digest(deps.verifyToken));
+    if (query['hub.mode'] !== 'subscribe' || !matches || typeof challenge !== 'string') {
+      throw new ApiError(403, 'verification_failed');
+    }
+    return reply.code(200).type('text/plain; charset=utf-8').send(challenge);
+  });
+
+  app.post('/webhooks/messaging', { schema: { hide: true }, bodyLimit: WEBHOOK_BODY_LIMIT }, async (request, reply) => {
+    const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const header = request.headers['x-hub-signature-256'];
+    const result = await deps.processor.process(raw, Array.isArray(header) ? header[0] : header);
+    if (!result.ok) {
+      if (result.reason === 'invalid_json') throw new ApiError(400, 'invalid_json');
+      throw new ApiError(401, result.reason);
+    }
+    return reply.code(200).send({ status: 'ok' });
+  });
+}
