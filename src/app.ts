@@ -13,6 +13,7 @@ import type { RateLimitStore } from './http/rate-limit.ts';
 import { requestId } from './http/request-id.ts';
 import { registerValidation } from './http/validation.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
+import { createMediaFetcher, type MediaFetcher } from './messaging/media/media-fetcher.ts';
 import { createMessaging, type Messaging } from './messaging/platform-factory.ts';
 import { sandboxRoutes } from './messaging/sandbox/sandbox.routes.ts';
 import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
@@ -20,6 +21,11 @@ import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
 import { webhookRoutes } from './messaging/webhooks.routes.ts';
 import { createWebhookProcessor, type MessageStatusListener } from './messaging/webhooks.ts';
 import { accountRoutes } from './modules/account/account.routes.ts';
+import { recipientStatusListener } from './modules/broadcasts/broadcast-hooks.ts';
+import { broadcastsRoutes } from './modules/broadcasts/broadcasts.routes.ts';
+import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
+import { sendRoutes } from './modules/broadcasts/send.routes.ts';
+import { createSendService } from './modules/broadcasts/send.service.ts';
 import { channelRoutes } from './modules/channels/channels.routes.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
@@ -49,8 +55,12 @@ export interface AppDeps {
   webhookVerifyToken?: string | undefined;
   /** An organization's custom property keys, for send requirements; none when absent. */
   propertyKeys?: PropertyKeysSource;
-  /** Records that follow message statuses besides the messages table (broadcast recipients). */
+  /** Records that follow message statuses besides the messages table and broadcast recipients. */
   messageStatusListeners?: MessageStatusListener[];
+  /** Fetches and checks media URLs of sends; by default public addresses only, plus `mediaFetchAllowHosts`. */
+  mediaFetcher?: MediaFetcher;
+  /** MEDIA_FETCH_ALLOW_HOSTS: hosts media fetching may reach even on private addresses. */
+  mediaFetchAllowHosts?: string[];
 }
 
 export interface App {
@@ -97,7 +107,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clock,
     appSecret: webhookAppSecret,
     log: app.log,
-    ...(deps.messageStatusListeners ? { messageStatusListeners: deps.messageStatusListeners } : {}),
+    messageStatusListeners: [recipientStatusListener, ...(deps.messageStatusListeners ?? [])],
   });
   if (messaging.sandbox) {
     connectSandbox(messaging.sandbox, webhooks, db, webhookAppSecret);
@@ -115,6 +125,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     ...(deps.propertyKeys ? { propertyKeys: deps.propertyKeys } : {}),
   });
   const conversations = createConversationsService({ db });
+  const broadcasts = createBroadcastsService(db);
+  const send = createSendService({
+    db,
+    media: deps.mediaFetcher ?? createMediaFetcher({ allowHosts: deps.mediaFetchAllowHosts ?? [] }),
+    propertyKeys: async (orgId) => (deps.propertyKeys ? deps.propertyKeys(db, orgId) : []),
+  });
 
   const guard = createV1Guard({ db, clock, rateLimitStore: deps.rateLimitStore, metrics });
   await app.register(
@@ -126,6 +142,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       templateRoutes(v1, templates);
       channelRoutes(v1, db);
       conversationRoutes(v1, conversations);
+      sendRoutes(v1, { db, send, broadcasts });
+      broadcastsRoutes(v1, broadcasts);
     },
     { prefix: '/v1' },
   );

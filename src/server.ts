@@ -9,8 +9,12 @@ import { migrateToLatest } from './db/migrate.ts';
 import { demoBanner, seedDemo } from './demo.ts';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { systemClock } from './lib/clock.ts';
-import { messagingFromConfig } from './messaging/platform-factory.ts';
-import { pruneProcessedEvents } from './messaging/webhooks.ts';
+import { type Messaging, messagingFromConfig } from './messaging/platform-factory.ts';
+import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
+import { createWebhookProcessor, pruneProcessedEvents } from './messaging/webhooks.ts';
+import { recipientStatusListener, recordInConversation } from './modules/broadcasts/broadcast-hooks.ts';
+import { purgeExpiredIdempotencyKeys } from './modules/broadcasts/idempotency.ts';
+import { createFanout } from './worker/fanout.ts';
 import { startWorker, type Worker, type WorkerTask } from './worker/worker.ts';
 
 const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
@@ -39,12 +43,59 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
   return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 }
 
+const FANOUT_SLICE_MS = 2000;
+const RECONCILE_INTERVAL_MS = 30_000;
+
+function fanoutTasks(config: Config, database: Database, messaging: Messaging, log: ReturnType<typeof createLogger>) {
+  const fanout = createFanout({
+    db: database.db,
+    platform: messaging.platform,
+    log,
+    options: config.fanout,
+    onAccepted: recordInConversation,
+  });
+  const tasks: WorkerTask[] = [
+    {
+      name: 'fanout',
+      intervalMs: config.fanout.pollMs,
+      // Keeps claiming while there is work, for a bounded slice, then yields to the other tasks.
+      run: async () => {
+        const started = Date.now();
+        while (Date.now() - started < FANOUT_SLICE_MS && (await fanout.runOnce()) > 0) {}
+      },
+    },
+    {
+      name: 'reconcile-handoffs',
+      intervalMs: Math.min(RECONCILE_INTERVAL_MS, Math.max(1000, config.fanout.reconcileAfterMs)),
+      run: async () => {
+        const settled = await fanout.reconcile();
+        if (settled > 0) log.warn({ settled }, 'hand-offs never confirmed by the platform were failed and refunded');
+      },
+    },
+  ];
+  return tasks;
+}
+
 function maintenanceTasks(database: Database): WorkerTask[] {
   const tasks: WorkerTask[] = [
     {
       name: 'prune-webhook-events',
       intervalMs: PRUNE_INTERVAL_MS,
       run: () => pruneProcessedEvents(database.db, systemClock.now()),
+    },
+    {
+      name: 'purge-idempotency-keys',
+      intervalMs: PRUNE_INTERVAL_MS,
+      run: () => purgeExpiredIdempotencyKeys(database.db),
+    },
+    {
+      name: 'purge-send-windows',
+      intervalMs: 60_000,
+      run: async () =>
+        void (await database.db
+          .deleteFrom('channel_send_windows')
+          .where('window_start', '<', Math.floor(Date.now() / 1000) - 60)
+          .execute()),
     },
   ];
   if (database.kind !== 'pglite') return tasks;
@@ -96,12 +147,27 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
         webhookAppSecret: config.webhookAppSecret,
         webhookVerifyToken: config.webhookVerifyToken,
         adminToken: config.adminToken,
+        mediaFetchAllowHosts: config.mediaFetchAllowHosts,
         loggerInstance: log,
         processMetrics: true,
       })
     : { app: undefined };
 
-  const worker: Worker | undefined = options.worker ? startWorker(maintenanceTasks(database), log) : undefined;
+  if (!app && messaging.sandbox) {
+    // A worker without the HTTP server still hears the sandbox's reports, through the same webhook processing.
+    const processor = createWebhookProcessor({
+      db: database.db,
+      clock: systemClock,
+      appSecret: config.webhookAppSecret,
+      log,
+      messageStatusListeners: [recipientStatusListener],
+    });
+    connectSandbox(messaging.sandbox, processor, database.db, config.webhookAppSecret);
+  }
+
+  const worker: Worker | undefined = options.worker
+    ? startWorker([...fanoutTasks(config, database, messaging, log), ...maintenanceTasks(database)], log)
+    : undefined;
 
   if (app) {
     const address = await app.listen({ port: config.port, host: config.host });
@@ -126,9 +192,10 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
     }, config.shutdownGraceMs);
     force.unref();
     try {
-      // Fastify stops accepting connections and waits for in-flight requests before resolving.
-      await app?.close();
-      await worker?.stop();
+      // Fastify stops accepting connections and waits for in-flight requests before resolving; the worker stops
+      // claiming and finishes the hand-offs it has started, so none is left with an unknown outcome.
+      await Promise.all([app?.close(), worker?.stop()]);
+      if (!app) messaging.sandbox?.close();
       await rateLimitStore.close();
       await database.close();
       log.info('shut down cleanly');

@@ -6,7 +6,9 @@ import { createMemoryRateLimitStore, type RateLimitStore } from '../../src/http/
 import { type Clock, systemClock } from '../../src/lib/clock.ts';
 import { signPayload } from '../../src/messaging/cloud/webhook-signature.ts';
 import { createMessaging, type Messaging } from '../../src/messaging/platform-factory.ts';
+import { recordInConversation } from '../../src/modules/broadcasts/broadcast-hooks.ts';
 import type { PropertyKeysSource } from '../../src/modules/templates/templates.service.ts';
+import { createFanout, type Fanout, type FanoutOptions } from '../../src/worker/fanout.ts';
 import { createConformanceChecker, type RecordedResponse } from './conformance.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -26,6 +28,10 @@ export interface HarnessOptions {
   cloud?: { baseUrl: string; token: string; timeoutMs?: number };
   sandbox?: { nameCooldownMs?: number; autoReviewMs?: number; autoReportsMs?: number };
   propertyKeys?: PropertyKeysSource;
+  /** Hosts media fetching may reach on private addresses (the tests' local media server). */
+  mediaFetchAllowHosts?: string[];
+  /** Options of the fan-out that `h.fanout` runs. */
+  fanout?: Partial<FanoutOptions>;
 }
 
 export interface Response<T = any> {
@@ -56,6 +62,8 @@ export interface Harness {
   /** POSTs a webhook signed with WEBHOOK_APP_SECRET (or with `signature`; null sends none). */
   webhook(payload: unknown, options?: { signature?: string | null; raw?: string }): Promise<Response>;
   messaging: Messaging;
+  /** The fan-out worker on this harness's database and platform; `drain()` runs it until the queue is empty. */
+  fanout: Fanout & { drain(): Promise<number> };
   recorded: RecordedResponse[];
   close(): Promise<void>;
 }
@@ -81,6 +89,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     adminToken: ADMIN_TOKEN,
     messaging,
     webhookAppSecret: WEBHOOK_APP_SECRET,
+    mediaFetchAllowHosts: options.mediaFetchAllowHosts ?? ['127.0.0.1'],
     webhookVerifyToken: WEBHOOK_VERIFY_TOKEN,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
@@ -110,7 +119,21 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     return { status: response.statusCode, body: parsed as T, headers: response.headers, text: response.body };
   }
 
+  const fanout = createFanout({
+    db: database.db,
+    platform: messaging.platform,
+    log: app.log,
+    options: { perNumberPerSecond: null, ...options.fanout },
+    onAccepted: recordInConversation,
+  });
+  const drain = async () => {
+    let total = 0;
+    for (let handled = await fanout.runOnce(); handled > 0; handled = await fanout.runOnce()) total += handled;
+    return total;
+  };
+
   const harness: Harness = {
+    fanout: { ...fanout, drain },
     app,
     database,
     recorded,

@@ -200,6 +200,8 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
         status: value,
         recipient: message.to,
         timestamp: options.clock.now(),
+        // Like the real platform, reports carry the send's callback reference back.
+        ...(message.callbackData !== undefined ? { callbackData: message.callbackData } : {}),
       });
       later(reportMs, 'sandbox auto report', async () => {
         await deliver([status('delivered')]);

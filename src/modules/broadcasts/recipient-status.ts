@@ -43,7 +43,7 @@ export async function applyRecipientStatus(
   trx: Transaction<DB> | Kysely<DB>,
   orgId: string,
   report: StatusReport,
-): Promise<boolean> {
+): Promise<'applied' | 'stale' | 'unmatched'> {
   let row = await trx
     .selectFrom('broadcast_recipients')
     .select(['broadcast_id', 'position', 'status', 'platform_message_id', 'contact_id'])
@@ -53,7 +53,7 @@ export async function applyRecipientStatus(
     .executeTakeFirst();
   if (!row) {
     const reference = parseReference(report.callbackData, orgId);
-    if (!reference) return false;
+    if (!reference) return 'unmatched';
     row = await trx
       .selectFrom('broadcast_recipients')
       .select(['broadcast_id', 'position', 'status', 'platform_message_id', 'contact_id'])
@@ -62,11 +62,24 @@ export async function applyRecipientStatus(
       .where('position', '=', reference.position)
       .forUpdate()
       .executeTakeFirst();
-    if (!row || (row.platform_message_id !== null && row.platform_message_id !== report.platformMessageId))
-      return false;
+    if (!row || (row.platform_message_id !== null && row.platform_message_id !== report.platformMessageId)) {
+      return 'unmatched';
+    }
   }
   const target = report.status;
-  if (!isForward(row.status, target)) return false;
+  if (!isForward(row.status, target)) {
+    // A delivery report that arrives after the read report still tells when it was delivered.
+    if (target === 'delivered' && row.status === 'read') {
+      await trx
+        .updateTable('broadcast_recipients')
+        .set({ delivered_at: sql`coalesce(delivered_at, ${report.at})` })
+        .where('org_id', '=', orgId)
+        .where('broadcast_id', '=', row.broadcast_id)
+        .where('position', '=', row.position)
+        .execute();
+    }
+    return 'stale';
+  }
   const at = report.at;
   const changes: Record<string, unknown> = {
     status: target,
@@ -97,7 +110,7 @@ export async function applyRecipientStatus(
   const outcome =
     target === 'failed' ? (report.error?.reason === 'not_on_network' ? 'not_on_network' : 'failed') : 'sent';
   await updateContactReachability(trx, orgId, row.contact_id, outcome);
-  return true;
+  return 'applied';
 }
 
 /**

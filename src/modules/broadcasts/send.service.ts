@@ -27,7 +27,7 @@ export interface SendDeps {
   db: Kysely<DB>;
   media: MediaFetcher;
   /** The organization's custom property keys (named placeholders equal to one resolve from the contact). */
-  propertyKeys(orgId: string): Promise<string[]>;
+  propertyKeys(orgId: string): Promise<readonly string[]>;
 }
 
 type Recipient = Static<typeof SendRecipient>;

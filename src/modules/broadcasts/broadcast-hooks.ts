@@ -1,0 +1,60 @@
+// Where broadcasts meet the rest of the messaging side: status webhooks move recipients, and every accepted
+// hand-off is written into the contact's conversation (decisions §7: `sender: "system"`).
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { newId } from '../../lib/ids.ts';
+import type { MessageStatusListener } from '../../messaging/webhooks.ts';
+import type { AcceptedHook } from '../../worker/fanout.ts';
+import { findOrCreateConversation, insertMessage } from '../conversations/conversations.repo.ts';
+import { applyRecipientStatus } from './recipient-status.ts';
+
+export const recipientStatusListener: MessageStatusListener = (db, orgId, event) =>
+  applyRecipientStatus(db, orgId, {
+    status: event.status,
+    at: event.timestamp,
+    platformMessageId: event.platformMessageId,
+    callbackData: event.callbackData,
+    error: event.error
+      ? { code: event.error.code, message: event.error.message ?? event.error.title, reason: event.error.reason }
+      : undefined,
+  });
+
+export const recordInConversation: AcceptedHook = async (trx: Transaction<DB>, row, platformMessageId) => {
+  const now = new Date();
+  const broadcast = await trx
+    .selectFrom('broadcasts')
+    .select('template_id')
+    .where('org_id', '=', row.org_id)
+    .where('id', '=', row.broadcast_id)
+    .executeTakeFirstOrThrow();
+  // A status webhook may have moved the recipient on already (its answer raced ours): the message starts there.
+  const recipient = await trx
+    .selectFrom('broadcast_recipients')
+    .select(['status', 'delivered_at', 'read_at'])
+    .where('org_id', '=', row.org_id)
+    .where('broadcast_id', '=', row.broadcast_id)
+    .where('position', '=', row.position)
+    .executeTakeFirstOrThrow();
+  const conversationId = await findOrCreateConversation(trx, row.org_id, row.contact_id, row.channel_id, now);
+  await insertMessage(trx, {
+    org_id: row.org_id,
+    id: newId('msg'),
+    conversation_id: conversationId,
+    contact_id: row.contact_id,
+    channel_id: row.channel_id,
+    direction: 'outbound',
+    sender: 'system',
+    type: 'template',
+    text: null,
+    template_id: broadcast.template_id,
+    phone: row.phone,
+    platform_message_id: platformMessageId,
+    status: recipient.status === 'sending' ? 'sent' : recipient.status,
+    sent_at: now,
+    delivered_at: recipient.delivered_at,
+    read_at: recipient.read_at,
+    error: null,
+    created_at: now,
+    updated_at: now,
+  });
+};

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { Static } from 'typebox';
+import type { DB } from '../../db/schema.ts';
+import { authOf } from '../../http/auth.ts';
+import { v1Errors } from '../../http/schemas.ts';
+import { BroadcastSchema } from './broadcasts.schemas.ts';
+import type { BroadcastsService } from './broadcasts.service.ts';
+import { claimIdempotencyKey, releaseIdempotencyKey, requestHash } from './idempotency.ts';
+import { SendBody, SendHeaders, TemplateParams } from './send.schemas.ts';
+import type { SendService } from './send.service.ts';
+
+const description = `Queues an approved template for up to 100 recipients and answers 202 with the Broadcast.
+The request is refused whole (nothing queued, no contact created, nothing charged) on any of:
+\`template_not_sendable\` (409 not APPROVED, 422 never sendable), \`invalid_channel\` / \`channel_id_required\` (400),
+a recipient count outside 1–100 (422), \`contact_not_found\` (404, with \`index\`), \`unknown_variables\` /
+\`unknown_url_suffixes\` (422, with \`index\` and \`keys\`), \`missing_variables\` (422, with \`index\` and \`tokens\`),
+\`media_too_large\` / \`media_type_mismatch\` / \`media_fetch_failed\` (422, with \`index\`), \`duplicate_recipient\` (422),
+\`messaging_limit_exceeded\` (409, with \`remaining\`), \`messaging_insufficient_balance\` (402),
+\`idempotency_key_in_flight\` (409), \`idempotency_key_reused\` (422). Checks run in that order.
+The same \`Idempotency-Key\` and body within 24 hours answer the original broadcast (header \`Idempotent-Replayed: true\`).`;
+
+export function sendRoutes(
+  app: FastifyInstance,
+  deps: { db: Kysely<DB>; send: SendService; broadcasts: BroadcastsService },
+): void {
+  app.post(
+    '/templates/:template_id/send',
+    {
+      schema: {
+        tags: ['Broadcasts'],
+        summary: 'Send a template to 1–100 recipients',
+        description,
+        operationId: 'sendTemplate',
+        params: TemplateParams,
+        headers: SendHeaders,
+        body: SendBody,
+        response: { 202: BroadcastSchema, ...v1Errors([400, 402, 404, 409, 422]) },
+      },
+    },
+    async (request, reply) => {
+      const { orgId } = authOf(request);
+      const { template_id } = request.params as Static<typeof TemplateParams>;
+      const body = request.body as Static<typeof SendBody>;
+      const key = (request.headers as Static<typeof SendHeaders>)['idempotency-key'];
+      if (key === undefined) return reply.code(202).send(await deps.send.send(orgId, template_id, body));
+
+      const claim = await claimIdempotencyKey(deps.db, orgId, key, requestHash({ template_id, body }));
+      if (claim.kind === 'replay') {
+        reply.header('Idempotent-Replayed', 'true');
+        return reply.code(202).send(await deps.broadcasts.get(orgId, claim.broadcastId));
+      }
+      try {
+        return reply.code(202).send(await deps.send.send(orgId, template_id, body, key));
+      } catch (error) {
+        // A refusal (or a fault before the commit) queued nothing; the key is released so that a corrected request
+        // can use it. A key that already names a broadcast is never released.
+        await releaseIdempotencyKey(deps.db, orgId, key);
+        throw error;
+      }
+    },
+  );
+}
