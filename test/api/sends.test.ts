@@ -322,7 +322,7 @@ describe('refusals (decisions §7 order; nothing queued, created or charged)', (
 
   it('409 messaging_limit_exceeded with what remains of the rolling 24-hour limit', async () => {
     const { key, template } = await sender(h, { limit: 3 });
-    const [a, b, c, d] = phones(4);
+    const [a, b, c, d] = phones(4) as [string, string, string, string];
     expect(
       (await h.api('POST', `/v1/templates/${template.id}/send`, { key, body: { recipients: recipientsFor([a, b]) } }))
         .status,
