@@ -3,6 +3,7 @@
 
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { buildSignedWebhook } from '../../src/messaging/cloud/webhook-builder.ts';
 
 export interface RecordedRequest {
   method: string;
@@ -21,6 +22,16 @@ export interface ScriptedResponse {
   rawBody?: string;
   /** Never answer (until the server closes): for timeout tests. */
   hang?: boolean;
+  /** Accept the message (it counts as sent, and its status webhook goes out) but never answer the request. */
+  acceptThenHang?: boolean;
+}
+
+/** Where the fake delivers status webhooks, as the platform does to a subscribed app. */
+export interface WebhookTarget {
+  url: string;
+  appSecret: string;
+  businessAccountId: string;
+  delayMs?: number;
 }
 
 export type RequestMatcher = (request: RecordedRequest) => boolean;
@@ -47,6 +58,12 @@ export interface FakeCloudApi {
   refuseNextTemplate(error: CloudErrorInput): void;
   failNextDelete(error: CloudErrorInput): void;
   hangNext(matcher: RequestMatcher): void;
+  /** After this, every accepted send is followed by a signed `sent` status webhook carrying its callback data. */
+  deliverStatusesTo(target: WebhookTarget): void;
+  /** Accepted sends (message ids and recipients), in order. */
+  accepted: { id: string; to: string; callbackData?: string }[];
+  /** Each send waits this long before answering (a slow platform). */
+  setSendDelay(ms: number): void;
   close(): Promise<void>;
 }
 
@@ -80,7 +97,44 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
   const token = options.token ?? 'test-token';
   const requests: RecordedRequest[] = [];
   const scripts: { matcher: RequestMatcher; response: ScriptedResponse; remaining: number }[] = [];
+  const accepted: { id: string; to: string; callbackData?: string }[] = [];
+  let webhookTarget: WebhookTarget | undefined;
+  let sendDelayMs = 0;
   let sequence = 0;
+
+  const acceptSend = (body: Record<string, unknown>, phoneNumberId: string) => {
+    sequence += 1;
+    const id = `wamid.FAKE${String(sequence).padStart(6, '0')}`;
+    const to = typeof body.to === 'string' ? body.to : '';
+    const callbackData = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : undefined;
+    accepted.push({ id, to, ...(callbackData ? { callbackData } : {}) });
+    const target = webhookTarget;
+    if (target) {
+      const { rawBody, signature } = buildSignedWebhook(
+        [
+          {
+            kind: 'message_status',
+            businessAccountId: target.businessAccountId,
+            phoneNumberId,
+            platformMessageId: id,
+            status: 'sent',
+            recipient: `+${to}`,
+            timestamp: new Date(),
+            ...(callbackData ? { callbackData } : {}),
+          },
+        ],
+        target.appSecret,
+      );
+      setTimeout(() => {
+        fetch(target.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
+          body: rawBody,
+        }).catch(() => {});
+      }, target.delayMs ?? 0);
+    }
+    return { id, to };
+  };
 
   const answerByDefault = (request: RecordedRequest): ScriptedResponse => {
     if (request.headers.authorization !== `Bearer ${token}`) {
@@ -97,14 +151,13 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
     }
     if (isTemplateDelete(request)) return { status: 200, body: { success: true } };
     if (isSend(request)) {
-      sequence += 1;
-      const to = typeof body.to === 'string' ? body.to : '';
+      const { id, to } = acceptSend(body, request.path.split('/')[1] ?? '');
       return {
         status: 200,
         body: {
           messaging_product: 'whatsapp',
           contacts: [{ input: to, wa_id: to }],
-          messages: [{ id: `wamid.FAKE${String(sequence).padStart(6, '0')}`, message_status: 'accepted' }],
+          messages: [{ id, message_status: 'accepted' }],
         },
       };
     }
@@ -136,10 +189,18 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
       };
       requests.push(request);
       const response = pickResponse(request);
+      if (response.acceptThenHang) {
+        acceptSend((request.body ?? {}) as Record<string, unknown>, request.path.split('/')[1] ?? '');
+        return;
+      }
       if (response.hang) return;
       const payload = response.rawBody ?? (response.body === undefined ? '' : JSON.stringify(response.body));
-      outgoing.writeHead(response.status, { 'content-type': 'application/json' });
-      outgoing.end(payload);
+      const answer = () => {
+        outgoing.writeHead(response.status, { 'content-type': 'application/json' });
+        outgoing.end(payload);
+      };
+      if (sendDelayMs > 0 && isSend(request)) setTimeout(answer, sendDelayMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -166,6 +227,13 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
     },
     hangNext(matcher) {
       scripts.push({ matcher, response: { status: 0, hang: true }, remaining: 1 });
+    },
+    deliverStatusesTo(target) {
+      webhookTarget = target;
+    },
+    accepted,
+    setSendDelay(ms) {
+      sendDelayMs = ms;
     },
     close() {
       server.closeAllConnections(); // hung requests would otherwise keep close() waiting
