@@ -61,7 +61,12 @@ function fanoutTasks(config: Config, database: Database, messaging: Messaging, l
       // Keeps claiming while there is work, for a bounded slice, then yields to the other tasks.
       run: async () => {
         const started = Date.now();
-        while (Date.now() - started < FANOUT_SLICE_MS && (await fanout.runOnce()) > 0) {}
+        let handled = 0;
+        for (let batch = await fanout.runOnce(); batch > 0; batch = await fanout.runOnce()) {
+          handled += batch;
+          if (Date.now() - started >= FANOUT_SLICE_MS) break;
+        }
+        if (handled > 0) log.debug({ handled }, 'fan-out handed off recipients');
       },
     },
     {

@@ -135,9 +135,11 @@ async function stopForBalance(trx: Transaction<DB>, orgId: string, broadcastIds:
     .where('id', 'in', broadcastIds)
     .where('stored_status', 'is', null)
     .execute();
-  await trx
-    .updateTable('broadcast_recipients')
-    .set({ status: 'queued', lease_until: null, lease_token: null, next_attempt_at: sql`'infinity'::timestamptz` })
+  // Parked so the due-index no longer offers them. Rows that another worker holds right now are skipped (it parks
+  // its own when it finds the balance gone): waiting for them while holding the account lock could deadlock.
+  const parkable = await trx
+    .selectFrom('broadcast_recipients')
+    .select(['broadcast_id', 'position'])
     .where('org_id', '=', orgId)
     .where('broadcast_id', 'in', broadcastIds)
     .where((eb) =>
@@ -146,7 +148,22 @@ async function stopForBalance(trx: Transaction<DB>, orgId: string, broadcastIds:
         eb.and([eb('status', '=', 'sending'), eb('handoff_started_at', 'is', null)]),
       ]),
     )
+    .forUpdate()
+    .skipLocked()
     .execute();
+  for (const [broadcastId, rows] of groupBy(parkable, (row) => row.broadcast_id)) {
+    await trx
+      .updateTable('broadcast_recipients')
+      .set({ status: 'queued', lease_until: null, lease_token: null, next_attempt_at: sql`'infinity'::timestamptz` })
+      .where('org_id', '=', orgId)
+      .where('broadcast_id', '=', broadcastId)
+      .where(
+        'position',
+        'in',
+        rows.map((row) => row.position),
+      )
+      .execute();
+  }
 }
 
 export async function chargeClaims(
