@@ -42,7 +42,7 @@ export default defineConfig(async () => {
   const unitTests = ['test/unit/**/*.test.ts', 'src/**/*.test.ts'];
   return {
     test: {
-      testTimeout: 30_000,
+      testTimeout: 60_000,
       hookTimeout: 60_000,
       projects: [
         { extends: true, test: { name: 'unit', include: unitTests, env: shared } },

@@ -24,7 +24,7 @@ const get = async (url: string, key?: string) => {
   return { status: response.status, body: await response.json(), headers: response.headers };
 };
 
-describe.skipIf(!onPGlite)('on the embedded database', () => {
+describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () => {
   it('makes a demo organization on first start, prints its key and a curl once, and keeps data across restarts', async () => {
     const dataDir = tempDir();
     const first = await startServer({ DATA_DIR: dataDir });
@@ -89,7 +89,7 @@ describe.skipIf(!onPGlite)('on the embedded database', () => {
   });
 });
 
-describe.skipIf(onPGlite)('on a PostgreSQL server', () => {
+describe.skipIf(onPGlite)('on a PostgreSQL server', { timeout: 120_000 }, () => {
   it('runs the same migrations (crm migrate) and the operator CLI', async () => {
     const database = await createPostgresDatabase();
     try {
