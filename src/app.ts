@@ -13,8 +13,16 @@ import { requestId } from './http/request-id.ts';
 import { registerValidation } from './http/validation.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { accountRoutes } from './modules/account/account.routes.ts';
+import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
+import { createContactsService } from './modules/contacts/contacts.service.ts';
+import { funnelStagesRoutes } from './modules/funnel-stages/funnel-stages.routes.ts';
+import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { operatorRoutes } from './modules/operator/operator.routes.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
+import { propertiesRoutes } from './modules/properties/properties.routes.ts';
+import { createPropertiesService } from './modules/properties/properties.service.ts';
+import { subOriginsRoutes } from './modules/sub-origins/sub-origins.routes.ts';
+import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
 
 export const API_VERSION = '1.0.0';
 export const BODY_LIMIT = 1024 * 1024;
@@ -75,6 +83,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       v1.setNotFoundHandler(notFoundHandler(app));
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       accountRoutes(v1);
+      contactsRoutes(v1, createContactsService({ db, clock }));
+      propertiesRoutes(v1, createPropertiesService({ db, clock }));
+      funnelStagesRoutes(v1, createFunnelStagesService({ db, clock }));
+      subOriginsRoutes(v1, createSubOriginsService({ db, clock }));
     },
     { prefix: '/v1' },
   );

@@ -3,12 +3,14 @@ import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
 import * as foundation from './migrations/0001-foundation.ts';
 import * as contacts from './migrations/0002-contacts.ts';
+import * as crm from './migrations/0003-crm.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-contacts': contacts,
+  '0003-crm': crm,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
