@@ -15,19 +15,21 @@ export interface PropertyFilter {
   value: string;
 }
 
-const ENTRY = new RegExp(`^[^:]+:(${FILTER_OPS.join('|')}):`);
+// A comma starts a new entry only when `KEY:OP:` follows it; other commas belong to a value.
+const NEXT_ENTRY = new RegExp(`,(?=[a-z][a-z0-9_]{0,63}:(?:${FILTER_OPS.join('|')}):)`);
+export const MAX_FILTERS = 20;
 
-/**
- * Array parameters are split on commas before validation; a value that itself held a comma arrives as pieces.
- * A piece that does not start like `KEY:OP:` continues the entry before it.
- */
-export function rejoinEntries(entries: string[]): string[] {
-  const joined: string[] = [];
-  for (const entry of entries) {
-    if (joined.length > 0 && !ENTRY.test(entry)) joined[joined.length - 1] += `,${entry}`;
-    else joined.push(entry);
+/** property_filter as given (one string or repeated keys) -> its entries, at most 20. */
+export function filterEntries(raw: string | string[] | undefined): string[] {
+  const entries = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]).flatMap((entry) =>
+    entry.split(NEXT_ENTRY),
+  );
+  if (entries.length > MAX_FILTERS) {
+    throw validationError(['query', 'property_filter'], `List should have at most ${MAX_FILTERS} items`, 'too_long', {
+      ctx: { field_type: 'List', max_length: MAX_FILTERS },
+    });
   }
-  return joined;
+  return entries;
 }
 
 export function parsePropertyFilter(entry: string, index: number): PropertyFilter {
@@ -148,7 +150,7 @@ export function listConditions(
   if (query.q !== undefined) {
     conditions.push(sql`c.search_text like lower(${`%${escapeLike(query.q)}%`})`);
   }
-  const entries = rejoinEntries(query.property_filter ?? []);
+  const entries = filterEntries(query.property_filter);
   for (const [index, entry] of entries.entries()) {
     const filter = parsePropertyFilter(entry, index);
     conditions.push(propertyCondition(filter, definitions.get(filter.key), index));

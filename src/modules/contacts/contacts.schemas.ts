@@ -69,6 +69,8 @@ export const ContactPatch = Type.Object(fields, {
 });
 export type ContactPatch = Static<typeof ContactPatch>;
 
+const FilterEntry = Type.String({ minLength: 1, maxLength: 1000 });
+
 export const ContactListQuery = Type.Object(
   {
     limit: LimitQuery(50, 200),
@@ -90,12 +92,13 @@ export const ContactListQuery = Type.Object(
     created_to: Type.Optional(
       Type.String({ format: 'date', description: 'Inclusive, in the organization’s timezone.' }),
     ),
+    // Not a plain array: array parameters are split on every comma, and a filter value may hold commas. Entries
+    // come as repeated keys, or comma-separated where a comma is followed by the next `KEY:OP:`.
     property_filter: Type.Optional(
-      Type.Array(Type.String({ minLength: 1, maxLength: 1000 }), {
-        maxItems: 20,
+      Type.Union([FilterEntry, Type.Array(FilterEntry, { maxItems: 20 })], {
         description:
-          '`KEY:OP:VALUE`, ANDed. OP: `eq neq gt gte lt lte contains in exists`; `in` takes `|`-separated values; ' +
-          '`exists` takes `true` or `false`.',
+          '`KEY:OP:VALUE`, ANDed, as repeated keys. OP: `eq neq gt gte lt lte contains in exists`; `in` takes ' +
+          '`|`-separated values; `exists` takes `true` or `false`.',
       }),
     ),
     sort: StringEnum(CONTACT_SORTS, { default: 'recent' }),
