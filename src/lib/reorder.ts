@@ -16,6 +16,12 @@ export function applyMoves(currentOrder: string[], moves: MoveRequest[]): string
   const sorted = moves
     .map((move, index) => ({ ...move, index }))
     .sort((a, b) => a.order_idx - b.order_idx || a.index - b.index);
-  for (const move of sorted) result.splice(Math.min(move.order_idx, result.length), 0, move.id);
+  // Items asking for the same position keep the order they were named in.
+  let floor = 0;
+  for (const move of sorted) {
+    const at = Math.max(Math.min(move.order_idx, result.length), floor);
+    result.splice(at, 0, move.id);
+    floor = at + 1;
+  }
   return result;
 }
