@@ -97,7 +97,7 @@ export const ContactListQuery = Type.Object(
     property_filter: Type.Optional(
       Type.Union([FilterEntry, Type.Array(FilterEntry, { maxItems: 20 })], {
         description:
-          '`KEY:OP:VALUE`, ANDed, as repeated keys. OP: `eq neq gt gte lt lte contains in exists`; `in` takes ' +
+          '`KEY:OP:VALUE`, ANDed, as repeated keys (or comma-separated: a comma followed by `KEY:OP:` starts the next entry). OP: `eq neq gt gte lt lte contains in exists`; `in` takes ' +
           '`|`-separated values; `exists` takes `true` or `false`.',
       }),
     ),
