@@ -140,15 +140,15 @@ export async function seed(db: Kysely<DB>, count: number, log: (line: string) =>
           'owner_' || (i % 25),
           now() - ((i * 7) % 730) * interval '1 day',
           now() - ((i * 7) % 730) * interval '1 day' + (i % 86400) * interval '1 second'
-        from generate_series(${from}::int, ${to}::int) as i`.execute(trx);
+        from generate_series(${from}::bigint, ${to}::bigint) as i`.execute(trx);
       const values = (property: string, where: string, value: string) =>
         sql`insert into contact_property_values (org_id, contact_id, property_id, ${sql.raw(value.split('=')[0] as string)})
           select ${org.id}, 'ct_bench' || lpad(i::text, 9, '0'), ${property}, ${sql.raw(value.split('=')[1] as string)}
-          from generate_series(${from}::int, ${to}::int) as i where ${sql.raw(where)}`.execute(trx);
+          from generate_series(${from}::bigint, ${to}::bigint) as i where ${sql.raw(where)}`.execute(trx);
       await values(score.id, 'true', 'value_number=(i * 37) % 1000');
       await values(tier.id, 'i % 2 = 0', `value_text=(array['bronze','silver','gold','platinum'])[1 + i % 4]`);
       await values(segment.id, 'i % 3 = 0', `value_text='segment ' || (i % 50)`);
-      await values(signup.id, 'i % 5 = 0', `value_date=date '2024-01-01' + (i % 900)`);
+      await values(signup.id, 'i % 5 = 0', `value_date=date '2024-01-01' + (i % 900)::int`);
     });
     const rate = Math.round(to / ((Date.now() - started) / 1000));
     log(`seeded ${to.toLocaleString('en')} / ${count.toLocaleString('en')} contacts (${rate}/s)`);
