@@ -12,6 +12,7 @@ import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { RateLimitStore } from '../src/http/rate-limit.ts';
 import { measure, type Result, table } from './measure.ts';
+import { measureQueries } from './queries.ts';
 import { seed } from './seed.ts';
 
 const url = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
@@ -55,10 +56,11 @@ async function main(): Promise<void> {
     return body as { id: string; items: { id: string }[]; next_cursor: string | null };
   };
 
-  const results: Result[] = [];
+  let results: Result[] = [];
+  let inFlight = concurrency;
   const run = async (name: string, request: (i: number) => Promise<unknown>) => {
-    log(`measuring ${name}`);
-    results.push(await measure(name, requests, concurrency, async (i) => void (await request(i))));
+    log(`measuring ${name} (${inFlight} in flight)`);
+    results.push(await measure(name, requests, inFlight, async (i) => void (await request(i))));
   };
   const stamp = Date.now().toString(36);
   const phoneBase = 3_000_000_000 + (Date.now() % 1_000_000) * 1000;
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
   await run('read contact by id', (i) => call(`/v1/contacts/${sample[i % sample.length]}`));
 
   const targetPage = Math.max(2, Math.min(1000, Math.floor(seeded.contacts / PAGE_SIZE)));
+  const cursors = new Map<string, string>();
   for (const sort of ['recent', 'name', 'country', 'city', 'origin']) {
     await run(`list ${sort}, page 1`, () => call(`/v1/contacts?sort=${sort}`));
     log(`walking to page ${targetPage} of ${sort}`);
@@ -87,6 +90,7 @@ async function main(): Promise<void> {
       cursor = body.next_cursor;
     }
     log(`  ${targetPage - 1} pages in ${((performance.now() - walkStarted) / 1000).toFixed(1)} s`);
+    cursors.set(sort, cursor as string);
     await run(`list ${sort}, page ${targetPage}`, () => call(`/v1/contacts?sort=${sort}&cursor=${cursor}`));
   }
   await run('q=garcia (common name)', () => call('/v1/contacts?q=garcia'));
@@ -96,11 +100,36 @@ async function main(): Promise<void> {
     call('/v1/contacts?sort=name&property_filter=score:gte:990'),
   );
 
+  const concurrent = results;
+  // The same requests one at a time: the latency of a request on an idle server.
+  results = [];
+  inFlight = 1;
+  await run('read contact by id', (i) => call(`/v1/contacts/${sample[i % sample.length]}`));
+  for (const sort of ['recent', 'name']) {
+    await run(`list ${sort}, page 1`, () => call(`/v1/contacts?sort=${sort}`));
+    await run(`list ${sort}, page ${targetPage}`, () => call(`/v1/contacts?sort=${sort}&cursor=${cursors.get(sort)}`));
+  }
+  await run('q=garcia (common name)', () => call('/v1/contacts?q=garcia'));
+  await run('property_filter tier:eq:gold', () => call('/v1/contacts?property_filter=tier:eq:gold'));
+  const serial = results;
+  log('measuring the list queries alone');
+  const queries = await measureQueries(database, seeded.orgId, cursors, targetPage, Math.min(requests, 100));
+
   const summary = [
-    `Contacts: ${seeded.contacts.toLocaleString('en')} in one organization; ${requests} requests per scenario, ` +
-      `${concurrency} in flight; page size ${PAGE_SIZE}; PostgreSQL at ${url.host}.`,
+    `Contacts: ${seeded.contacts.toLocaleString('en')} in one organization; page size ${PAGE_SIZE}; ` +
+      `PostgreSQL at ${url.host}.`,
     '',
-    table(results),
+    `Through HTTP, ${concurrency} requests in flight, ${requests} per scenario:`,
+    '',
+    table(concurrent),
+    '',
+    'Through HTTP, one request at a time:',
+    '',
+    table(serial),
+    '',
+    'The list queries alone (no HTTP), one at a time:',
+    '',
+    table(queries),
   ].join('\n');
   process.stdout.write(`${summary}\n`);
   await app.close();

@@ -71,6 +71,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   // TEXTAREA value can outgrow a btree entry; equality re-checks the whole value.
   await sql`create index cpv_text_idx on contact_property_values (org_id, property_id, left(value_text, 200))
     where value_text is not null`.execute(db);
+  // The planner must know that the prefix follows from the value, or it multiplies the two selectivities and
+  // underestimates a common value by orders of magnitude (and then picks a plan that reads every match).
+  await sql`create statistics cpv_text_dependencies (dependencies)
+    on value_text, (left(value_text, 200)) from contact_property_values`.execute(db);
   await sql`create index cpv_text_trgm_idx on contact_property_values using gin (value_text gin_trgm_ops)
     where value_text is not null`.execute(db);
   await sql`create index cpv_number_idx on contact_property_values (org_id, property_id, value_number)

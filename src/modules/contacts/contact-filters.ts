@@ -157,3 +157,17 @@ export function listConditions(
   }
   return conditions.length === 0 ? sql`true` : sql.join(conditions, sql` and `);
 }
+
+/** A cursor belongs to its filter: the fields that shape the result set (sort and direction are its scope). */
+export function listFingerprint(query: ContactListQuery): unknown {
+  return [
+    query.q,
+    query.country,
+    query.origin,
+    query.funnel_stage_ids,
+    query.owner_id,
+    query.created_from,
+    query.created_to,
+    query.property_filter,
+  ];
+}

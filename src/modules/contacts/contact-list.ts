@@ -125,32 +125,47 @@ async function segmentPage(
   return rows.rows;
 }
 
-export async function pageOfContacts(
-  db: Kysely<DB>,
-  orgId: string,
-  query: ContactListQuery,
-  filters: RawBuilder<unknown>,
-  filterFingerprint: unknown,
-  now: Date,
-): Promise<ListPage> {
+export interface PagePlan {
+  spec: SortSpec;
+  desc: boolean;
+  scope: string;
+  limit: number;
+  fingerprint: unknown;
+  /** Where a cursor left off; undefined for a first page. */
+  position: Position | undefined;
+  now: number;
+}
+
+/** Reads the sort and the cursor (422 when it is not valid here) before any query runs. */
+export function planPage(query: ContactListQuery, fingerprint: unknown, now: Date): PagePlan {
   const sort = query.sort ?? 'recent';
   const spec = SORTS[sort];
   const desc = (query.sort_dir ?? (spec.time ? 'desc' : 'asc')) === 'desc';
   const scope = `contacts:${sort}:${desc ? 'desc' : 'asc'}`;
-  let position: Position | undefined;
+  const position =
+    query.cursor === undefined ? undefined : readPosition(query.cursor, scope, fingerprint, now.getTime());
+  return { spec, desc, scope, limit: query.limit, fingerprint, position, now: now.getTime() };
+}
+
+export async function pageOfContacts(
+  db: Kysely<DB>,
+  orgId: string,
+  plan: PagePlan,
+  filters: RawBuilder<unknown>,
+): Promise<ListPage> {
+  const { spec, desc, position } = plan;
   let snapshot: string;
   let startedAt: number;
-  if (query.cursor !== undefined) {
-    position = readPosition(query.cursor, scope, filterFingerprint, now.getTime());
+  if (position) {
     snapshot = position.snapshot;
     startedAt = position.startedAt;
   } else {
     const row = await sql<{ snapshot: string }>`select pg_current_snapshot()::text as snapshot`.execute(db);
     snapshot = row.rows[0]?.snapshot as string;
-    startedAt = now.getTime();
+    startedAt = plan.now;
   }
   const segments = spec.nullable ? 2 : 1;
-  const wanted = query.limit + 1;
+  const wanted = plan.limit + 1;
   const found: (KeyRow & { segment: number })[] = [];
   let segment = position?.segment ?? 0;
   let after: { key: string | null; id: string } | undefined = position;
@@ -160,11 +175,11 @@ export async function pageOfContacts(
     segment++;
     after = undefined;
   }
-  const page = found.slice(0, query.limit);
+  const page = found.slice(0, plan.limit);
   const last = page.at(-1);
   const nextCursor =
-    found.length > query.limit && last
-      ? encodeCursor(scope, filterFingerprint, [snapshot, startedAt, last.segment, last.k, last.id])
+    found.length > plan.limit && last
+      ? encodeCursor(plan.scope, plan.fingerprint, [snapshot, startedAt, last.segment, last.k, last.id])
       : null;
   return { ids: page.map((row) => row.id), nextCursor };
 }

@@ -12,8 +12,8 @@ import { listProperties } from '../properties/properties.repo.ts';
 import type { PropertyValueInput } from '../properties/properties.schemas.ts';
 import { checkValue, type Definition, type StoredValue, toPropertyValue } from '../properties/property-values.ts';
 import { findSubOrigin, findSubOriginByKey } from '../sub-origins/sub-origins.repo.ts';
-import { listConditions } from './contact-filters.ts';
-import { countContacts, pageOfContacts } from './contact-list.ts';
+import { listConditions, listFingerprint } from './contact-filters.ts';
+import { countContacts, pageOfContacts, planPage } from './contact-list.ts';
 import * as repo from './contacts.repo.ts';
 import type { Contact, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
 
@@ -241,25 +241,19 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
     async list(orgId: string, timezone: string, query: ContactListQuery) {
       const definitions = await definitionsByKey(db, orgId);
       const filters = listConditions(query, timezone, definitions);
-      // A cursor belongs to its filter: the fields that shape the result set (sort and direction are its scope).
-      const fingerprint = [
-        query.q,
-        query.country,
-        query.origin,
-        query.funnel_stage_ids,
-        query.owner_id,
-        query.created_from,
-        query.created_to,
-        query.property_filter,
-      ];
-      const page = await pageOfContacts(db, orgId, query, filters, fingerprint, clock.now());
+      // The page and the exact count are independent queries: run them side by side.
+      const plan = planPage(query, listFingerprint(query), clock.now());
+      const [page, total] = await Promise.all([
+        pageOfContacts(db, orgId, plan, filters),
+        countContacts(db, orgId, filters),
+      ]);
       const rows = await repo.findContacts(db, orgId, page.ids);
       const byId = new Map(rows.map((row) => [row.id, row]));
       const ordered = page.ids.map((contactId) => byId.get(contactId)).filter((row) => row !== undefined);
       return {
         items: await view(db, orgId, ordered),
         next_cursor: page.nextCursor,
-        total_count: await countContacts(db, orgId, filters),
+        total_count: total,
       };
     },
   };
