@@ -27,10 +27,18 @@ import { createBroadcastsService } from './modules/broadcasts/broadcasts.service
 import { sendRoutes } from './modules/broadcasts/send.routes.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
 import { channelRoutes } from './modules/channels/channels.routes.ts';
+import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
+import { createContactsService } from './modules/contacts/contacts.service.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
+import { funnelStagesRoutes } from './modules/funnel-stages/funnel-stages.routes.ts';
+import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { operatorRoutes } from './modules/operator/operator.routes.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
+import { propertiesRoutes } from './modules/properties/properties.routes.ts';
+import { createPropertiesService } from './modules/properties/properties.service.ts';
+import { subOriginsRoutes } from './modules/sub-origins/sub-origins.routes.ts';
+import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
 import { templateRoutes } from './modules/templates/templates.routes.ts';
 import { createTemplatesService, type PropertyKeysSource } from './modules/templates/templates.service.ts';
 
@@ -117,19 +125,31 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(async (scope) =>
     webhookRoutes(scope, { processor: webhooks, verifyToken: deps.webhookVerifyToken }),
   );
+  // Named placeholders equal to a live custom property key resolve from the contact (send requirements, sends).
+  const propertyKeys: PropertyKeysSource =
+    deps.propertyKeys ??
+    (async (source, orgId) =>
+      (
+        await source
+          .selectFrom('crm_properties')
+          .select('key')
+          .where('org_id', '=', orgId)
+          .where('archived_at', 'is', null)
+          .execute()
+      ).map((row) => row.key));
   const templates = createTemplatesService({
     db,
     clock,
     platform: messaging.platform,
     log: app.log,
-    ...(deps.propertyKeys ? { propertyKeys: deps.propertyKeys } : {}),
+    propertyKeys,
   });
   const conversations = createConversationsService({ db });
   const broadcasts = createBroadcastsService(db);
   const send = createSendService({
     db,
     media: deps.mediaFetcher ?? createMediaFetcher({ allowHosts: deps.mediaFetchAllowHosts ?? [] }),
-    propertyKeys: async (orgId) => (deps.propertyKeys ? deps.propertyKeys(db, orgId) : []),
+    propertyKeys: (orgId) => propertyKeys(db, orgId),
   });
 
   const guard = createV1Guard({ db, clock, rateLimitStore: deps.rateLimitStore, metrics });
@@ -144,6 +164,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       conversationRoutes(v1, conversations);
       sendRoutes(v1, { db, send, broadcasts });
       broadcastsRoutes(v1, broadcasts);
+      contactsRoutes(v1, createContactsService({ db, clock }));
+      propertiesRoutes(v1, createPropertiesService({ db, clock }));
+      funnelStagesRoutes(v1, createFunnelStagesService({ db, clock }));
+      subOriginsRoutes(v1, createSubOriginsService({ db, clock }));
     },
     { prefix: '/v1' },
   );

@@ -3,6 +3,7 @@ import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
 import * as foundation from './migrations/0001-foundation.ts';
 import * as contacts from './migrations/0002-contacts.ts';
+import * as crm from './migrations/0003-crm.ts';
 import * as messaging from './migrations/0004-messaging.ts';
 import * as broadcasts from './migrations/0005-broadcasts.ts';
 import type { DB } from './schema.ts';
@@ -11,6 +12,7 @@ import type { DB } from './schema.ts';
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-contacts': contacts,
+  '0003-crm': crm,
   '0004-messaging': messaging,
   '0005-broadcasts': broadcasts,
 };

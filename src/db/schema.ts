@@ -1,5 +1,5 @@
 // Row types of every table, as Kysely sees them. Tenant tables lead their keys with org_id.
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -73,6 +73,73 @@ export interface ContactsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: NullableTimestamp;
+  // Kept by the database (0003-crm): sort and search keys, and the snapshot version for cursor walks.
+  full_name: GeneratedAlways<string | null>;
+  name_sort: GeneratedAlways<string | null>;
+  city_sort: GeneratedAlways<string | null>;
+  search_text: GeneratedAlways<string>;
+  version_xid: Generated<string>;
+}
+
+export interface CrmPropertiesTable {
+  org_id: string;
+  id: string;
+  key: string;
+  label: string;
+  description: string;
+  kind: string;
+  options: Json<{ key: string; label: string }[]>;
+  currency: string | null;
+  required: boolean;
+  order_idx: number;
+  archived_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface ContactPropertyValuesTable {
+  org_id: string;
+  contact_id: string;
+  property_id: string;
+  value_text: string | null;
+  value_number: ColumnType<number | null, number | null, number | null>;
+  value_bool: boolean | null;
+  value_date: string | null;
+  value_json: ColumnType<unknown, string | null, string | null>;
+}
+
+export interface FunnelStagesTable {
+  org_id: string;
+  id: string;
+  name: string;
+  key: string;
+  description: string;
+  order_idx: number;
+  is_initial: boolean;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface SubOriginsTable {
+  org_id: string;
+  id: string;
+  key: string;
+  label: string;
+  origin: string;
+  created_at: Timestamp;
+}
+
+export interface ContactSortVersionsTable {
+  org_id: string;
+  contact_id: string;
+  version_xid: string;
+  replaced_xid: string;
+  replaced_at: Timestamp;
+  updated_at: Timestamp;
+  name_sort: string | null;
+  country: string | null;
+  city_sort: string | null;
+  origin: string | null;
 }
 
 export interface TemplatesTable {
@@ -217,5 +284,10 @@ export interface DB {
   broadcast_recipients: BroadcastRecipientsTable;
   idempotency_keys: IdempotencyKeysTable;
   channel_send_windows: ChannelSendWindowsTable;
+  crm_properties: CrmPropertiesTable;
+  contact_property_values: ContactPropertyValuesTable;
+  funnel_stages: FunnelStagesTable;
+  sub_origins: SubOriginsTable;
+  contact_sort_versions: ContactSortVersionsTable;
   app_state: AppStateTable;
 }

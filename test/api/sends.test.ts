@@ -435,3 +435,83 @@ describe('sends under concurrency', () => {
     expect(await count('contacts', org.id)).toBe(1);
   });
 });
+
+describe('sends and the CRM', () => {
+  it('resolve a named placeholder from a custom property, and report it in the send requirements', async () => {
+    const { key } = await sender(h);
+    const property = await h.api('POST', '/v1/properties', {
+      key,
+      body: { key: 'plan_name', label: 'Plan', kind: 'TEXT' },
+    });
+    expect(property.status).toBe(201);
+    const template = await approvedTemplate(h, key, [
+      {
+        type: 'BODY',
+        text: 'Your plan {{plan_name}} renews on {{renewal}}',
+        example: {
+          body_text_named_params: [
+            { param_name: 'plan_name', example: 'Gold' },
+            { param_name: 'renewal', example: 'May 1' },
+          ],
+        },
+      },
+    ]);
+    const requirements = await h.api('GET', `/v1/templates/${template.id}/send-requirements`, { key });
+    expect(requirements.body.contact_resolvable_tokens).toEqual(['body.plan_name']);
+    const contact = await h.api('POST', '/v1/contacts', {
+      key,
+      body: {
+        first_name: 'Ana',
+        phone: phones(1)[0],
+        properties: { plan_name: { kind: 'TEXT', value_text: 'Platinum' } },
+      },
+    });
+    expect(contact.status).toBe(201);
+    const missing = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: { contact_id: contact.body.id } },
+    });
+    expect(missing.body.detail).toEqual({ code: 'missing_variables', index: 0, tokens: ['body.renewal'] });
+    const sent = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: { contact_id: contact.body.id, variables: { 'body.renewal': 'June 2' } } },
+    });
+    expect(sent.status).toBe(202);
+    const queued = await h.database.db
+      .selectFrom('broadcast_recipients')
+      .select('send_components')
+      .where('broadcast_id', '=', sent.body.id)
+      .executeTakeFirstOrThrow();
+    expect(JSON.stringify(queued.send_components)).toContain('Platinum');
+  });
+
+  it('place contacts made by a send or by an inbound message in the initial funnel stage', async () => {
+    const { key, template, account } = await sender(h);
+    const stage = await h.api('POST', '/v1/funnel-stages', { key, body: { name: 'New lead' } });
+    expect(stage.status).toBe(201);
+    expect(stage.body.is_initial).toBe(true);
+    const [fromSend, fromInbound] = phones(2) as [string, string];
+    expect(
+      (
+        await h.api('POST', `/v1/templates/${template.id}/send`, {
+          key,
+          body: { recipients: recipientsFor([fromSend]) },
+        })
+      ).status,
+    ).toBe(202);
+    const inbound = await h.admin('POST', '/sandbox/inbound', {
+      channel_id: account.numbers[0].id,
+      from: fromInbound,
+      text: 'hi',
+    });
+    expect(inbound.status).toBe(200);
+    const list = await h.api('GET', '/v1/contacts?limit=10', { key });
+    const byPhone = Object.fromEntries(list.body.items.map((contact: { phone: string }) => [contact.phone, contact]));
+    expect(byPhone[fromSend]).toMatchObject({
+      origin: 'API',
+      funnel_stage_id: stage.body.id,
+      messaging_status: 'unverified',
+    });
+    expect(byPhone[fromInbound]).toMatchObject({ origin: 'OTHER', funnel_stage_id: stage.body.id });
+  });
+});

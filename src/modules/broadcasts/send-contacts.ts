@@ -3,6 +3,8 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { newId } from '../../lib/ids.ts';
+import { loadValues } from '../contacts/contacts.repo.ts';
+import { findInitialStage } from '../funnel-stages/funnel-stages.repo.ts';
 import type { RecipientContact } from '../templates/send-requirements.ts';
 
 export interface SendContact extends RecipientContact {
@@ -11,6 +13,22 @@ export interface SendContact extends RecipientContact {
 }
 
 const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'phone', 'city', 'country'] as const;
+
+/** Adds each contact's custom property values, keyed by property key (decisions §5), for placeholder resolution. */
+async function withProperties(db: Kysely<DB>, orgId: string, rows: SendContact[]): Promise<SendContact[]> {
+  const values = await loadValues(
+    db,
+    orgId,
+    rows.map((row) => row.id),
+  );
+  const byContact = new Map<string, NonNullable<RecipientContact['properties']>>();
+  for (const value of values) {
+    const properties = byContact.get(value.contact_id) ?? {};
+    properties[value.key] = value;
+    byContact.set(value.contact_id, properties);
+  }
+  return rows.map((row) => ({ ...row, properties: byContact.get(row.id) ?? {} }));
+}
 
 export async function contactsById(db: Kysely<DB>, orgId: string, ids: string[]): Promise<Map<string, SendContact>> {
   if (ids.length === 0) return new Map();
@@ -21,7 +39,7 @@ export async function contactsById(db: Kysely<DB>, orgId: string, ids: string[])
     .where('id', 'in', ids)
     .where('deleted_at', 'is', null)
     .execute();
-  return new Map(rows.map((row) => [row.id, row]));
+  return new Map((await withProperties(db, orgId, rows)).map((row) => [row.id, row]));
 }
 
 export async function contactsByPhone(
@@ -37,7 +55,7 @@ export async function contactsByPhone(
     .where('phone', 'in', phones)
     .where('deleted_at', 'is', null)
     .execute();
-  return new Map(rows.map((row) => [row.phone as string, row]));
+  return new Map((await withProperties(db, orgId, rows)).map((row) => [row.phone as string, row]));
 }
 
 /**
@@ -83,7 +101,7 @@ export async function ensureContactsForPhones(
   return ids;
 }
 
-/** The organization's initial funnel stage, once the CRM module keeps stages; none until then. */
-async function initialFunnelStage(_trx: Kysely<DB>, _orgId: string): Promise<string | null> {
-  return null;
+/** decisions §5: a new contact starts in the organization's initial funnel stage, when it has one. */
+async function initialFunnelStage(trx: Kysely<DB>, orgId: string): Promise<string | null> {
+  return (await findInitialStage(trx, orgId))?.id ?? null;
 }

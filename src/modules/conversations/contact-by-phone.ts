@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { newId } from '../../lib/ids.ts';
+import { findInitialStage } from '../funnel-stages/funnel-stages.repo.ts';
 
 export interface ContactByPhoneInput {
   /** E.164, as the webhook parser gives it. */
@@ -24,6 +25,8 @@ export async function findOrCreateContactByPhone(
 ): Promise<{ id: string; created: boolean }> {
   const existing = await findLiveContactId(db, orgId, input.phone);
   if (existing) return { id: existing, created: false };
+  // decisions §5: a new contact starts in the initial funnel stage when the organization has one.
+  const stage = await findInitialStage(db, orgId);
   const inserted = await db
     .insertInto('contacts')
     .values({
@@ -36,6 +39,7 @@ export async function findOrCreateContactByPhone(
       origin: 'OTHER',
       // contract: a new contact with a phone on file starts `unverified`.
       messaging_status: 'unverified',
+      funnel_stage_id: stage?.id ?? null,
       created_at: input.now,
       updated_at: input.now,
     })

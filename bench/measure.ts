@@ -1,0 +1,56 @@
+// Latency and throughput of one scenario: `total` requests, `concurrency` at a time.
+export interface Result {
+  name: string;
+  requests: number;
+  p50: number;
+  p99: number;
+  max: number;
+  throughput: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+export async function measure(
+  name: string,
+  total: number,
+  concurrency: number,
+  request: (i: number) => Promise<void>,
+): Promise<Result> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  const worker = async () => {
+    while (next < total) {
+      const i = next++;
+      const t0 = performance.now();
+      await request(i);
+      latencies.push(performance.now() - t0);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, total) }, worker));
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    name,
+    requests: total,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1) ?? 0,
+    throughput: total / elapsed,
+  };
+}
+
+export function table(results: Result[]): string {
+  const lines = [
+    '| Scenario | Requests | p50 ms | p99 ms | max ms | req/s |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...results.map(
+      (r) =>
+        `| ${r.name} | ${r.requests} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.max.toFixed(1)} | ${r.throughput.toFixed(0)} |`,
+    ),
+  ];
+  return lines.join('\n');
+}

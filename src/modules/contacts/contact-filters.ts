@@ -1,0 +1,173 @@
+// The contact list's filters as SQL over `contacts c`: the contract's query filters and `property_filter`
+// entries `KEY:OP:VALUE` (decisions §2). Every property condition is an EXISTS on the value table's indexes.
+import { type RawBuilder, sql } from 'kysely';
+import { validationError } from '../../http/errors.ts';
+import type { PropertyKind } from '../properties/properties.schemas.ts';
+import { type Definition, SLOT } from '../properties/property-values.ts';
+import type { ContactListQuery } from './contacts.schemas.ts';
+
+export const FILTER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'in', 'exists'] as const;
+type Op = (typeof FILTER_OPS)[number];
+
+export interface PropertyFilter {
+  key: string;
+  op: Op;
+  value: string;
+}
+
+// A comma starts a new entry only when `KEY:OP:` follows it; other commas belong to a value.
+const NEXT_ENTRY = new RegExp(`,(?=[a-z][a-z0-9_]{0,63}:(?:${FILTER_OPS.join('|')}):)`);
+export const MAX_FILTERS = 20;
+
+/** property_filter as given (one string or repeated keys) -> its entries, at most 20. */
+export function filterEntries(raw: string | string[] | undefined): string[] {
+  const entries = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]).flatMap((entry) =>
+    entry.split(NEXT_ENTRY),
+  );
+  if (entries.length > MAX_FILTERS) {
+    throw validationError(['query', 'property_filter'], `List should have at most ${MAX_FILTERS} items`, 'too_long', {
+      ctx: { field_type: 'List', max_length: MAX_FILTERS },
+    });
+  }
+  return entries;
+}
+
+export function parsePropertyFilter(entry: string, index: number): PropertyFilter {
+  const first = entry.indexOf(':');
+  const second = first < 0 ? -1 : entry.indexOf(':', first + 1);
+  const op = second < 0 ? '' : entry.slice(first + 1, second);
+  if (first <= 0 || second < 0 || !(FILTER_OPS as readonly string[]).includes(op)) {
+    throw validationError(
+      ['query', 'property_filter', index],
+      `Expected KEY:OP:VALUE with OP one of ${FILTER_OPS.join(', ')}`,
+      'value_error',
+      { input: entry },
+    );
+  }
+  return { key: entry.slice(0, first), op: op as Op, value: entry.slice(second + 1) };
+}
+
+const TEXT_KINDS: PropertyKind[] = ['TEXT', 'TEXTAREA', 'EMAIL', 'URL', 'RADIO', 'DROPDOWN'];
+const ORDERED_KINDS: PropertyKind[] = ['NUMBER', 'MONEY', 'DATE'];
+
+function allowedOps(kind: PropertyKind): Op[] {
+  if (TEXT_KINDS.includes(kind)) return ['eq', 'neq', 'contains', 'in', 'exists'];
+  if (ORDERED_KINDS.includes(kind)) return ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'exists'];
+  if (kind === 'BOOLEAN') return ['eq', 'neq', 'exists'];
+  if (kind === 'MULTI_SELECT') return ['eq', 'neq', 'contains', 'in', 'exists'];
+  return ['exists'];
+}
+
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (char) => `\\${char}`);
+}
+
+const COMPARE: Record<string, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
+
+/** The SQL condition of one entry, or a 422 at ["query","property_filter",index]. */
+export function propertyCondition(filter: PropertyFilter, definition: Definition | undefined, index: number) {
+  const fail = (msg: string) =>
+    validationError(['query', 'property_filter', index], msg, 'value_error', {
+      input: `${filter.key}:${filter.op}:${filter.value}`,
+    });
+  if (!definition) throw fail(`Unknown property key '${filter.key}'`);
+  const kind = definition.kind as PropertyKind;
+  if (!allowedOps(kind).includes(filter.op)) {
+    throw fail(`Operator '${filter.op}' does not apply to a ${kind} property (use ${allowedOps(kind).join(', ')})`);
+  }
+  const slot = SLOT[kind];
+  const exists = (condition: RawBuilder<unknown> | undefined) =>
+    sql`exists (select 1 from contact_property_values pv where pv.org_id = c.org_id and pv.contact_id = c.id
+      and pv.property_id = ${definition.id}${condition ? sql` and ${condition}` : sql``})`;
+
+  if (filter.op === 'exists') {
+    if (filter.value !== 'true' && filter.value !== 'false') throw fail('exists takes true or false');
+    return filter.value === 'true' ? exists(undefined) : sql`not ${exists(undefined)}`;
+  }
+  const values = filter.op === 'in' ? filter.value.split('|') : [filter.value];
+  const typed = values.map((value) => typedValue(kind, value, fail));
+  let condition: RawBuilder<unknown>;
+  if (slot === 'value_json') {
+    // MULTI_SELECT: eq and contains mean "has this option"; in means "has any of these".
+    condition = sql`(${sql.join(
+      typed.map((value) => sql`pv.value_json @> ${JSON.stringify([value])}::jsonb`),
+      sql` or `,
+    )})`;
+  } else if (filter.op === 'contains') {
+    condition = sql`pv.value_text ilike ${`%${escapeLike(filter.value)}%`}`;
+  } else if (slot === 'value_text') {
+    // The index holds a 200-character prefix; the whole value is re-checked.
+    condition = sql`left(pv.value_text, 200) in (${sql.join(typed.map((value) => sql`left(${value}, 200)`))})
+      and pv.value_text in (${sql.join(typed)})`;
+  } else {
+    const column = sql.ref(`pv.${slot}`);
+    const cast = slot === 'value_date' ? sql`::date` : slot === 'value_number' ? sql`::numeric` : sql`::boolean`;
+    const operator = COMPARE[filter.op];
+    condition = operator
+      ? sql`${column} ${sql.raw(operator)} ${typed[0]}${cast}`
+      : sql`${column} in (${sql.join(typed.map((value) => sql`${value}${cast}`))})`;
+  }
+  // neq: every contact that does not hold the value, including those with no value at all.
+  return filter.op === 'neq' ? sql`not ${exists(condition)}` : exists(condition);
+}
+
+function typedValue(kind: PropertyKind, value: string, fail: (msg: string) => Error): string {
+  if (kind === 'NUMBER' || kind === 'MONEY') {
+    if (value.trim() === '' || !Number.isFinite(Number(value))) throw fail(`'${value}' is not a number`);
+    return String(Number(value));
+  }
+  if (kind === 'DATE') {
+    const date = new Date(`${value}T00:00:00Z`);
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(date.getTime()) || !date.toISOString().startsWith(value)) {
+      throw fail(`'${value}' is not a date (YYYY-MM-DD)`);
+    }
+  }
+  if (kind === 'BOOLEAN' && value !== 'true' && value !== 'false') throw fail(`'${value}' is not true or false`);
+  return value;
+}
+
+/** Everything in the query that narrows the list, as one SQL condition over `contacts c`. */
+export function listConditions(
+  query: ContactListQuery,
+  timezone: string,
+  definitions: Map<string, Definition>,
+): RawBuilder<unknown> {
+  const conditions: RawBuilder<unknown>[] = [];
+  const anyOf = (column: string, values: string[] | undefined) => {
+    if (values && values.length > 0) conditions.push(sql`${sql.ref(`c.${column}`)} in (${sql.join(values)})`);
+  };
+  anyOf('country', query.country);
+  anyOf('origin', query.origin);
+  anyOf('funnel_stage_id', query.funnel_stage_ids);
+  anyOf('owner_id', query.owner_id);
+  // contract: inclusive calendar dates in the organization's timezone.
+  if (query.created_from) {
+    conditions.push(sql`c.created_at >= (${query.created_from}::date)::timestamp at time zone ${timezone}`);
+  }
+  if (query.created_to) {
+    conditions.push(sql`c.created_at < (${query.created_to}::date + 1)::timestamp at time zone ${timezone}`);
+  }
+  if (query.q !== undefined) {
+    conditions.push(sql`c.search_text like lower(${`%${escapeLike(query.q)}%`})`);
+  }
+  const entries = filterEntries(query.property_filter);
+  for (const [index, entry] of entries.entries()) {
+    const filter = parsePropertyFilter(entry, index);
+    conditions.push(propertyCondition(filter, definitions.get(filter.key), index));
+  }
+  return conditions.length === 0 ? sql`true` : sql.join(conditions, sql` and `);
+}
+
+/** A cursor belongs to its filter: the fields that shape the result set (sort and direction are its scope). */
+export function listFingerprint(query: ContactListQuery): unknown {
+  return [
+    query.q,
+    query.country,
+    query.origin,
+    query.funnel_stage_ids,
+    query.owner_id,
+    query.created_from,
+    query.created_to,
+    query.property_filter,
+  ];
+}

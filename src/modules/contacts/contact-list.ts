@@ -1,0 +1,191 @@
+// The contact list: keyset pagination for every sort over one database snapshot per walk.
+//
+// A walk's first page records the database snapshot it read (pg_current_snapshot); every later page orders the
+// contacts as they stood in that snapshot: a contact's current row when it is unchanged since, otherwise the
+// version of its sort keys that the snapshot saw (kept by a trigger in contact_sort_versions). So a walk visits
+// every contact that existed when it began exactly once, in one consistent order, however contacts are created,
+// updated or moved meanwhile. Contacts created after the walk began are not part of it; deleted ones drop out.
+// Pages show current data; filters apply to current data.
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { validationError } from '../../http/errors.ts';
+import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
+import type { ContactListQuery, ContactSort } from './contacts.schemas.ts';
+
+interface SortSpec {
+  column: 'updated_at' | 'name_sort' | 'country' | 'city_sort' | 'origin';
+  /** Contacts lacking the value come last, in either direction (contract). */
+  nullable: boolean;
+  time: boolean;
+}
+
+const SORTS: Record<ContactSort, SortSpec> = {
+  recent: { column: 'updated_at', nullable: false, time: true },
+  name: { column: 'name_sort', nullable: true, time: false },
+  country: { column: 'country', nullable: true, time: false },
+  city: { column: 'city_sort', nullable: true, time: false },
+  origin: { column: 'origin', nullable: true, time: false },
+};
+
+/** Cursors carry a walk's snapshot, so they live as long as the sort versions are kept. */
+export const CURSOR_TTL_MS = 24 * 60 * 60 * 1000;
+const SNAPSHOT = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20})(?:,\d{1,20})*)?$/;
+
+interface Position {
+  snapshot: string;
+  startedAt: number;
+  segment: number;
+  key: string | null;
+  id: string;
+}
+
+export interface ListPage {
+  ids: string[];
+  nextCursor: string | null;
+}
+
+function validSnapshot(text: unknown): text is string {
+  if (typeof text !== 'string') return false;
+  const match = SNAPSHOT.exec(text);
+  if (!match) return false;
+  const xmin = BigInt(match[1] as string);
+  const xmax = BigInt(match[2] as string);
+  const xip = match[3] ? match[3].split(',').map(BigInt) : [];
+  return xmin <= xmax && xip.every((xid, i) => xid >= xmin && xid < xmax && (i === 0 || xid > (xip[i - 1] as bigint)));
+}
+
+function readPosition(cursor: string, scope: string, filter: unknown, now: number): Position {
+  const [snapshot, startedAt, segment, key, id] = decodeCursor(cursor, scope, filter);
+  const invalid = (msg: string) => validationError(['query', 'cursor'], msg, 'value_error', { input: cursor });
+  if (
+    !validSnapshot(snapshot) ||
+    typeof startedAt !== 'number' ||
+    (segment !== 0 && segment !== 1) ||
+    (key !== null && typeof key !== 'string') ||
+    typeof id !== 'string'
+  ) {
+    throw invalid('Invalid cursor');
+  }
+  if (now - startedAt > CURSOR_TTL_MS) throw invalid('Cursor expired; start again from the first page');
+  return { snapshot, startedAt, segment, key, id };
+}
+
+interface KeyRow {
+  id: string;
+  k: string | null;
+}
+
+/** One segment (keys present, or keys missing) of one page, as the snapshot ordered it. */
+async function segmentPage(
+  db: Kysely<DB>,
+  orgId: string,
+  spec: SortSpec,
+  desc: boolean,
+  snapshot: string,
+  segment: number,
+  after: { key: string | null; id: string } | undefined,
+  limit: number,
+  filters: RawBuilder<unknown>,
+): Promise<KeyRow[]> {
+  const dir = sql.raw(desc ? 'desc' : 'asc');
+  const cmp = sql.raw(desc ? '<' : '>');
+  const cast = sql.raw(spec.time ? '::timestamptz' : '::text');
+  const snap = sql`${snapshot}::pg_snapshot`;
+  const part = (alias: 'c' | 'v', idColumn: string) => {
+    const key = sql.ref(`${alias}.${spec.column}`);
+    const id = sql.ref(`${alias}.${idColumn}`);
+    const nulls = segment === 1;
+    const present = spec.nullable ? (nulls ? sql`${key} is null` : sql`${key} is not null`) : sql`true`;
+    const keyset = !after
+      ? sql`true`
+      : nulls
+        ? sql`${id} ${cmp} ${after.id}`
+        : sql`(${key}, ${id}) ${cmp} (${after.key}${cast}, ${after.id})`;
+    const order = nulls ? sql`${id} ${dir}` : sql`${key} ${dir}, ${id} ${dir}`;
+    const text = spec.time
+      ? sql`to_char(${key} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+      : sql`${key}::text`;
+    return { present, keyset, order, id, text, key };
+  };
+  const current = part('c', 'id');
+  const kept = part('v', 'contact_id');
+  const rows = await sql<KeyRow>`select id, k from (
+      (select ${current.id} as id, ${current.key} as sort_key, ${current.text} as k from contacts c
+        where c.org_id = ${orgId} and c.deleted_at is null and pg_visible_in_snapshot(c.version_xid, ${snap})
+          and ${current.present} and ${current.keyset} and ${filters}
+        order by ${current.order} limit ${limit})
+      union all
+      (select ${kept.id} as id, ${kept.key} as sort_key, ${kept.text} as k
+        from contact_sort_versions v join contacts c on c.org_id = v.org_id and c.id = v.contact_id
+        where v.org_id = ${orgId} and v.replaced_xid >= pg_snapshot_xmin(${snap})
+          and pg_visible_in_snapshot(v.version_xid, ${snap}) and not pg_visible_in_snapshot(v.replaced_xid, ${snap})
+          and c.deleted_at is null and ${kept.present} and ${kept.keyset} and ${filters}
+        order by ${kept.order} limit ${limit})
+    ) page order by ${segment === 1 ? sql`id ${dir}` : sql`sort_key ${dir}, id ${dir}`} limit ${limit}`.execute(db);
+  return rows.rows;
+}
+
+export interface PagePlan {
+  spec: SortSpec;
+  desc: boolean;
+  scope: string;
+  limit: number;
+  fingerprint: unknown;
+  /** Where a cursor left off; undefined for a first page. */
+  position: Position | undefined;
+  now: number;
+}
+
+/** Reads the sort and the cursor (422 when it is not valid here) before any query runs. */
+export function planPage(query: ContactListQuery, fingerprint: unknown, now: Date): PagePlan {
+  const sort = query.sort ?? 'recent';
+  const spec = SORTS[sort];
+  const desc = (query.sort_dir ?? (spec.time ? 'desc' : 'asc')) === 'desc';
+  const scope = `contacts:${sort}:${desc ? 'desc' : 'asc'}`;
+  const position =
+    query.cursor === undefined ? undefined : readPosition(query.cursor, scope, fingerprint, now.getTime());
+  return { spec, desc, scope, limit: query.limit, fingerprint, position, now: now.getTime() };
+}
+
+export async function pageOfContacts(
+  db: Kysely<DB>,
+  orgId: string,
+  plan: PagePlan,
+  filters: RawBuilder<unknown>,
+): Promise<ListPage> {
+  const { spec, desc, position } = plan;
+  let snapshot: string;
+  let startedAt: number;
+  if (position) {
+    snapshot = position.snapshot;
+    startedAt = position.startedAt;
+  } else {
+    const row = await sql<{ snapshot: string }>`select pg_current_snapshot()::text as snapshot`.execute(db);
+    snapshot = row.rows[0]?.snapshot as string;
+    startedAt = plan.now;
+  }
+  const segments = spec.nullable ? 2 : 1;
+  const wanted = plan.limit + 1;
+  const found: (KeyRow & { segment: number })[] = [];
+  let segment = position?.segment ?? 0;
+  let after: { key: string | null; id: string } | undefined = position;
+  while (found.length < wanted && segment < segments) {
+    const rows = await segmentPage(db, orgId, spec, desc, snapshot, segment, after, wanted - found.length, filters);
+    found.push(...rows.map((row) => ({ ...row, segment })));
+    segment++;
+    after = undefined;
+  }
+  const page = found.slice(0, plan.limit);
+  const last = page.at(-1);
+  const nextCursor =
+    found.length > plan.limit && last
+      ? encodeCursor(plan.scope, plan.fingerprint, [snapshot, startedAt, last.segment, last.k, last.id])
+      : null;
+  return { ids: page.map((row) => row.id), nextCursor };
+}
+
+export async function countContacts(db: Kysely<DB>, orgId: string, filters: RawBuilder<unknown>): Promise<number> {
+  const result = await sql<{ count: number }>`select count(*)::int as count from contacts c
+    where c.org_id = ${orgId} and c.deleted_at is null and ${filters}`.execute(db);
+  return Number(result.rows[0]?.count ?? 0);
+}

@@ -1,0 +1,149 @@
+// SQL for contacts and their custom property values. Every query filters by org_id; reads see live contacts only.
+import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import type { ContactsTable, DB } from '../../db/schema.ts';
+import type { StoredValue } from '../properties/property-values.ts';
+
+export type ContactRow = Selectable<ContactsTable>;
+
+export const CONTACT_COLUMNS = [
+  'id',
+  'first_name',
+  'last_name',
+  'email',
+  'phone',
+  'country',
+  'city',
+  'social_handle',
+  'inbox_handle',
+  'messaging_username',
+  'origin',
+  'sub_origin_id',
+  'messaging_status',
+  'funnel_stage_id',
+  'owner_id',
+  'last_contacted_at',
+  'created_at',
+  'updated_at',
+] as const;
+export type ContactRecord = Pick<ContactRow, (typeof CONTACT_COLUMNS)[number]>;
+
+export const insertContact = (db: Kysely<DB>, row: Insertable<ContactsTable>) =>
+  db.insertInto('contacts').values(row).returning(CONTACT_COLUMNS).executeTakeFirstOrThrow();
+
+export const findContact = (db: Kysely<DB>, orgId: string, id: string, options: { lock?: boolean } = {}) => {
+  const query = db
+    .selectFrom('contacts')
+    .select(CONTACT_COLUMNS)
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null);
+  return (options.lock ? query.forUpdate() : query).executeTakeFirst();
+};
+
+export const findContacts = (db: Kysely<DB>, orgId: string, ids: string[]) =>
+  ids.length === 0
+    ? Promise.resolve([])
+    : db
+        .selectFrom('contacts')
+        .select(CONTACT_COLUMNS)
+        .where('org_id', '=', orgId)
+        .where('id', 'in', ids)
+        .where('deleted_at', 'is', null)
+        .execute();
+
+export const updateContact = (db: Kysely<DB>, orgId: string, id: string, patch: Updateable<ContactsTable>) =>
+  db
+    .updateTable('contacts')
+    .set(patch)
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returning(CONTACT_COLUMNS)
+    .executeTakeFirst();
+
+export const softDeleteContact = (db: Kysely<DB>, orgId: string, id: string, at: Date) =>
+  db
+    .updateTable('contacts')
+    .set({ deleted_at: at })
+    .where('org_id', '=', orgId)
+    .where('id', '=', id)
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .executeTakeFirst();
+
+export type DuplicateField = 'email' | 'phone' | 'social_handle';
+
+/** The live contact that holds a value, matched the way its unique index matches it. */
+export function findHolder(db: Kysely<DB>, orgId: string, field: DuplicateField, value: string) {
+  const query = db
+    .selectFrom('contacts')
+    .select(['id', 'first_name', 'last_name', 'email', 'phone', 'social_handle'])
+    .where('org_id', '=', orgId)
+    .where('deleted_at', 'is', null);
+  const matched =
+    field === 'phone'
+      ? query.where('phone', '=', value)
+      : query.where(sql`lower(${sql.ref(field)})`, '=', sql`lower(${value})`);
+  return matched.executeTakeFirst();
+}
+
+export interface ValueWithKey extends StoredValue {
+  contact_id: string;
+  key: string;
+  kind: string;
+}
+
+export const loadValues = (db: Kysely<DB>, orgId: string, contactIds: string[]): Promise<ValueWithKey[]> =>
+  contactIds.length === 0
+    ? Promise.resolve([])
+    : db
+        .selectFrom('contact_property_values as v')
+        .innerJoin('crm_properties as p', (join) =>
+          join.onRef('p.org_id', '=', 'v.org_id').onRef('p.id', '=', 'v.property_id'),
+        )
+        .select([
+          'v.contact_id',
+          'v.property_id',
+          'p.key',
+          'p.kind',
+          'v.value_text',
+          'v.value_number',
+          'v.value_bool',
+          'v.value_date',
+          'v.value_json',
+        ])
+        .where('v.org_id', '=', orgId)
+        .where('v.contact_id', 'in', contactIds)
+        .orderBy('p.order_idx')
+        .execute();
+
+export async function writeValues(db: Kysely<DB>, orgId: string, contactId: string, values: StoredValue[]) {
+  if (values.length === 0) return;
+  await db
+    .insertInto('contact_property_values')
+    .values(
+      values.map((value) => ({
+        org_id: orgId,
+        contact_id: contactId,
+        ...value,
+        value_json: value.value_json === null ? null : JSON.stringify(value.value_json),
+      })),
+    )
+    .onConflict((conflict) =>
+      conflict.columns(['org_id', 'contact_id', 'property_id']).doUpdateSet((eb) => ({
+        value_text: eb.ref('excluded.value_text'),
+        value_number: eb.ref('excluded.value_number'),
+        value_bool: eb.ref('excluded.value_bool'),
+        value_date: eb.ref('excluded.value_date'),
+        value_json: eb.ref('excluded.value_json'),
+      })),
+    )
+    .execute();
+}
+
+export async function removeValues(db: Kysely<DB>, orgId: string, contactId: string, propertyIds?: string[]) {
+  if (propertyIds && propertyIds.length === 0) return;
+  let query = db.deleteFrom('contact_property_values').where('org_id', '=', orgId).where('contact_id', '=', contactId);
+  if (propertyIds) query = query.where('property_id', 'in', propertyIds);
+  await query.execute();
+}

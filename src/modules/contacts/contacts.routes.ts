@@ -1,0 +1,107 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { authOf } from '../../http/auth.ts';
+import { IdParam, v1Errors } from '../../http/schemas.ts';
+import { ContactInput, ContactListQuery, ContactPage, ContactPatch, ContactSchema } from './contacts.schemas.ts';
+import type { ContactsService } from './contacts.service.ts';
+
+const tags = ['Contacts'];
+const Params = IdParam('contact_id');
+const duplicate = {
+  409:
+    'Duplicate email (case-insensitive), phone or social handle (case-insensitive): `{code: "duplicate_contact", ' +
+    'field, conflicting_contact_id, first_name, last_name, email, phone, social_handle}`.',
+};
+
+export function contactsRoutes(parent: FastifyInstance, contacts: ContactsService): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get(
+    '/contacts',
+    {
+      schema: {
+        tags,
+        summary: 'List contacts',
+        description:
+          'Keyset pagination for every sort. A walk (first page, then each `next_cursor`) lists the contacts as ' +
+          'they stood when its first page was read, each exactly once; contacts created later are not part of it. ' +
+          'Cursors live 24 hours. `recent` is updated_at then id, descending by default; the other sorts are ' +
+          'ascending by default, and contacts lacking the sorted value come last in either direction.',
+        operationId: 'listContacts',
+        querystring: ContactListQuery,
+        response: { 200: ContactPage, ...v1Errors([422]) },
+      },
+    },
+    async (request) => {
+      const { orgId, org } = authOf(request);
+      return contacts.list(orgId, org.timezone, request.query);
+    },
+  );
+
+  app.post(
+    '/contacts',
+    {
+      schema: {
+        tags,
+        summary: 'Create a contact',
+        description:
+          '`origin` is `API`. `messaging_status` starts `unverified` with a phone, `unavailable` without. The contact ' +
+          'starts in the initial funnel stage unless `funnel_stage_id` is given.',
+        operationId: 'createContact',
+        body: ContactInput,
+        response: { 201: ContactSchema, ...v1Errors([409, 422], duplicate) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await contacts.create(authOf(request).orgId, request.body)),
+  );
+
+  app.get(
+    '/contacts/:contact_id',
+    {
+      schema: {
+        tags,
+        summary: 'Read a contact',
+        operationId: 'getContact',
+        params: Params,
+        response: { 200: ContactSchema, ...v1Errors([404, 422]) },
+      },
+    },
+    async (request) => contacts.get(authOf(request).orgId, request.params.contact_id as string),
+  );
+
+  app.patch(
+    '/contacts/:contact_id',
+    {
+      schema: {
+        tags,
+        summary: 'Update a contact (partial; null clears)',
+        description:
+          'Setting a phone on a contact without one makes it `unverified`; a new phone also; removing it makes it ' +
+          '`unavailable`. `messaging_status`, `inbox_handle` and `origin` cannot be written.',
+        operationId: 'updateContact',
+        params: Params,
+        body: ContactPatch,
+        response: { 200: ContactSchema, ...v1Errors([404, 409, 422], duplicate) },
+      },
+    },
+    async (request) => contacts.update(authOf(request).orgId, request.params.contact_id as string, request.body),
+  );
+
+  app.delete(
+    '/contacts/:contact_id',
+    {
+      schema: {
+        tags,
+        summary: 'Delete a contact',
+        description: 'Removes it from every read and frees its email, phone and social handle.',
+        operationId: 'deleteContact',
+        params: Params,
+        response: { 204: { type: 'null', description: 'Deleted.' }, ...v1Errors([404, 422]) },
+      },
+    },
+    async (request, reply) => {
+      await contacts.remove(authOf(request).orgId, request.params.contact_id as string);
+      return reply.code(204).send(null);
+    },
+  );
+}

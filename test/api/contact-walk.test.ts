@@ -1,0 +1,125 @@
+// A cursor walk visits every contact exactly once while contacts are created and updated (issue 3, list rules).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { manualClock } from '../helpers/clock.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ unlimited: true });
+});
+afterAll(() => h.close());
+
+const CITIES = ['Lima', 'Austin', null, 'bogota', 'Zacatecas', null];
+const NAMES = ['ana', 'Bruno', 'carla', null, 'Diego', 'elena', 'Fabio'];
+
+async function seed(key: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const response = await h.api('POST', '/v1/contacts', {
+      key,
+      body: { first_name: NAMES[i % NAMES.length], last_name: `n${i}`, city: CITIES[i % CITIES.length] },
+    });
+    ids.push(response.body.id);
+  }
+  return ids;
+}
+
+let round = 0;
+/** Creates two contacts and rewrites three existing ones in every sort key (name, city, updated_at). */
+function churn(key: string, ids: string[]) {
+  round++;
+  const writes = [0, 1].map((i) =>
+    h.api('POST', '/v1/contacts', { key, body: { first_name: `new${round}_${i}`, city: 'Aaa' } }),
+  );
+  for (let i = 0; i < 3; i++) {
+    const id = ids[(round * 7 + i * 13) % ids.length] as string;
+    const flip = (round + i) % 2 === 0;
+    writes.push(
+      h.api('PATCH', `/v1/contacts/${id}`, {
+        key,
+        body: { first_name: flip ? 'aaa' : 'zzz', city: flip ? null : 'Aaa', country: flip ? 'MX' : null },
+      }),
+    );
+  }
+  return writes;
+}
+
+describe('a cursor walk during writes', () => {
+  it.each([
+    ['recent', 'desc'],
+    ['recent', 'asc'],
+    ['name', 'asc'],
+    ['name', 'desc'],
+    ['city', 'asc'],
+    ['city', 'desc'],
+    ['country', 'asc'],
+    ['origin', 'desc'],
+  ])('in %s %s order visits every contact that existed when it began exactly once', async (sort, dir) => {
+    const { key } = await h.createOrg();
+    const ids = await seed(key, 40);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const url: string = `/v1/contacts?sort=${sort}&sort_dir=${dir}&limit=4${cursor ? `&cursor=${cursor}` : ''}`;
+      // The page is read while contacts are being created and updated.
+      const [page, ...writes] = await Promise.all([h.api('GET', url, { key }), ...churn(key, ids)]);
+      if (!page) throw new Error('no page');
+      for (const write of writes) expect([200, 201]).toContain(write.status);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.items.map((item: { id: string }) => item.id));
+      cursor = page.body.next_cursor;
+      pages++;
+    } while (cursor && pages < 100);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect([...seen].sort()).toEqual([...ids].sort());
+  });
+
+  it('drops a contact deleted before the walk reaches it', async () => {
+    const { key } = await h.createOrg();
+    const ids = await seed(key, 6);
+    const first = await h.api('GET', '/v1/contacts?limit=2', { key });
+    const remaining = ids.filter((id) => !first.body.items.some((item: { id: string }) => item.id === id));
+    await h.api('DELETE', `/v1/contacts/${remaining[0]}`, { key });
+    const rest = await h.api('GET', `/v1/contacts?limit=10&cursor=${first.body.next_cursor}`, { key });
+    expect(rest.body.items.map((item: { id: string }) => item.id)).not.toContain(remaining[0]);
+    expect(rest.body.items).toHaveLength(3);
+  });
+
+  it('shows current data on later pages', async () => {
+    const { key } = await h.createOrg();
+    const ids = await seed(key, 4);
+    const first = await h.api('GET', '/v1/contacts?limit=2&sort=recent&sort_dir=asc', { key });
+    await h.api('PATCH', `/v1/contacts/${ids[3]}`, { key, body: { last_name: 'changed' } });
+    const rest = await h.api('GET', `/v1/contacts?limit=2&sort=recent&sort_dir=asc&cursor=${first.body.next_cursor}`, {
+      key,
+    });
+    expect(rest.body.items.map((item: { id: string }) => item.id)).toEqual([ids[2], ids[3]]);
+    expect(rest.body.items[1].last_name).toBe('changed');
+  });
+});
+
+describe('cursor lifetime', () => {
+  it('a cursor older than 24 hours is a 422', async () => {
+    const clock = manualClock();
+    const timed = await startHarness({ unlimited: true, clock, database: h.database });
+    try {
+      const { key } = await timed.createOrg();
+      for (let i = 0; i < 3; i++) await timed.api('POST', '/v1/contacts', { key, body: {} });
+      const first = await timed.api('GET', '/v1/contacts?limit=1', { key });
+      clock.advance(24 * 60 * 60 * 1000);
+      expect((await timed.api('GET', `/v1/contacts?limit=1&cursor=${first.body.next_cursor}`, { key })).status).toBe(
+        200,
+      );
+      clock.advance(1);
+      const expired = await timed.api('GET', `/v1/contacts?limit=1&cursor=${first.body.next_cursor}`, { key });
+      expect(expired.status).toBe(422);
+      expect(expired.body.detail[0]).toMatchObject({
+        loc: ['query', 'cursor'],
+        msg: expect.stringContaining('expired'),
+      });
+    } finally {
+      await timed.close();
+    }
+  });
+});
