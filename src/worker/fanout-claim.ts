@@ -13,6 +13,7 @@ export interface ClaimedRow {
   phone: string;
   send_components: unknown;
   attempts: number;
+  template_id: string;
   template_name: string;
   template_language: string;
   template_category: string;
@@ -44,6 +45,7 @@ export async function claimBatch(
       'r.phone',
       'r.send_components',
       'r.attempts',
+      'b.template_id',
       'b.template_name',
       'b.template_language',
       'b.template_category',

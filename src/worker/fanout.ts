@@ -35,8 +35,20 @@ export const DEFAULT_FANOUT_OPTIONS: FanoutOptions = {
   backoffMaxMs: 60_000,
 };
 
+/** The recipient as recorded after an accepted hand-off (a status report may have moved it on already). */
+export interface SettledRecipient {
+  status: string;
+  delivered_at: Date | null;
+  read_at: Date | null;
+}
+
 /** Called in the transaction that records an accepted hand-off (the conversation history hooks in here). */
-export type AcceptedHook = (trx: Transaction<DB>, row: ClaimedRow, platformMessageId: string) => Promise<void>;
+export type AcceptedHook = (
+  trx: Transaction<DB>,
+  row: ClaimedRow,
+  platformMessageId: string,
+  recipient: SettledRecipient,
+) => Promise<void>;
 
 export interface FanoutDeps {
   db: Kysely<DB>;
@@ -135,7 +147,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
         .where('lease_token', '=', row.lease_token);
       if (result.ok) {
         // A status webhook may have settled this row already; then only the message id is filled in.
-        await mine
+        const settled = await mine
           .set({
             status: sql`case when status = 'sending' then 'sent' else status end`,
             platform_message_id: result.platformMessageId,
@@ -143,15 +155,20 @@ export function createFanout(deps: FanoutDeps): Fanout {
             lease_until: null,
             updated_at: sql`now()`,
           })
-          .execute();
-        await updateContactReachability(trx, row.org_id, row.contact_id, 'sent');
+          .returning(['status', 'delivered_at', 'read_at'])
+          .executeTakeFirst();
+        // contract (messaging_status): a successful send makes an `unverified` contact `verified`.
         await trx
           .updateTable('contacts')
-          .set({ last_contacted_at: sql`now()` })
+          .set({
+            last_contacted_at: sql`now()`,
+            messaging_status: sql`case when messaging_status = 'unverified' then 'verified' else messaging_status end`,
+            updated_at: sql`case when messaging_status = 'unverified' then now() else updated_at end`,
+          })
           .where('org_id', '=', row.org_id)
           .where('id', '=', row.contact_id)
           .execute();
-        await deps.onAccepted?.(trx, row, result.platformMessageId);
+        if (settled) await deps.onAccepted?.(trx, row, result.platformMessageId, settled);
         return;
       }
       if (result.uncertain) {

@@ -19,22 +19,8 @@ export const recipientStatusListener: MessageStatusListener = (db, orgId, event)
       : undefined,
   });
 
-export const recordInConversation: AcceptedHook = async (trx: Transaction<DB>, row, platformMessageId) => {
+export const recordInConversation: AcceptedHook = async (trx: Transaction<DB>, row, platformMessageId, recipient) => {
   const now = new Date();
-  const broadcast = await trx
-    .selectFrom('broadcasts')
-    .select('template_id')
-    .where('org_id', '=', row.org_id)
-    .where('id', '=', row.broadcast_id)
-    .executeTakeFirstOrThrow();
-  // A status webhook may have moved the recipient on already (its answer raced ours): the message starts there.
-  const recipient = await trx
-    .selectFrom('broadcast_recipients')
-    .select(['status', 'delivered_at', 'read_at'])
-    .where('org_id', '=', row.org_id)
-    .where('broadcast_id', '=', row.broadcast_id)
-    .where('position', '=', row.position)
-    .executeTakeFirstOrThrow();
   const conversationId = await findOrCreateConversation(trx, row.org_id, row.contact_id, row.channel_id, now);
   await insertMessage(trx, {
     org_id: row.org_id,
@@ -43,12 +29,13 @@ export const recordInConversation: AcceptedHook = async (trx: Transaction<DB>, r
     contact_id: row.contact_id,
     channel_id: row.channel_id,
     direction: 'outbound',
-    sender: 'system',
+    sender: 'system', // decisions §7
     type: 'template',
     text: null,
-    template_id: broadcast.template_id,
+    template_id: row.template_id,
     phone: row.phone,
     platform_message_id: platformMessageId,
+    // A status report may have moved the recipient on already (its answer raced ours): the message starts there.
     status: recipient.status === 'sending' ? 'sent' : recipient.status,
     sent_at: now,
     delivered_at: recipient.delivered_at,
