@@ -87,7 +87,7 @@ export interface Seeded {
   contacts: number;
 }
 
-/** An organization named `bench-<n>` is reused when it already holds n contacts. */
+/** An organization named `bench-<n>` is reused when it already holds its n seeded contacts. */
 export async function seed(db: Kysely<DB>, count: number, log: (line: string) => void): Promise<Seeded> {
   const name = `bench-${count}`;
   const operator = createOperatorService({ db, clock: systemClock, platform: 'sandbox' });
@@ -95,7 +95,7 @@ export async function seed(db: Kysely<DB>, count: number, log: (line: string) =>
   if (existing) {
     const held = await sql<{
       n: number;
-    }>`select count(*)::int as n from contacts where org_id = ${existing.id}`.execute(db);
+    }>`select count(*)::int as n from contacts where org_id = ${existing.id} and left(id, 8) = 'ct_bench'`.execute(db);
     if (held.rows[0]?.n !== count) throw new Error(`${name} is incomplete; run again with BENCH_FRESH=1`);
     const { key } = await operator.createApiKey(existing.id, 'bench');
     log(`reusing ${name} (${existing.id})`);

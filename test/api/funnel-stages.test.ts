@@ -183,6 +183,26 @@ describe('delete', () => {
     expect((await h.api('GET', `/v1/contacts/${contact.body.id}`, { key })).body.funnel_stage_id).toBe(a.body.id);
   });
 
+  it('racing contact creates: the delete either wins (no contact left in the stage) or answers stage_in_use', async () => {
+    const { key } = await h.createOrg();
+    await create(key, { name: 'A' });
+    for (let round = 0; round < 3; round++) {
+      const b = await create(key, { name: `B${round}` });
+      const [deleted, ...created] = await Promise.all([
+        h.api('DELETE', `/v1/funnel-stages/${b.body.id}`, { key }),
+        ...Array.from({ length: 10 }, () =>
+          h.api('POST', '/v1/contacts', { key, body: { funnel_stage_id: b.body.id } }),
+        ),
+      ]);
+      for (const response of created) expect([201, 422]).toContain(response.status);
+      expect([204, 409]).toContain(deleted?.status);
+      const inStage = await h.api('GET', `/v1/contacts?funnel_stage_ids=${b.body.id}`, { key });
+      if (deleted?.status === 204) expect(inStage.body.total_count).toBe(0);
+      else expect(inStage.body.total_count).toBeGreaterThan(0);
+      expect(inStage.body.total_count).toBe(created.filter((response) => response.status === 201).length);
+    }
+  });
+
   it('deleted contacts do not hold a stage', async () => {
     const { key } = await h.createOrg();
     await create(key, { name: 'A' });

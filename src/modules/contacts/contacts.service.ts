@@ -23,6 +23,18 @@ const DUPLICATE_INDEXES: Record<string, repo.DuplicateField> = {
   contacts_social_handle_uq: 'social_handle',
 };
 
+const FOREIGN_KEYS: [string, string][] = [
+  ['contacts_funnel_stage_fk', 'funnel_stage_id'],
+  ['contacts_sub_origin_fk', 'sub_origin_id'],
+  ['contact_property_values_property_fk', 'properties'],
+];
+
+function isForeignKeyViolation(error: unknown, constraint: string): boolean {
+  const pgError = error as { code?: string; constraint?: string; message?: string } | undefined;
+  if (pgError?.code !== '23503') return false;
+  return pgError.constraint === constraint || (pgError.message ?? '').includes(`"${constraint}"`);
+}
+
 async function definitionsByKey(db: Kysely<DB>, orgId: string): Promise<Map<string, Definition>> {
   return new Map((await listProperties(db, orgId)).map((row) => [row.key, row]));
 }
@@ -128,6 +140,15 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
       try {
         return await work();
       } catch (error) {
+        // A stage, sub-origin or property deleted between our check and the write: the foreign key refuses it.
+        const reference = FOREIGN_KEYS.find(([constraint]) => isForeignKeyViolation(error, constraint));
+        if (reference) {
+          throw validationError(
+            ['body', reference[1]],
+            'Not found in this organization (deleted meanwhile)',
+            'value_error',
+          );
+        }
         const field = Object.entries(DUPLICATE_INDEXES).find(([index]) => isUniqueViolation(error, index))?.[1];
         const value = field ? values[field] : undefined;
         if (!field || !value) throw error;
