@@ -91,7 +91,10 @@ export function createFanout(deps: FanoutDeps): Fanout {
       .where('broadcast_id', '=', row.broadcast_id)
       .where('position', '=', row.position);
 
-  async function refund(trx: Transaction<DB>, row: ClaimedRow): Promise<void> {
+  async function refund(
+    trx: Transaction<DB>,
+    row: Pick<ClaimedRow, 'org_id' | 'account_id' | 'charged'>,
+  ): Promise<void> {
     if (!row.charged) return;
     await trx
       .updateTable('messaging_accounts')
@@ -292,14 +295,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
             .where('broadcast_id', '=', row.broadcast_id)
             .where('position', '=', row.position)
             .execute();
-          if (row.charged) {
-            await trx
-              .updateTable('messaging_accounts')
-              .set({ balance: sql`balance + ${row.charged}` })
-              .where('org_id', '=', row.org_id)
-              .where('id', '=', row.account_id)
-              .execute();
-          }
+          await refund(trx, row);
         }
         return stale.length;
       });

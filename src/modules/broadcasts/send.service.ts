@@ -15,6 +15,7 @@ import {
   type CatalogSendDefaults,
   validateRecipientInput,
 } from '../templates/send-requirements.ts';
+import { findTemplate } from '../templates/templates.repo.ts';
 import { selectBroadcasts } from './broadcasts.repo.ts';
 import { broadcastView } from './broadcasts.service.ts';
 import { completeIdempotencyKey } from './idempotency.ts';
@@ -41,13 +42,7 @@ export function createSendService(deps: SendDeps) {
   const { db } = deps;
 
   async function sendableTemplate(orgId: string, templateId: string) {
-    const template = await db
-      .selectFrom('templates')
-      .selectAll()
-      .where('org_id', '=', orgId)
-      .where('id', '=', templateId)
-      .where('deleted_at', 'is', null)
-      .executeTakeFirst();
+    const template = await findTemplate(db, orgId, templateId);
     if (!template) throw notFound();
     // contract: only an APPROVED template can be sent (409); one that can never be sent is a 422.
     if (template.status !== 'APPROVED') {
