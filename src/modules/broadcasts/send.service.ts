@@ -192,18 +192,21 @@ export function createSendService(deps: SendDeps) {
           .forUpdate()
           .executeTakeFirstOrThrow();
         const phones = prepared.map((recipient) => recipient.phone);
-        const recent = await trx
+        // decisions §7: distinct phones messaged from this account in the trailing 24 hours, counted in the
+        // database (the window can hold many thousands of recipients), and how many of this batch are among them.
+        const window = await trx
           .selectFrom('broadcast_recipients')
-          .select('phone')
-          .distinct()
+          .select([
+            sql<number>`count(distinct phone)::int`.as('used'),
+            sql<number>`count(distinct phone) filter (where phone = any(${phones}))::int`.as('repeated'),
+          ])
           .where('org_id', '=', orgId)
           .where('account_id', '=', template.account_id)
           .where('queued_at', '>', sql<Date>`now() - interval '24 hours'`)
           .where('status', 'not in', ['failed', 'cancelled'])
-          .execute();
-        const messaged = new Set(recent.map((row) => row.phone));
-        const remaining = Math.max(0, account.messaging_limit_24h - messaged.size);
-        const fresh = phones.filter((phone) => !messaged.has(phone)).length;
+          .executeTakeFirstOrThrow();
+        const remaining = Math.max(0, account.messaging_limit_24h - Number(window.used));
+        const fresh = phones.length - Number(window.repeated);
         if (fresh > remaining) {
           throw new ApiError(409, { code: 'messaging_limit_exceeded', remaining, limit: account.messaging_limit_24h });
         }
