@@ -53,6 +53,8 @@ export interface AppDeps {
   adminToken?: string | undefined;
   logger?: FastifyServerOptions['logger'];
   loggerInstance?: FastifyBaseLogger;
+  /** The metrics registry to serve (the process shares it with its worker); a new one when absent. */
+  metrics?: Metrics;
   /** Process-level metrics (CPU, memory, event loop); off in tests where many apps share a process. */
   processMetrics?: boolean;
   /** The messaging platform adapter (and the sandbox's controls); a sandbox with default settings when absent. */
@@ -87,7 +89,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
   });
-  const metrics = createMetrics(deps.database.poolStats, { defaultMetrics: deps.processMetrics ?? false });
+  const metrics =
+    deps.metrics ?? createMetrics(deps.database.poolStats, { defaultMetrics: deps.processMetrics ?? false });
 
   registerValidation(app);
   registerBodyParsers(app);

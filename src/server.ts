@@ -7,6 +7,7 @@ import type { Config } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { demoBanner, seedDemo } from './demo.ts';
+import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { systemClock } from './lib/clock.ts';
 import { type Messaging, messagingFromConfig } from './messaging/platform-factory.ts';
@@ -46,13 +47,20 @@ export async function openConfiguredDatabase(config: Config): Promise<Database> 
 const FANOUT_SLICE_MS = 2000;
 const RECONCILE_INTERVAL_MS = 30_000;
 
-function fanoutTasks(config: Config, database: Database, messaging: Messaging, log: ReturnType<typeof createLogger>) {
+function fanoutTasks(
+  config: Config,
+  database: Database,
+  messaging: Messaging,
+  log: ReturnType<typeof createLogger>,
+  metrics: Metrics,
+) {
   const fanout = createFanout({
     db: database.db,
     platform: messaging.platform,
     log,
     options: config.fanout,
     onAccepted: recordInConversation,
+    onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
   });
   const tasks: WorkerTask[] = [
     {
@@ -143,8 +151,10 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
     log.warn({ err: error }, `${what} failed`),
   );
 
+  const metrics = createMetrics(database.poolStats, { defaultMetrics: true });
   const { app } = options.http
     ? await buildApp({
+        metrics,
         database,
         rateLimitStore,
         platform: config.messagingPlatform,
@@ -154,7 +164,6 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
         adminToken: config.adminToken,
         mediaFetchAllowHosts: config.mediaFetchAllowHosts,
         loggerInstance: log,
-        processMetrics: true,
       })
     : { app: undefined };
 
@@ -171,7 +180,7 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
   }
 
   const worker: Worker | undefined = options.worker
-    ? startWorker([...fanoutTasks(config, database, messaging, log), ...maintenanceTasks(database)], log)
+    ? startWorker([...fanoutTasks(config, database, messaging, log, metrics), ...maintenanceTasks(database)], log)
     : undefined;
 
   if (app) {

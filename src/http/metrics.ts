@@ -8,6 +8,8 @@ export interface Metrics {
   requests: Counter<'method' | 'route' | 'status'>;
   duration: Histogram<'method' | 'route' | 'status'>;
   rateLimitRejections: Counter<'scope'>;
+  /** Hand-offs to the messaging platform by outcome (sent, failed, retry, uncertain). */
+  handoffs: Counter<'outcome'>;
 }
 
 export function createMetrics(poolStats: () => PoolStats, options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -46,7 +48,13 @@ export function createMetrics(poolStats: () => PoolStats, options: { defaultMetr
     },
   });
   void pool;
-  return { registry, requests, duration, rateLimitRejections };
+  const handoffs = new Counter({
+    name: 'fanout_handoffs_total',
+    help: 'Broadcast messages handed to the messaging platform, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  return { registry, requests, duration, rateLimitRejections, handoffs };
 }
 
 export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {

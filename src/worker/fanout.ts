@@ -56,6 +56,8 @@ export interface FanoutDeps {
   log: FastifyBaseLogger;
   options?: Partial<FanoutOptions>;
   onAccepted?: AcceptedHook;
+  /** Counts hand-offs by outcome (the process's metrics). */
+  onOutcome?: (outcome: 'sent' | 'failed' | 'retry' | 'uncertain') => void;
 }
 
 export interface Fanout {
@@ -141,6 +143,15 @@ export function createFanout(deps: FanoutDeps): Fanout {
   }
 
   async function record(row: ClaimedRow, result: SendResult): Promise<void> {
+    deps.onOutcome?.(
+      result.ok
+        ? 'sent'
+        : result.uncertain
+          ? 'uncertain'
+          : result.retryable && row.attempts < options.maxAttempts
+            ? 'retry'
+            : 'failed',
+    );
     await db.transaction().execute(async (trx) => {
       const mine = trx
         .updateTable('broadcast_recipients')

@@ -113,6 +113,9 @@ describe('the fan-out', () => {
       '+15557770500': 'unverified',
     });
     expect((await h.admin('GET', `/messaging-accounts/${account.id}`)).body.balance).toBe(99);
+    const metrics = (await h.app.inject('/metrics')).body;
+    expect(metrics).toMatch(/fanout_handoffs_total\{outcome="sent"\} [1-9]/);
+    expect(metrics).toMatch(/fanout_handoffs_total\{outcome="failed"\} [1-9]/);
   });
 
   it('stops a broadcast as stopped_low_balance when the balance cannot pay the next message', async () => {

@@ -82,7 +82,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.cloud ? { cloud: options.cloud } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
-  const { app } = await buildApp({
+  const { app, metrics } = await buildApp({
     database,
     rateLimitStore: options.rateLimitStore ?? (options.unlimited ? unlimitedStore : createMemoryRateLimitStore()),
     platform,
@@ -125,6 +125,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     log: app.log,
     options: { perNumberPerSecond: null, ...options.fanout },
     onAccepted: recordInConversation,
+    onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
   });
   const drain = async () => {
     let total = 0;
