@@ -253,6 +253,7 @@ export interface IdempotencyKeysTable {
   key: string;
   request_hash: string;
   broadcast_id: string | null;
+  claim_token: string | null;
   locked_until: NullableTimestamp;
   created_at: Timestamp;
 }

@@ -1,6 +1,7 @@
 // Broadcasts after the request: idempotency, the fan-out's outcomes, status reports, balance, cancel, reads, and
 // the count invariant while a fan-out runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../src/modules/broadcasts/idempotency.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 
@@ -82,6 +83,33 @@ describe('Idempotency-Key', () => {
       { 'idempotency-key': 'fix-me' },
     );
     expect(fixed.status).toBe(202);
+  });
+});
+
+describe('Idempotency-Key after a request died', () => {
+  it('is taken over once its lock runs out, and the old request can no longer complete it', async () => {
+    const { org, key, template } = await sender(h);
+    const body = { recipients: recipientsFor(phones(1)) };
+    const hash = requestHash({ template_id: template.id, body });
+    const stale = await claimIdempotencyKey(h.database.db, org.id, 'dead-request', hash);
+    expect(stale.kind).toBe('new');
+    expect((await send(key, template.id, body, { 'idempotency-key': 'dead-request' })).status).toBe(409);
+    await h.database.db
+      .updateTable('idempotency_keys')
+      .set({ locked_until: new Date(Date.now() - 1000) })
+      .where('org_id', '=', org.id)
+      .execute();
+    const taken = await send(key, template.id, body, { 'idempotency-key': 'dead-request' });
+    expect(taken.status).toBe(202);
+    if (stale.kind !== 'new') throw new Error('expected a new claim');
+    await expect(
+      h.database.db
+        .transaction()
+        .execute((trx) => completeIdempotencyKey(trx, org.id, { key: 'dead-request', token: stale.token }, 'bc_old')),
+    ).rejects.toMatchObject({ status: 409 });
+    const replay = await send(key, template.id, body, { 'idempotency-key': 'dead-request' });
+    expect(replay.body.id).toBe(taken.body.id);
+    expect(await broadcastCount(org.id)).toBe(1);
   });
 });
 

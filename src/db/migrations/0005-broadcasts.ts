@@ -81,6 +81,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('key', 'text', (c) => c.notNull())
     .addColumn('request_hash', 'text', (c) => c.notNull())
     .addColumn('broadcast_id', 'text')
+    // Which request holds the key: only that request may complete it (a takeover after a stale lock changes it).
+    .addColumn('claim_token', 'text')
     .addColumn('locked_until', 'timestamptz')
     .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
     .addPrimaryKeyConstraint('idempotency_keys_pk', ['org_id', 'key'])

@@ -2,7 +2,7 @@
 // return the original broadcast, a different body is 422 `idempotency_key_reused`, and a key whose first request
 // is still being queued is 409 `idempotency_key_in_flight`. The key is claimed in its own committed transaction,
 // so concurrent requests meet on the primary key; a refused request releases its key for a corrected retry.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { ApiError } from '../../http/errors.ts';
@@ -25,7 +25,7 @@ export function requestHash(request: unknown): string {
   return createHash('sha256').update(canonical(request)).digest('hex');
 }
 
-export type IdempotencyClaim = { kind: 'new' } | { kind: 'replay'; broadcastId: string };
+export type IdempotencyClaim = { kind: 'new'; token: string } | { kind: 'replay'; broadcastId: string };
 
 export async function claimIdempotencyKey(
   db: Kysely<DB>,
@@ -33,6 +33,7 @@ export async function claimIdempotencyKey(
   key: string,
   hash: string,
 ): Promise<IdempotencyClaim> {
+  const token = randomUUID();
   return db.transaction().execute(async (trx) => {
     const inserted = await trx
       .insertInto('idempotency_keys')
@@ -40,12 +41,13 @@ export async function claimIdempotencyKey(
         org_id: orgId,
         key,
         request_hash: hash,
+        claim_token: token,
         locked_until: sql<Date>`now() + make_interval(secs => ${IN_FLIGHT_LOCK_SECONDS})`,
       })
       .onConflict((conflict) => conflict.columns(['org_id', 'key']).doNothing())
       .returning('key')
       .executeTakeFirst();
-    if (inserted) return { kind: 'new' };
+    if (inserted) return { kind: 'new', token };
     const row = await trx
       .selectFrom('idempotency_keys')
       .select([
@@ -64,13 +66,14 @@ export async function claimIdempotencyKey(
         .set({
           request_hash: hash,
           broadcast_id: null,
+          claim_token: token,
           created_at: sql`now()`,
           locked_until: sql<Date>`now() + make_interval(secs => ${IN_FLIGHT_LOCK_SECONDS})`,
         })
         .where('org_id', '=', orgId)
         .where('key', '=', key)
         .execute();
-      return { kind: 'new' } as const;
+      return { kind: 'new', token } as const;
     };
     // Past the window the key is forgotten and can be used afresh.
     if (row.expired) return takeOver();
@@ -83,22 +86,39 @@ export async function claimIdempotencyKey(
 }
 
 /** A refused request queued nothing: its key is released so that a corrected retry may use it. */
-export async function releaseIdempotencyKey(db: Kysely<DB>, orgId: string, key: string): Promise<void> {
+export async function releaseIdempotencyKey(
+  db: Kysely<DB>,
+  orgId: string,
+  claim: { key: string; token: string },
+): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where('org_id', '=', orgId)
-    .where('key', '=', key)
+    .where('key', '=', claim.key)
+    .where('claim_token', '=', claim.token)
     .where('broadcast_id', 'is', null)
     .execute();
 }
 
-export async function completeIdempotencyKey(trx: Kysely<DB>, orgId: string, key: string, broadcastId: string) {
-  await trx
+/**
+ * Records the broadcast under the key, in the send's own transaction. When another request has taken the key over
+ * meanwhile (this one outlived its lock), this one must not queue anything: it answers in-flight and rolls back.
+ */
+export async function completeIdempotencyKey(
+  trx: Kysely<DB>,
+  orgId: string,
+  claim: { key: string; token: string },
+  broadcastId: string,
+) {
+  const completed = await trx
     .updateTable('idempotency_keys')
     .set({ broadcast_id: broadcastId, locked_until: null })
     .where('org_id', '=', orgId)
-    .where('key', '=', key)
-    .execute();
+    .where('key', '=', claim.key)
+    .where('claim_token', '=', claim.token)
+    .where('broadcast_id', 'is', null)
+    .executeTakeFirst();
+  if (Number(completed.numUpdatedRows) !== 1) throw new ApiError(409, { code: 'idempotency_key_in_flight' });
 }
 
 export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>): Promise<void> {

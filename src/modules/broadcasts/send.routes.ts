@@ -50,12 +50,13 @@ export function sendRoutes(
         reply.header('Idempotent-Replayed', 'true');
         return reply.code(202).send(await deps.broadcasts.get(orgId, claim.broadcastId));
       }
+      const held = { key, token: claim.token };
       try {
-        return reply.code(202).send(await deps.send.send(orgId, template_id, body, key));
+        return reply.code(202).send(await deps.send.send(orgId, template_id, body, held));
       } catch (error) {
         // A refusal (or a fault before the commit) queued nothing; the key is released so that a corrected request
         // can use it. A key that already names a broadcast is never released.
-        await releaseIdempotencyKey(deps.db, orgId, key);
+        await releaseIdempotencyKey(deps.db, orgId, held);
         throw error;
       }
     },

@@ -23,6 +23,23 @@ import type { SendBody, SendRecipient } from './send.schemas.ts';
 import { contactsById, contactsByPhone, ensureContactsForPhones, type SendContact } from './send-contacts.ts';
 
 export const MAX_RECIPIENTS = 100;
+const MEDIA_FETCH_CONCURRENCY = 8;
+
+/** Runs at most `max` of the given tasks at a time. */
+function concurrencyLimit(max: number) {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  return async <T>(work: () => Promise<T>): Promise<T> => {
+    if (active >= max) await new Promise<void>((resolve) => waiting.push(resolve));
+    active += 1;
+    try {
+      return await work();
+    } finally {
+      active -= 1;
+      waiting.shift()?.();
+    }
+  };
+}
 
 export interface SendDeps {
   db: Kysely<DB>;
@@ -93,8 +110,9 @@ export function createSendService(deps: SendDeps) {
     throw new ApiError(400, { code: 'channel_id_required', channel_ids: live.map((channel) => channel.id) });
   }
 
-  async function checkMedia(
+  function checkMedia(
     checks: Map<string, Promise<MediaCheck>>,
+    limit: <T>(work: () => Promise<T>) => Promise<T>,
     url: string,
     kind: MediaKind,
   ): Promise<MediaCheck> {
@@ -102,15 +120,20 @@ export function createSendService(deps: SendDeps) {
     const key = `${kind} ${url}`;
     let check = checks.get(key);
     if (!check) {
-      check = deps.media.check(url, kind);
+      check = limit(() => deps.media.check(url, kind));
       checks.set(key, check);
     }
     return check;
   }
 
   return {
-    /** Validates and queues a send; `idempotencyKey` (already claimed by the caller) is completed in the same transaction. */
-    async send(orgId: string, templateId: string, body: Static<typeof SendBody>, idempotencyKey?: string) {
+    /** Validates and queues a send; an idempotency key (claimed by the caller) is completed in the same transaction. */
+    async send(
+      orgId: string,
+      templateId: string,
+      body: Static<typeof SendBody>,
+      idempotency?: { key: string; token: string },
+    ) {
       const { template, components, catalogSendDefaults, requirements } = await sendableTemplate(orgId, templateId);
       const channelId = await channelFor(orgId, template.account_id, body.channel_id);
 
@@ -136,6 +159,20 @@ export function createSendService(deps: SendDeps) {
         recipients.flatMap((recipient) => (recipient.phone && !recipient.contact_id ? [recipient.phone] : [])),
       );
       const mediaChecks = new Map<string, Promise<MediaCheck>>();
+      const limit = concurrencyLimit(MEDIA_FETCH_CONCURRENCY);
+      // Fetch every media URL the recipients name at once (a few at a time) rather than one after another; the
+      // checks below still answer the first failure in recipient order.
+      for (const recipient of recipients) {
+        const contact = recipient.contact_id
+          ? byId.get(recipient.contact_id)
+          : (byPhone.get(recipient.phone ?? '') ?? { id: '', phone: recipient.phone ?? null });
+        const checked = validateRecipientInput(requirements, recipient, contact ?? null);
+        if (!checked.ok) continue;
+        for (const surface of requirements.media) {
+          const url = checked.parameters.media[surface.token];
+          if (url) void checkMedia(mediaChecks, limit, url, surface.type);
+        }
+      }
       const seenPhones = new Map<string, number>();
       const prepared: { phone: string; contact: SendContact | null; sendComponents: unknown }[] = [];
 
@@ -169,7 +206,7 @@ export function createSendService(deps: SendDeps) {
         for (const surface of requirements.media) {
           const url = checked.parameters.media[surface.token];
           if (!url) continue;
-          const media = await checkMedia(mediaChecks, url, surface.type);
+          const media = await checkMedia(mediaChecks, limit, url, surface.type);
           if (!media.ok)
             throw new ApiError(422, { code: media.code, index, token: surface.token, url, reason: media.reason });
         }
@@ -233,7 +270,7 @@ export function createSendService(deps: SendDeps) {
             channel_id: channelId,
             requested: prepared.length,
             origin: 'api',
-            idempotency_key: idempotencyKey ?? null,
+            idempotency_key: idempotency?.key ?? null,
           })
           .execute();
         await trx
@@ -251,7 +288,7 @@ export function createSendService(deps: SendDeps) {
             })),
           )
           .execute();
-        if (idempotencyKey) await completeIdempotencyKey(trx, orgId, idempotencyKey, broadcastId);
+        if (idempotency) await completeIdempotencyKey(trx, orgId, idempotency, broadcastId);
       });
       const row = await selectBroadcasts(db, orgId).where('broadcasts.id', '=', broadcastId).executeTakeFirstOrThrow();
       return broadcastView(row);
