@@ -23,7 +23,14 @@ export interface ClaimedRow {
   charged: number;
 }
 
-type Candidate = Omit<ClaimedRow, 'lease_token' | 'charged'>;
+type Candidate = Omit<ClaimedRow, 'lease_token' | 'charged'> & {
+  /** `sending` for a lease that ran out before the hand-off: its reservation must be given back first. */
+  previous_status: string;
+  previous_charge: number;
+};
+
+/** The amount a stale claim reserved and never spent. */
+const staleCharge = (row: Candidate) => (row.previous_status === 'sending' ? Number(row.previous_charge) : 0);
 
 export async function claimBatch(
   trx: Transaction<DB>,
@@ -51,6 +58,8 @@ export async function claimBatch(
       'b.template_category',
       'ch.phone_number_id',
       'ch.status as channel_status',
+      'r.status as previous_status',
+      'r.charged as previous_charge',
     ])
     .where((eb) =>
       eb.or([
@@ -127,9 +136,17 @@ function priceOf(account: Pick<Selectable<MessagingAccountsTable>, 'prices'>, ca
   return typeof price === 'number' && price >= 0 ? price : 1;
 }
 
-/** Stops a broadcast that cannot pay for its next message; its remainder stays pending and is parked. */
-async function stopForBalance(trx: Transaction<DB>, orgId: string, broadcastIds: string[]): Promise<void> {
-  if (broadcastIds.length === 0) return;
+/**
+ * Stops a broadcast that cannot pay for its next message; its remainder stays pending and is parked. Answers the
+ * reservations of stale claims it parked, which the caller gives back to the account (it holds the account lock).
+ */
+async function stopForBalance(
+  trx: Transaction<DB>,
+  orgId: string,
+  broadcastIds: string[],
+  token: string,
+): Promise<number> {
+  if (broadcastIds.length === 0) return 0;
   await trx
     .updateTable('broadcasts')
     .set({ stored_status: 'stopped_low_balance', updated_at: sql`now()` })
@@ -141,13 +158,18 @@ async function stopForBalance(trx: Transaction<DB>, orgId: string, broadcastIds:
   // its own when it finds the balance gone): waiting for them while holding the account lock could deadlock.
   const parkable = await trx
     .selectFrom('broadcast_recipients')
-    .select(['broadcast_id', 'position'])
+    .select(['broadcast_id', 'position', 'status', 'charged'])
     .where('org_id', '=', orgId)
     .where('broadcast_id', 'in', broadcastIds)
     .where((eb) =>
       eb.or([
         eb('status', '=', 'queued'),
-        eb.and([eb('status', '=', 'sending'), eb('handoff_started_at', 'is', null)]),
+        eb.and([
+          eb('status', '=', 'sending'),
+          eb('handoff_started_at', 'is', null),
+          // Not this claim's own rows: they are paid and leased.
+          eb.or([eb('lease_token', 'is', null), eb('lease_token', '!=', token)]),
+        ]),
       ]),
     )
     .forUpdate()
@@ -156,13 +178,45 @@ async function stopForBalance(trx: Transaction<DB>, orgId: string, broadcastIds:
   for (const [broadcastId, rows] of groupBy(parkable, (row) => row.broadcast_id)) {
     await trx
       .updateTable('broadcast_recipients')
-      .set({ status: 'queued', lease_until: null, lease_token: null, next_attempt_at: sql`'infinity'::timestamptz` })
+      .set({
+        status: 'queued',
+        lease_until: null,
+        lease_token: null,
+        charged: 0,
+        next_attempt_at: sql`'infinity'::timestamptz`,
+      })
       .where('org_id', '=', orgId)
       .where('broadcast_id', '=', broadcastId)
       .where(
         'position',
         'in',
         rows.map((row) => row.position),
+      )
+      .execute();
+  }
+  return parkable.reduce((sum, row) => sum + (row.status === 'sending' ? Number(row.charged) : 0), 0);
+}
+
+async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: number, token: string) {
+  for (const group of groupBy(rows, (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}`).values()) {
+    const { org_id, broadcast_id, charged } = group[0] as ClaimedRow;
+    await trx
+      .updateTable('broadcast_recipients')
+      .set({
+        status: 'sending',
+        lease_until: sql`now() + make_interval(secs => ${leaseMs / 1000})`,
+        lease_token: token,
+        attempts: sql`attempts + 1`,
+        charged,
+        reached_at: sql`coalesce(reached_at, now())`,
+        updated_at: sql`now()`,
+      })
+      .where('org_id', '=', org_id)
+      .where('broadcast_id', '=', broadcast_id)
+      .where(
+        'position',
+        'in',
+        group.map((row) => row.position),
       )
       .execute();
   }
@@ -183,6 +237,8 @@ export async function chargeClaims(
         error: 'invalid_channel: the number is no longer connected',
         reached_at: sql`coalesce(reached_at, now())`,
         failed_at: sql`now()`,
+        lease_until: null,
+        charged: 0,
         updated_at: sql`now()`,
       })
       .where('org_id', '=', row.org_id)
@@ -196,7 +252,8 @@ export async function chargeClaims(
     options.perNumberPerSecond,
   );
   const claimed: ClaimedRow[] = [];
-  for (const group of groupBy(live, (row) => `${row.org_id}\u0000${row.account_id}`).values()) {
+  const accountWork = [...live, ...dead.filter((row) => staleCharge(row) > 0)];
+  for (const group of groupBy(accountWork, (row) => `${row.org_id}\u0000${row.account_id}`).values()) {
     const { org_id, account_id } = group[0] as Candidate;
     const account = await trx
       .selectFrom('messaging_accounts')
@@ -205,54 +262,50 @@ export async function chargeClaims(
       .where('id', '=', account_id)
       .forUpdate()
       .executeTakeFirstOrThrow();
-    let balance = Number(account.balance);
+    // A claim whose lease ran out before its hand-off reserved a price that was never spent: give it back first,
+    // so that claiming the row again charges it once.
+    const returned = group.reduce((sum, row) => sum + staleCharge(row), 0);
+    let balance = Number(account.balance) + returned;
     let spent = 0;
     const unpaid = new Set<string>();
+    const unpaidStale: Candidate[] = [];
+    const paid: ClaimedRow[] = [];
     for (const row of group) {
+      if (row.channel_status !== 'live') continue;
       const price = priceOf(account, row.template_category);
       // contract: a broadcast stops when the balance cannot pay its next message; later rows of it wait too.
       if (unpaid.has(row.broadcast_id) || balance + 1e-9 < price) {
         unpaid.add(row.broadcast_id);
+        if (staleCharge(row) > 0) unpaidStale.push(row);
         continue;
       }
       balance -= price;
       spent += price;
-      claimed.push({ ...row, attempts: row.attempts + 1, lease_token: options.token, charged: price });
+      paid.push({ ...row, attempts: row.attempts + 1, lease_token: options.token, charged: price });
     }
-    if (spent > 0) {
+    // Leased before any parking below, which leaves this claim's own rows alone.
+    await leaseClaimed(trx, paid, options.leaseMs, options.token);
+    claimed.push(...paid);
+    // Stale claims left unpaid were given back above: they return to the queue without a reservation.
+    for (const row of unpaidStale) {
+      await trx
+        .updateTable('broadcast_recipients')
+        .set({ status: 'queued', lease_until: null, lease_token: null, charged: 0 })
+        .where('org_id', '=', row.org_id)
+        .where('broadcast_id', '=', row.broadcast_id)
+        .where('position', '=', row.position)
+        .execute();
+    }
+    const parkedReturns = await stopForBalance(trx, org_id, [...unpaid], options.token);
+    const change = returned + parkedReturns - spent;
+    if (change !== 0) {
       await trx
         .updateTable('messaging_accounts')
-        .set({ balance: sql`balance - ${spent}` })
+        .set({ balance: sql`balance + ${change}` })
         .where('org_id', '=', org_id)
         .where('id', '=', account_id)
         .execute();
     }
-    await stopForBalance(trx, org_id, [...unpaid]);
-  }
-  for (const group of groupBy(
-    claimed,
-    (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}`,
-  ).values()) {
-    const { org_id, broadcast_id, charged } = group[0] as ClaimedRow;
-    await trx
-      .updateTable('broadcast_recipients')
-      .set({
-        status: 'sending',
-        lease_until: sql`now() + make_interval(secs => ${options.leaseMs / 1000})`,
-        lease_token: options.token,
-        attempts: sql`attempts + 1`,
-        charged,
-        reached_at: sql`coalesce(reached_at, now())`,
-        updated_at: sql`now()`,
-      })
-      .where('org_id', '=', org_id)
-      .where('broadcast_id', '=', broadcast_id)
-      .where(
-        'position',
-        'in',
-        group.map((row) => row.position),
-      )
-      .execute();
   }
   return claimed;
 }

@@ -2,6 +2,7 @@
 // the count invariant while a fan-out runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../src/modules/broadcasts/idempotency.ts';
+import { chargeClaims, claimBatch } from '../../src/worker/fanout-claim.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 
@@ -161,6 +162,25 @@ describe('the fan-out', () => {
     // Topping up does not restart a stopped broadcast.
     await h.admin('PATCH', `/messaging-accounts/${account.id}`, { balance: 50 });
     expect(await h.fanout.drain()).toBe(0);
+  });
+
+  it('charges once when a claim dies before its hand-offs and the rows are claimed again', async () => {
+    const { key, account, template } = await sender(h, { balance: 10 });
+    const response = await send(key, template.id, { recipients: recipientsFor(phones(3)) });
+    // A worker claims (and reserves the price of) every row, then dies before handing any off.
+    const claimed = await h.database.db.transaction().execute(async (trx) => {
+      const rows = await claimBatch(trx, { limit: 10, leaseMs: 50, token: 'dead-worker' });
+      return chargeClaims(trx, rows, { perNumberPerSecond: null, leaseMs: 50, token: 'dead-worker' });
+    });
+    expect(claimed).toHaveLength(3);
+    expect((await h.admin('GET', `/messaging-accounts/${account.id}`)).body.balance).toBe(7);
+    await new Promise((resolve) => setTimeout(resolve, 120));
+    expect(await h.fanout.drain()).toBe(3);
+    expect((await h.api('GET', `/v1/broadcasts/${response.body.id}`, { key })).body).toMatchObject({
+      sent: 3,
+      pending: 0,
+    });
+    expect((await h.admin('GET', `/messaging-accounts/${account.id}`)).body.balance).toBe(7);
   });
 
   it('caps hand-offs per number per second', async () => {

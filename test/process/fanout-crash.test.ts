@@ -59,11 +59,13 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
   it('finishes with every recipient handed off exactly once', async () => {
     const org = (await call('POST', '/admin/v1/organizations', { name: 'Crash test', plan: 'scale' })).body;
     const key = (await call('POST', `/admin/v1/organizations/${org.id}/api-keys`, {})).body.key as string;
-    await call('POST', `/admin/v1/organizations/${org.id}/messaging-accounts`, {
-      business_account_id: WABA,
-      balance: 1000,
-      numbers: [{ phone: '+15550100001', phone_number_id: PHONE_NUMBER_ID }],
-    });
+    const account = (
+      await call('POST', `/admin/v1/organizations/${org.id}/messaging-accounts`, {
+        business_account_id: WABA,
+        balance: 1000,
+        numbers: [{ phone: '+15550100001', phone_number_id: PHONE_NUMBER_ID }],
+      })
+    ).body;
     const template = (
       await call(
         'POST',
@@ -157,6 +159,8 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
         cursor = page.next_cursor;
       } while (cursor);
     }
+    // Each message charged once: rows the killed worker had claimed but not handed off were not charged twice.
+    expect((await call('GET', `/admin/v1/messaging-accounts/${account.id}`)).body.balance).toBe(700);
     // Both restarted workers took part.
     const worked = [second, third].map((worker) => /fan-out handed off recipients/.test(worker.output()));
     expect(worked).toEqual([true, true]);
