@@ -2,6 +2,7 @@
 // on each other), respect each number's per-second cap, charge the balance, and lease what was taken.
 import { type Selectable, sql, type Transaction } from 'kysely';
 import type { DB, MessagingAccountsTable } from '../db/schema.ts';
+import { updateRecipient } from '../modules/broadcasts/recipient-status.ts';
 
 export interface ClaimedRow {
   org_id: string;
@@ -230,8 +231,7 @@ export async function chargeClaims(
   // A number removed since the request was accepted cannot send: those recipients fail, uncharged.
   const dead = candidates.filter((row) => row.channel_status !== 'live');
   for (const row of dead) {
-    await trx
-      .updateTable('broadcast_recipients')
+    await updateRecipient(trx, row)
       .set({
         status: 'failed',
         error: 'invalid_channel: the number is no longer connected',
@@ -241,9 +241,6 @@ export async function chargeClaims(
         charged: 0,
         updated_at: sql`now()`,
       })
-      .where('org_id', '=', row.org_id)
-      .where('broadcast_id', '=', row.broadcast_id)
-      .where('position', '=', row.position)
       .execute();
   }
   const live = await applyChannelCaps(
@@ -288,12 +285,8 @@ export async function chargeClaims(
     claimed.push(...paid);
     // Stale claims left unpaid were given back above: they return to the queue without a reservation.
     for (const row of unpaidStale) {
-      await trx
-        .updateTable('broadcast_recipients')
+      await updateRecipient(trx, row)
         .set({ status: 'queued', lease_until: null, lease_token: null, charged: 0 })
-        .where('org_id', '=', row.org_id)
-        .where('broadcast_id', '=', row.broadcast_id)
-        .where('position', '=', row.position)
         .execute();
     }
     const parkedReturns = await stopForBalance(trx, org_id, [...unpaid], options.token);

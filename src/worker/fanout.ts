@@ -9,7 +9,11 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { MessagingPlatform, SendComponent, SendResult } from '../messaging/platform.ts';
-import { callbackReference, updateContactReachability } from '../modules/broadcasts/recipient-status.ts';
+import {
+  callbackReference,
+  updateContactReachability,
+  updateRecipient,
+} from '../modules/broadcasts/recipient-status.ts';
 import { type ClaimedRow, chargeClaims, claimBatch } from './fanout-claim.ts';
 
 export interface FanoutOptions {
@@ -86,13 +90,6 @@ async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promi
 export function createFanout(deps: FanoutDeps): Fanout {
   const options = { ...DEFAULT_FANOUT_OPTIONS, ...deps.options };
   const { db, platform, log } = deps;
-  const rowKey = (row: ClaimedRow) =>
-    db
-      .updateTable('broadcast_recipients')
-      .where('org_id', '=', row.org_id)
-      .where('broadcast_id', '=', row.broadcast_id)
-      .where('position', '=', row.position);
-
   async function refund(
     trx: Transaction<DB>,
     row: Pick<ClaimedRow, 'org_id' | 'account_id' | 'charged'>,
@@ -108,7 +105,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
 
   /** Marks the hand-off as started, unless the lease was lost or the broadcast was cancelled meanwhile. */
   async function startHandoff(row: ClaimedRow): Promise<boolean> {
-    const started = await rowKey(row)
+    const started = await updateRecipient(db, row)
       .set({ handoff_started_at: sql`now()`, updated_at: sql`now()` })
       .where('status', '=', 'sending')
       .where('lease_token', '=', row.lease_token)
@@ -127,12 +124,8 @@ export function createFanout(deps: FanoutDeps): Fanout {
     if (Number(started.numUpdatedRows) === 1) return true;
     // Cancelled while claimed: the row joins the abandoned tail and its charge goes back.
     await db.transaction().execute(async (trx) => {
-      const released = await trx
-        .updateTable('broadcast_recipients')
+      const released = await updateRecipient(trx, row)
         .set({ status: 'cancelled', lease_until: null, lease_token: null, charged: 0, updated_at: sql`now()` })
-        .where('org_id', '=', row.org_id)
-        .where('broadcast_id', '=', row.broadcast_id)
-        .where('position', '=', row.position)
         .where('status', '=', 'sending')
         .where('lease_token', '=', row.lease_token)
         .where('handoff_started_at', 'is', null)
@@ -153,12 +146,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
             : 'failed',
     );
     await db.transaction().execute(async (trx) => {
-      const mine = trx
-        .updateTable('broadcast_recipients')
-        .where('org_id', '=', row.org_id)
-        .where('broadcast_id', '=', row.broadcast_id)
-        .where('position', '=', row.position)
-        .where('lease_token', '=', row.lease_token);
+      const mine = updateRecipient(trx, row).where('lease_token', '=', row.lease_token);
       if (result.ok) {
         // A status webhook may have settled this row already; then only the message id is filled in.
         const settled = await mine
@@ -292,8 +280,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
           .limit(500)
           .execute();
         for (const row of stale) {
-          await trx
-            .updateTable('broadcast_recipients')
+          await updateRecipient(trx, row)
             .set({
               status: 'failed',
               error: 'handoff_unconfirmed: the platform never confirmed this message',
@@ -302,9 +289,6 @@ export function createFanout(deps: FanoutDeps): Fanout {
               charged: 0,
               updated_at: sql`now()`,
             })
-            .where('org_id', '=', row.org_id)
-            .where('broadcast_id', '=', row.broadcast_id)
-            .where('position', '=', row.position)
             .execute();
           await refund(trx, row);
         }

@@ -25,6 +25,21 @@ export interface StatusReport {
   error?: { code?: number | undefined; message?: string | undefined; reason?: string | undefined } | undefined;
 }
 
+/** A broadcast recipient's primary key. */
+export interface RecipientKey {
+  org_id: string;
+  broadcast_id: string;
+  position: number;
+}
+
+/** An UPDATE of one broadcast recipient, by its primary key. */
+export const updateRecipient = (db: Kysely<DB>, key: RecipientKey) =>
+  db
+    .updateTable('broadcast_recipients')
+    .where('org_id', '=', key.org_id)
+    .where('broadcast_id', '=', key.broadcast_id)
+    .where('position', '=', key.position);
+
 export function callbackReference(orgId: string, broadcastId: string, position: number): string {
   return `${orgId}|${broadcastId}|${position}`;
 }
@@ -70,12 +85,8 @@ export async function applyRecipientStatus(
   if (!isForward(row.status, target)) {
     // A delivery report that arrives after the read report still tells when it was delivered.
     if (target === 'delivered' && row.status === 'read') {
-      await trx
-        .updateTable('broadcast_recipients')
+      await updateRecipient(trx, { org_id: orgId, ...row })
         .set({ delivered_at: sql`coalesce(delivered_at, ${report.at})` })
-        .where('org_id', '=', orgId)
-        .where('broadcast_id', '=', row.broadcast_id)
-        .where('position', '=', row.position)
         .execute();
     }
     return 'stale';
@@ -100,12 +111,8 @@ export async function applyRecipientStatus(
     changes.error = report.error?.message ?? 'failed';
     changes.error_code = report.error?.code ?? null;
   }
-  await trx
-    .updateTable('broadcast_recipients')
+  await updateRecipient(trx, { org_id: orgId, ...row })
     .set(changes)
-    .where('org_id', '=', orgId)
-    .where('broadcast_id', '=', row.broadcast_id)
-    .where('position', '=', row.position)
     .execute();
   const outcome =
     target === 'failed' ? (report.error?.reason === 'not_on_network' ? 'not_on_network' : 'failed') : 'sent';
