@@ -2,11 +2,9 @@
 // Guards: http(s) only; every address a host resolves to must be public (checked at connect time, so a DNS answer
 // cannot change between the check and the connection) unless the host is allowed; a deadline for the whole fetch;
 // at most 3 redirects, each checked again; the body is streamed and abandoned as soon as it passes the limit.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
-import { isAllowedHost, isPrivateAddress } from './address-policy.ts';
+import { AddressRefused, checkLiteralHost, guardedLookup } from '../../lib/address-policy.ts';
 import { declaredKind, MEDIA_SIZE_LIMITS, type MediaKind, sniff } from './media-types.ts';
 
 export type MediaCheck =
@@ -28,23 +26,6 @@ class FetchFailure extends Error {}
 
 const SNIFF_BYTES = 16;
 
-function guardedLookup(allowed: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    dnsLookup(hostname, { ...options, all: true }, (error, addresses) => {
-      if (error) return callback(error, '', 0);
-      const list = addresses as LookupAddress[];
-      const refused = list.find((entry) => isPrivateAddress(entry.address));
-      if (refused && !allowed) {
-        return callback(new FetchFailure(`${hostname} resolves to a private address`), '', 0);
-      }
-      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-      const first = list[0];
-      if (!first) return callback(new FetchFailure(`${hostname} has no address`), '', 0);
-      callback(null, first.address, first.family);
-    });
-  };
-}
-
 export function createMediaFetcher(options: MediaFetcherOptions = {}): MediaFetcher {
   const allowHosts = options.allowHosts ?? [];
   const timeoutMs = options.timeoutMs ?? 10_000;
@@ -55,10 +36,11 @@ export function createMediaFetcher(options: MediaFetcherOptions = {}): MediaFetc
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
       return Promise.reject(new FetchFailure(`unsupported URL scheme ${url.protocol}`));
     }
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    const allowed = isAllowedHost(host, allowHosts);
-    if (isIP(host) && isPrivateAddress(host) && !allowed) {
-      return Promise.reject(new FetchFailure(`${host} is a private address`));
+    let allowed: boolean;
+    try {
+      ({ allowed } = checkLiteralHost(url.hostname, allowHosts));
+    } catch (error) {
+      return Promise.reject(new FetchFailure((error as AddressRefused).message));
     }
     const client = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
@@ -137,7 +119,7 @@ export function createMediaFetcher(options: MediaFetcherOptions = {}): MediaFetc
         return { ok: true, url: finalUrl, contentType, size, format: sniffed?.format ?? 'text' };
       } catch (error) {
         const reason =
-          error instanceof FetchFailure
+          error instanceof FetchFailure || error instanceof AddressRefused
             ? error.message
             : controller.signal.aborted
               ? `no answer within ${timeoutMs} ms`
