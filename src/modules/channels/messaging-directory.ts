@@ -1,0 +1,45 @@
+// The channels feature answers the messaging side's questions about what the platform's ids name: which
+// organization a business account belongs to, which live number a phone number id is, and (for the sandbox)
+// which business account a sending number belongs to.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import type { MessagingDirectory } from '../../messaging/webhooks.ts';
+
+export function createMessagingDirectory(db: Kysely<DB>): MessagingDirectory & {
+  businessAccountOfNumber(phoneNumberId: string): Promise<string | undefined>;
+} {
+  return {
+    async organizationOfAccount(businessAccountId) {
+      const row = await db
+        .selectFrom('messaging_accounts')
+        .select('org_id')
+        .where('business_account_id', '=', businessAccountId)
+        .executeTakeFirst();
+      return row?.org_id;
+    },
+    async liveChannel(orgId, phoneNumberId) {
+      const row = await db
+        .selectFrom('channels')
+        .select('id')
+        .where('org_id', '=', orgId)
+        .where('phone_number_id', '=', phoneNumberId)
+        .where('status', '=', 'live')
+        .executeTakeFirst();
+      return row?.id;
+    },
+    async businessAccountOfNumber(phoneNumberId) {
+      const row = await db
+        .selectFrom('channels')
+        .innerJoin('messaging_accounts', (join) =>
+          join
+            .onRef('messaging_accounts.org_id', '=', 'channels.org_id')
+            .onRef('messaging_accounts.id', '=', 'channels.account_id'),
+        )
+        .select('messaging_accounts.business_account_id')
+        .where('channels.phone_number_id', '=', phoneNumberId)
+        .where('channels.status', '=', 'live')
+        .executeTakeFirst();
+      return row?.business_account_id;
+    },
+  };
+}
