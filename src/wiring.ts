@@ -20,6 +20,7 @@ import { createSendService } from './modules/broadcasts/send.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
 import { conversationEventHandlers } from './modules/conversations/conversation-events.ts';
+import { findOutboundMessageRoute } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
@@ -27,6 +28,7 @@ import { createPropertiesService } from './modules/properties/properties.service
 import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
 import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/property-keys.ts';
 import { templateEventHandlers } from './modules/templates/template-events.ts';
+import { findTemplateIdentity } from './modules/templates/templates.repo.ts';
 import { createTemplatesService } from './modules/templates/templates.service.ts';
 import { createFanout, type FanoutOptions } from './worker/fanout.ts';
 import { type WorkerTaskOptions, workerTasks } from './worker/tasks.ts';
@@ -94,7 +96,17 @@ export function wire(input: WiringInput) {
     }),
     // The platform port says its own kind: with `cloud` the platform's own ids must be given.
     operator: createOperatorService({ db, clock, platform: messaging.platform.name }),
-    sandbox: messaging.sandbox ? createSandboxControls({ db, clock, sandbox: messaging.sandbox }) : undefined,
+    sandbox: messaging.sandbox
+      ? createSandboxControls({
+          clock,
+          sandbox: messaging.sandbox,
+          lookup: {
+            template: (id) => findTemplateIdentity(db, id),
+            outboundMessage: (id) => findOutboundMessageRoute(db, id),
+            liveNumber: directory.liveNumber,
+          },
+        })
+      : undefined,
   };
 
   const rateLimitStore = input.rateLimitStore ?? createMemoryRateLimitStore();

@@ -1,7 +1,7 @@
 // One owner for a broadcast recipient's life. Every write of broadcast_recipients is one of these named steps:
 // queue (the send), claim (recipient-claim.ts), start hand-offs, record outcomes (in batches), fail unconfirmed
 // hand-offs, cancel the tail, apply a platform report. The rules they follow are in recipient-rules.ts.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { PlatformEventOf } from '../../messaging/webhooks.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
@@ -19,14 +19,40 @@ function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   return groups;
 }
 
-/** The rows of a batch, as arrays that `unnest` turns back into rows (one statement for the whole batch). */
-function keyArrays(rows: ClaimedRow[]) {
-  return {
-    orgs: rows.map((row) => row.org_id),
-    broadcasts: rows.map((row) => row.broadcast_id),
-    positions: rows.map((row) => row.position),
-    tokens: rows.map((row) => row.lease_token),
-  };
+/** A column of per-row values for `updateHeld`: its name, its SQL type and one value per row. */
+type Column = [name: string, type: 'text' | 'int' | 'float8', values: unknown[]];
+
+/**
+ * Updates the given rows of a batch in one statement, where each is still held under its claim's lease: the rows
+ * travel as arrays that `unnest` turns back into rows (`v.<column>` in `set`), with any per-row columns given.
+ * `where` narrows further. Answers the keys of the rows that changed, and any columns `returning` names.
+ */
+async function updateHeld<Returned extends object = object>(
+  db: Kysely<DB>,
+  rows: ClaimedRow[],
+  change: {
+    set: RawBuilder<unknown>;
+    columns?: Column[];
+    where?: RawBuilder<unknown>;
+    returning?: RawBuilder<unknown>;
+  },
+) {
+  const columns: Column[] = [
+    ['org_id', 'text', rows.map((row) => row.org_id)],
+    ['broadcast_id', 'text', rows.map((row) => row.broadcast_id)],
+    ['position', 'int', rows.map((row) => row.position)],
+    ['lease_token', 'text', rows.map((row) => row.lease_token)],
+    ...(change.columns ?? []),
+  ];
+  const arrays = sql.join(columns.map(([, type, values]) => sql`${values}::${sql.raw(type)}[]`));
+  const names = sql.raw(columns.map(([name]) => name).join(', '));
+  const result = await sql<RecipientKey & Returned>`
+    update broadcast_recipients as r set ${change.set}
+    from unnest(${arrays}) as v(${names})
+    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
+      and r.lease_token = v.lease_token and ${change.where ?? sql`true`}
+    returning r.org_id, r.broadcast_id, r.position${change.returning ? sql`, ${change.returning}` : sql``}`.execute(db);
+  return { rows: result.rows, keys: new Set(result.rows.map(keyOf)) };
 }
 
 /** Gives back what the given claimed rows reserved, one balance update per account. */
@@ -80,37 +106,25 @@ export async function queueRecipients(
  */
 export async function startHandoffs(db: Kysely<DB>, rows: ClaimedRow[]): Promise<ClaimedRow[]> {
   if (rows.length === 0) return [];
-  const { orgs, broadcasts, positions, tokens } = keyArrays(rows);
-  const marked = await sql<RecipientKey>`
-    update broadcast_recipients as r set handoff_started_at = now(), updated_at = now()
-    from unnest(${orgs}::text[], ${broadcasts}::text[], ${positions}::int[], ${tokens}::text[])
-      as v(org_id, broadcast_id, position, lease_token)
-    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
-      and r.status = 'sending' and r.lease_token = v.lease_token
-      and not exists (select 1 from broadcasts b
-        where b.org_id = r.org_id and b.id = r.broadcast_id and b.stored_status = 'cancelled')
-    returning r.org_id, r.broadcast_id, r.position`.execute(db);
-  const markedKeys = new Set(marked.rows.map(keyOf));
-  const unmarked = rows.filter((row) => !markedKeys.has(keyOf(row)));
+  const marked = await updateHeld(db, rows, {
+    set: sql`handoff_started_at = now(), updated_at = now()`,
+    where: sql`r.status = 'sending' and not exists (select 1 from broadcasts b
+      where b.org_id = r.org_id and b.id = r.broadcast_id and b.stored_status = 'cancelled')`,
+  });
+  const unmarked = rows.filter((row) => !marked.keys.has(keyOf(row)));
   if (unmarked.length > 0) {
-    const left = keyArrays(unmarked);
     await db.transaction().execute(async (trx) => {
-      const released = await sql<RecipientKey>`
-        update broadcast_recipients as r
-        set status = 'cancelled', lease_until = null, lease_token = null, charged = 0, updated_at = now()
-        from unnest(${left.orgs}::text[], ${left.broadcasts}::text[], ${left.positions}::int[], ${left.tokens}::text[])
-          as v(org_id, broadcast_id, position, lease_token)
-        where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
-          and r.status = 'sending' and r.lease_token = v.lease_token and r.handoff_started_at is null
-        returning r.org_id, r.broadcast_id, r.position`.execute(trx);
-      const releasedKeys = new Set(released.rows.map(keyOf));
+      const released = await updateHeld(trx, unmarked, {
+        set: sql`status = 'cancelled', lease_until = null, lease_token = null, charged = 0, updated_at = now()`,
+        where: sql`r.status = 'sending' and r.handoff_started_at is null`,
+      });
       await refund(
         trx,
-        unmarked.filter((row) => releasedKeys.has(keyOf(row))),
+        unmarked.filter((row) => released.keys.has(keyOf(row))),
       );
     });
   }
-  return rows.filter((row) => markedKeys.has(keyOf(row)));
+  return rows.filter((row) => marked.keys.has(keyOf(row)));
 }
 
 export interface HandoffOutcome {
@@ -135,20 +149,18 @@ export async function recordOutcomes(db: Kysely<DB>, outcomes: HandoffOutcome[],
   if (accepted.length + refused.length + retried.length === 0) return;
   await db.transaction().execute(async (trx) => {
     if (accepted.length > 0) {
-      const keys = keyArrays(accepted.map((outcome) => outcome.row));
-      const messageIds = accepted.map((outcome) => outcome.verdict.platformMessageId);
       // A status report may have settled a row already; then only the message id is filled in.
-      const settled = await sql<RecipientKey & { status: string; delivered_at: Date | null; read_at: Date | null }>`
-        update broadcast_recipients as r set
-          status = case when r.status = 'sending' then 'sent' else r.status end,
-          platform_message_id = v.platform_message_id, sent_at = coalesce(r.sent_at, now()),
-          lease_until = null, updated_at = now()
-        from unnest(${keys.orgs}::text[], ${keys.broadcasts}::text[], ${keys.positions}::int[],
-          ${keys.tokens}::text[], ${messageIds}::text[])
-          as v(org_id, broadcast_id, position, lease_token, platform_message_id)
-        where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
-          and r.lease_token = v.lease_token
-        returning r.org_id, r.broadcast_id, r.position, r.status, r.delivered_at, r.read_at`.execute(trx);
+      const settled = await updateHeld<{ status: string; delivered_at: Date | null; read_at: Date | null }>(
+        trx,
+        accepted.map((outcome) => outcome.row),
+        {
+          set: sql`status = case when r.status = 'sending' then 'sent' else r.status end,
+            platform_message_id = v.platform_message_id, sent_at = coalesce(r.sent_at, now()),
+            lease_until = null, updated_at = now()`,
+          columns: [['platform_message_id', 'text', accepted.map((outcome) => outcome.verdict.platformMessageId)]],
+          returning: sql`r.status, r.delivered_at, r.read_at`,
+        },
+      );
       const now = new Map(settled.rows.map((row) => [keyOf(row), row]));
       for (const [orgId, group] of groupBy(accepted, (outcome) => outcome.row.org_id)) {
         // contract (messaging_status): a successful send makes an `unverified` contact `verified`.
@@ -179,22 +191,18 @@ export async function recordOutcomes(db: Kysely<DB>, outcomes: HandoffOutcome[],
     }
     if (refused.length > 0) {
       const rows = refused.map((outcome) => outcome.row);
-      const keys = keyArrays(rows);
-      const errors = refused.map((outcome) => outcome.verdict.error);
-      const codes = refused.map((outcome) => outcome.verdict.code);
-      const failed = await sql<RecipientKey>`
-        update broadcast_recipients as r set status = 'failed', error = v.error, error_code = v.error_code,
-          failed_at = now(), lease_until = null, charged = 0, updated_at = now()
-        from unnest(${keys.orgs}::text[], ${keys.broadcasts}::text[], ${keys.positions}::int[],
-          ${keys.tokens}::text[], ${errors}::text[], ${codes}::int[])
-          as v(org_id, broadcast_id, position, lease_token, error, error_code)
-        where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
-          and r.lease_token = v.lease_token and r.status = 'sending'
-        returning r.org_id, r.broadcast_id, r.position`.execute(trx);
-      const failedKeys = new Set(failed.rows.map(keyOf));
+      const failed = await updateHeld(trx, rows, {
+        set: sql`status = 'failed', error = v.error, error_code = v.error_code, failed_at = now(),
+          lease_until = null, charged = 0, updated_at = now()`,
+        columns: [
+          ['error', 'text', refused.map((outcome) => outcome.verdict.error)],
+          ['error_code', 'int', refused.map((outcome) => outcome.verdict.code)],
+        ],
+        where: sql`r.status = 'sending'`,
+      });
       await refund(
         trx,
-        rows.filter((row) => failedKeys.has(keyOf(row))),
+        rows.filter((row) => failed.keys.has(keyOf(row))),
       );
       const unreachable = refused.filter((outcome) => outcome.verdict.notOnNetwork);
       for (const [orgId, group] of groupBy(unreachable, (outcome) => outcome.row.org_id)) {
@@ -207,24 +215,20 @@ export async function recordOutcomes(db: Kysely<DB>, outcomes: HandoffOutcome[],
     }
     if (retried.length > 0) {
       const rows = retried.map((outcome) => outcome.row);
-      const keys = keyArrays(rows);
-      const errors = retried.map((outcome) => outcome.verdict.error);
-      const codes = retried.map((outcome) => outcome.verdict.code);
-      const delays = retried.map((outcome) => outcome.verdict.retryAfterMs / 1000);
-      const requeued = await sql<RecipientKey>`
-        update broadcast_recipients as r set status = 'queued', handoff_started_at = null, lease_until = null,
-          lease_token = null, charged = 0, error = v.error, error_code = v.error_code,
-          next_attempt_at = now() + make_interval(secs => v.delay), updated_at = now()
-        from unnest(${keys.orgs}::text[], ${keys.broadcasts}::text[], ${keys.positions}::int[],
-          ${keys.tokens}::text[], ${errors}::text[], ${codes}::int[], ${delays}::float8[])
-          as v(org_id, broadcast_id, position, lease_token, error, error_code, delay)
-        where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
-          and r.lease_token = v.lease_token and r.status = 'sending'
-        returning r.org_id, r.broadcast_id, r.position`.execute(trx);
-      const requeuedKeys = new Set(requeued.rows.map(keyOf));
+      const requeued = await updateHeld(trx, rows, {
+        set: sql`status = 'queued', handoff_started_at = null, lease_until = null, lease_token = null, charged = 0,
+          error = v.error, error_code = v.error_code, next_attempt_at = now() + make_interval(secs => v.delay),
+          updated_at = now()`,
+        columns: [
+          ['error', 'text', retried.map((outcome) => outcome.verdict.error)],
+          ['error_code', 'int', retried.map((outcome) => outcome.verdict.code)],
+          ['delay', 'float8', retried.map((outcome) => outcome.verdict.retryAfterMs / 1000)],
+        ],
+        where: sql`r.status = 'sending'`,
+      });
       await refund(
         trx,
-        rows.filter((row) => requeuedKeys.has(keyOf(row))),
+        rows.filter((row) => requeued.keys.has(keyOf(row))),
       );
     }
   });

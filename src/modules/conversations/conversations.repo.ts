@@ -202,3 +202,20 @@ export const updateMessage = (
     updated_at: Date;
   },
 ) => db.updateTable('messages').set(patch).where('org_id', '=', orgId).where('id', '=', messageId).execute();
+
+/** Where an outbound message went (its account, sending number and recipient), by the platform's message id. */
+export const findOutboundMessageRoute = (db: Kysely<DB>, platformMessageId: string) =>
+  db
+    .selectFrom('messages')
+    .innerJoin('channels', (join) =>
+      join.onRef('channels.org_id', '=', 'messages.org_id').onRef('channels.id', '=', 'messages.channel_id'),
+    )
+    .innerJoin('messaging_accounts', (join) =>
+      join
+        .onRef('messaging_accounts.org_id', '=', 'channels.org_id')
+        .onRef('messaging_accounts.id', '=', 'channels.account_id'),
+    )
+    .select(['messaging_accounts.business_account_id', 'channels.phone_number_id', 'messages.phone'])
+    .where('messages.platform_message_id', '=', platformMessageId)
+    .where('messages.direction', '=', 'outbound')
+    .executeTakeFirst();
