@@ -5,7 +5,8 @@ import { sql } from 'kysely';
 import type { Database } from './db/database.ts';
 import { createV1Guard } from './http/auth.ts';
 import { registerBodyParsers } from './http/body-parser.ts';
-import { notFoundHandler, registerErrorHandling } from './http/errors.ts';
+import { clientErrorHandler, frameworkErrorHandler, notFoundHandler, registerErrorHandling } from './http/errors.ts';
+import { type ReadinessCheck, registerHealthRoutes } from './http/health.ts';
 import { createMetrics, type Metrics, registerMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerQueryArrays } from './http/query-arrays.ts';
@@ -71,6 +72,8 @@ export interface AppDeps {
   mediaFetcher?: MediaFetcher;
   /** MEDIA_FETCH_ALLOW_HOSTS: hosts media fetching may reach even on private addresses. */
   mediaFetchAllowHosts?: string[];
+  /** Extra named checks of /readyz besides the database and its migrations (say, Redis). */
+  readinessChecks?: Record<string, ReadinessCheck>;
 }
 
 export interface App {
@@ -88,6 +91,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors raised before a route or by the HTTP parser answer in the contract's shape too (src/http/errors.ts).
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
   const metrics =
     deps.metrics ?? createMetrics(deps.database.poolStats, { defaultMetrics: deps.processMetrics ?? false });
@@ -95,13 +101,14 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerValidation(app);
   registerBodyParsers(app);
   registerQueryArrays(app);
-  registerErrorHandling(app);
+  registerErrorHandling(app, { unavailable: (error) => deps.database.health.report(error) });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
   registerMetrics(app, metrics);
   await registerOpenApi(app, API_VERSION);
 
+  registerHealthRoutes(app, { database: deps.database, checks: deps.readinessChecks ?? {} });
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
     try {
       await sql`select 1`.execute(db);

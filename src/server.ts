@@ -4,12 +4,13 @@ import { sql } from 'kysely';
 import { pino } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { type Database, openDatabase } from './db/database.ts';
+import { type Database, isDatabaseUnavailable, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { demoBanner, seedDemo } from './demo.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { systemClock } from './lib/clock.ts';
+import { redactUrl } from './lib/redact-url.ts';
 import { type Messaging, messagingFromConfig } from './messaging/platform-factory.ts';
 import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
 import { createWebhookProcessor, pruneProcessedEvents } from './messaging/webhooks.ts';
@@ -37,11 +38,45 @@ export function createLogger(config: Config) {
       ],
       censor: '[redacted]',
     },
+    serializers: {
+      // Fastify's request serializer, with the URL's secrets (verify token, `oak_` values) taken out.
+      req: (req: { method?: string; url?: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+        method: req.method,
+        url: redactUrl(req.url),
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
   });
 }
 
-export async function openConfiguredDatabase(config: Config): Promise<Database> {
-  return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+export async function openConfiguredDatabase(config: Config, log?: ReturnType<typeof createLogger>): Promise<Database> {
+  return openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    // Connection-level errors are handled where they happen; the log tells the operator.
+    ...(log
+      ? { onError: (error: Error, where: string) => log.warn({ err: error, where }, 'database connection error') }
+      : {}),
+  });
+}
+
+const MAX_MIGRATE_RETRY_MS = 5000;
+
+/** With the database unreachable at start, waits and retries instead of exiting (issue 13). */
+async function migrateWhenReachable(database: Database, log: ReturnType<typeof createLogger>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrateToLatest(database.db);
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const waitMs = Math.min(MAX_MIGRATE_RETRY_MS, 250 * 2 ** Math.min(attempt, 5));
+      log.warn({ err: error, attempt, retryInMs: waitMs }, 'database unreachable at start; retrying migrations');
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
 }
 
 const FANOUT_SLICE_MS = 2000;
@@ -130,8 +165,8 @@ export interface RunOptions {
 
 export async function run(config: Config, options: RunOptions): Promise<void> {
   const log = createLogger(config);
-  const database = await openConfiguredDatabase(config);
-  await migrateToLatest(database.db);
+  const database = await openConfiguredDatabase(config, log);
+  await migrateWhenReachable(database, log);
   log.info({ database: database.kind }, 'migrations applied');
 
   let demo: Awaited<ReturnType<typeof seedDemo>>;
@@ -180,7 +215,9 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
   }
 
   const worker: Worker | undefined = options.worker
-    ? startWorker([...fanoutTasks(config, database, messaging, log, metrics), ...maintenanceTasks(database)], log)
+    ? startWorker([...fanoutTasks(config, database, messaging, log, metrics), ...maintenanceTasks(database)], log, {
+        paused: () => !database.health.available,
+      })
     : undefined;
 
   if (app) {
