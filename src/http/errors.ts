@@ -1,7 +1,8 @@
 // One error type for the whole service, and the one handler that turns every failure into the contract's shapes.
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { errorResponse } from './schemas.ts';
 import { type ValidationIssue, validationIssues } from './validation.ts';
 
 export type ErrorDetail = string | ({ code: string } & Record<string, unknown>) | ValidationIssue[];
@@ -92,6 +93,25 @@ export function registerErrorHandling(app: FastifyInstance, options: ErrorHandli
   });
 
   app.setNotFoundHandler(notFoundHandler(app));
+  app.addHook('onRoute', documentFrameworkErrors);
+}
+
+// Answers any /v1 route can give without its code knowing: a URL the router cannot decode (400), a path parameter
+// over the router's length limit (414), a body too large or not JSON (413, 415), and the database away (503).
+const FRAMEWORK_ERRORS: [number, string, (route: RouteOptions) => boolean][] = [
+  [400, 'Malformed request (e.g. invalid percent-encoding in the path): `bad_request`.', () => true],
+  [413, 'Body over 1 MiB: `payload_too_large`.', (route) => Boolean(route.schema?.body)],
+  [414, 'A path parameter too long: `uri_too_long`.', (route) => route.url.includes(':')],
+  [415, 'Body is not JSON: `unsupported_media_type`.', (route) => Boolean(route.schema?.body)],
+  [503, 'The database is unreachable for now: `service_unavailable`, with `Retry-After`.', () => true],
+];
+
+function documentFrameworkErrors(route: RouteOptions): void {
+  const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+  if (!route.url.startsWith('/v1/') || !schema?.response || schema.hide) return;
+  for (const [status, description, applies] of FRAMEWORK_ERRORS) {
+    if (applies(route) && !schema.response[status]) schema.response[status] = errorResponse(status, description);
+  }
 }
 
 /** 404 for an unknown path; 405 with `Allow` when the path exists under another method. */
