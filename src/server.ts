@@ -1,7 +1,7 @@
 // The running process: open the database, migrate, build the app, listen, run the worker, drain on SIGTERM.
 import { Redis } from 'ioredis';
 import { sql } from 'kysely';
-import { pino } from 'pino';
+import { type DestinationStream, type LoggerOptions, pino } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
 import { type Database, isDatabaseUnavailable, openDatabase } from './db/database.ts';
@@ -22,8 +22,8 @@ import { startWorker, type Worker, type WorkerTask } from './worker/worker.ts';
 const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
-export function createLogger(config: Config) {
-  return pino({
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream) {
+  const options: LoggerOptions = {
     level: config.logLevel,
     // Keys and secrets never reach the log, whatever a log line carries.
     redact: {
@@ -48,7 +48,8 @@ export function createLogger(config: Config) {
         remotePort: req.socket?.remotePort,
       }),
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 export async function openConfiguredDatabase(config: Config, log?: ReturnType<typeof createLogger>): Promise<Database> {

@@ -136,6 +136,8 @@ export async function updateContactReachability(
     .set({ messaging_status: outcome === 'sent' ? 'verified' : 'unavailable', updated_at: new Date() })
     .where('org_id', '=', orgId)
     .where('id', '=', contactId)
-    .where('messaging_status', '=', 'unverified')
+    // The Cloud API accepts a send (the contact becomes `verified`) and may report 131026 later: the number is
+    // not on the network after all, so that report moves a `verified` contact too (issue 13).
+    .where('messaging_status', 'in', outcome === 'sent' ? ['unverified'] : ['unverified', 'verified'])
     .execute();
 }

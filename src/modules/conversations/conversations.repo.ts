@@ -137,5 +137,6 @@ export const markContactUnavailable = (db: Kysely<DB>, orgId: string, contactId:
     .set({ messaging_status: 'unavailable', updated_at: at })
     .where('org_id', '=', orgId)
     .where('id', '=', contactId)
-    .where('messaging_status', '=', 'unverified')
+    // A not-on-the-network report can follow an accepted (verifying) send: it moves a `verified` contact too.
+    .where('messaging_status', 'in', ['unverified', 'verified'])
     .execute();
