@@ -4,11 +4,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { fillPath, type Operation, operationsOf, wrongTypeFor } from '../helpers/openapi-operations.ts';
-import { approvedTemplate, phones } from '../helpers/sends.ts';
+import { createOwnedResources, type OwnedResources } from '../helpers/owned-resources.ts';
 
 let h: Harness;
 let operations: Operation[] = [];
-let owner: { key: string; ids: Record<string, string> };
+let owner: OwnedResources;
 let intruderKey: string;
 
 // Bodies that pass validation, so that the answer is decided by the id (a new body route needs an entry).
@@ -22,32 +22,7 @@ const validBodies: Record<string, unknown> = {
 beforeAll(async () => {
   h = await startHarness({ unlimited: true });
   operations = operationsOf(h.app.swagger());
-  const { org, key } = await h.createOrg();
-  const account = await h.createAccount(org.id);
-  const channelId = account.numbers[0].id as string;
-  const [phone] = phones(1) as [string];
-  const contact = await h.api('POST', '/v1/contacts', { key, body: { first_name: 'Owned', phone } });
-  const property = await h.api('POST', '/v1/properties', { key, body: { key: 'owned', label: 'Owned', kind: 'TEXT' } });
-  const stage = await h.api('POST', '/v1/funnel-stages', { key, body: { name: 'Owned' } });
-  const template = await approvedTemplate(h, key);
-  const broadcast = await h.api('POST', `/v1/templates/${template.id}/send`, {
-    key,
-    body: { recipients: [{ contact_id: contact.body.id, variables: { 'body.1': '1' } }] },
-  });
-  await h.fanout.drain();
-  await h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from: phone, text: 'hello' });
-  const conversation = (await h.api('GET', '/v1/conversations', { key })).body.items[0];
-  owner = {
-    key,
-    ids: {
-      contact_id: contact.body.id,
-      property_id: property.body.id,
-      stage_id: stage.body.id,
-      template_id: template.id,
-      broadcast_id: broadcast.body.id,
-      conversation_id: conversation?.id,
-    },
-  };
+  owner = await createOwnedResources(h);
   intruderKey = (await h.createOrg()).key;
 });
 afterAll(() => h.close());

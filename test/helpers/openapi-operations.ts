@@ -67,7 +67,7 @@ export function operationsOf(document: unknown): Operation[] {
 
 /** The path with each parameter replaced by the value `ids` gives for its name. */
 export function fillPath(operation: Operation, ids: (name: string) => string): string {
-  return operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) => encodeURIComponent(ids(name)));
+  return operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) => encodeURIComponent(ids(name).toWellFormed()));
 }
 
 /** One value of a JSON type other than the schema's (for "wrong type" cases). */
