@@ -27,6 +27,7 @@ import { createBroadcastsService } from './modules/broadcasts/broadcasts.service
 import { sendRoutes } from './modules/broadcasts/send.routes.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
 import { channelRoutes } from './modules/channels/channels.routes.ts';
+import { createChannelsService } from './modules/channels/channels.service.ts';
 import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
@@ -71,6 +72,10 @@ export interface AppDeps {
   mediaFetcher?: MediaFetcher;
   /** MEDIA_FETCH_ALLOW_HOSTS: hosts media fetching may reach even on private addresses. */
   mediaFetchAllowHosts?: string[];
+  /** PUBLIC_BASE_URL: the `servers` entry of the OpenAPI document; the listen address when absent. */
+  publicBaseUrl?: string | undefined;
+  /** METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken?: string | undefined;
 }
 
 export interface App {
@@ -99,8 +104,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
-  registerMetrics(app, metrics);
-  await registerOpenApi(app, API_VERSION);
+  registerMetrics(app, metrics, { token: deps.metricsToken });
+  await registerOpenApi(app, { publicBaseUrl: deps.publicBaseUrl });
 
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
     try {
@@ -163,7 +168,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       accountRoutes(v1);
       templateRoutes(v1, templates);
-      channelRoutes(v1, db);
+      channelRoutes(v1, createChannelsService(db));
       conversationRoutes(v1, conversations);
       sendRoutes(v1, { db, send, broadcasts });
       broadcastsRoutes(v1, broadcasts);

@@ -163,6 +163,8 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
         webhookVerifyToken: config.webhookVerifyToken,
         adminToken: config.adminToken,
         mediaFetchAllowHosts: config.mediaFetchAllowHosts,
+        publicBaseUrl: config.publicBaseUrl,
+        metricsToken: config.metricsToken,
         loggerInstance: log,
       })
     : { app: undefined };

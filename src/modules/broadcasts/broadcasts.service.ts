@@ -4,9 +4,8 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import { type BroadcastRow, selectBroadcasts } from './broadcasts.repo.ts';
+import type { BroadcastListQuery, BroadcastStatus, RecipientListQuery } from './broadcasts.schemas.ts';
 import { RECIPIENT_LISTED_STATUSES } from './recipient-status.ts';
-
-export type BroadcastStatus = 'in_progress' | 'completed' | 'stopped_low_balance' | 'cancelled';
 
 export function broadcastView(row: BroadcastRow) {
   const sent = Number(row.sent);
@@ -30,23 +29,15 @@ export function broadcastView(row: BroadcastRow) {
     sent,
     failed,
     pending,
-    origin: row.origin,
+    // The ContactOrigin vocabulary (`API`); rows store the lower-case `api` they always had (CHANGELOG).
+    origin: row.origin.toUpperCase(),
     created_at: row.created_at,
   };
 }
 
-export interface BroadcastListFilter {
-  limit: number;
-  cursor?: string | undefined;
-  status?: BroadcastStatus[] | undefined;
-  template_id?: string | undefined;
-}
-
-export interface RecipientListFilter {
-  limit: number;
-  cursor?: string | undefined;
-  status?: string[] | undefined;
-}
+export type { BroadcastStatus };
+export type BroadcastListFilter = BroadcastListQuery & { limit: number };
+export type RecipientListFilter = RecipientListQuery & { limit: number };
 
 export function createBroadcastsService(db: Kysely<DB>) {
   async function get(orgId: string, broadcastId: string) {

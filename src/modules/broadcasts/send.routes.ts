@@ -7,7 +7,7 @@ import { v1Errors } from '../../http/schemas.ts';
 import { BroadcastSchema } from './broadcasts.schemas.ts';
 import type { BroadcastsService } from './broadcasts.service.ts';
 import { claimIdempotencyKey, releaseIdempotencyKey, requestHash } from './idempotency.ts';
-import { SendBody, SendHeaders, TemplateParams } from './send.schemas.ts';
+import { SEND_ERRORS, SendBody, SendHeaders, TemplateParams } from './send.schemas.ts';
 import type { SendService } from './send.service.ts';
 
 const description = `Queues an approved template for up to 100 recipients and answers 202 with the Broadcast.
@@ -35,7 +35,7 @@ export function sendRoutes(
         params: TemplateParams,
         headers: SendHeaders,
         body: SendBody,
-        response: { 202: BroadcastSchema, ...v1Errors([400, 402, 404, 409, 422]) },
+        response: { 202: BroadcastSchema, ...v1Errors(SEND_ERRORS) },
       },
     },
     async (request, reply) => {
