@@ -21,9 +21,11 @@ export interface RecordedResponse {
 /**
  * Issue types of schema validation that no service rule gives for a query, path or header value. Bodies are not
  * checked this way: services refuse bodies by rules a schema cannot say (options of a RADIO property, 1–100
- * recipients, a value of the property's kind) with the same issue types.
+ * recipients, a value of the property's kind) with the same issue types; nor list lengths (`property_filter` counts
+ * entries inside one comma-separated value).
  */
-const SCHEMA_ISSUE = /^(missing|extra_forbidden|enum|[a-z]+_type|[a-z]+_parsing)$/;
+const SCHEMA_ISSUE =
+  /^(missing|extra_forbidden|enum|[a-z]+_type|[a-z]+_parsing|greater_than(_equal)?|less_than(_equal)?|string_(too_short|too_long|pattern_mismatch))$/;
 
 const stringHeaders = (headers: Record<string, unknown>) =>
   Object.fromEntries(

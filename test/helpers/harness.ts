@@ -123,7 +123,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           ...(payload !== undefined && raw === undefined ? { 'content-type': 'application/json' } : {}),
           ...headers,
         },
-        requestBody: raw ?? body,
+        // What was sent, parsed again: the caller's object may change after the call.
+        requestBody: raw ?? (payload === undefined ? undefined : JSON.parse(payload)),
         responseHeaders: response.headers,
       });
     }
