@@ -59,9 +59,9 @@ describe('components', () => {
       for (const { schema } of media) if (schema.properties || schema.type === 'object') inline.push(name);
     }
     expect(inline).toEqual([]);
-    expect(JSON.stringify(document.paths).match(/"\$ref":"#\/components\/schemas\/Contact"/g)?.length).toBeGreaterThan(
-      3,
-    );
+    // Contact was inlined 8 times: now it is defined once and referenced by create, read, update and the page.
+    const contactRefs = JSON.stringify(document).match(/"\$ref":"#\/components\/schemas\/Contact"/g);
+    expect(contactRefs?.length).toBe(4);
   });
 
   it('marks response enums open to new values, and keeps request enums closed', () => {
