@@ -212,7 +212,12 @@ function finishResponse(status: string, response: Json, operationId: string, com
     headers[name] = headerRef(name);
   }
   if (status === '429') headers['Retry-After'] = headerRef('Retry-After');
-  if (status === '503') headers['Retry-After'] = { ...headerRef('Retry-After'), description: 'When given.' };
+  if (status === '503') {
+    headers['Retry-After'] = {
+      description: 'Seconds to wait before trying again, when known.',
+      schema: { type: 'integer' },
+    };
+  }
   if (operationId === 'sendTemplate' && status === '202')
     headers['Idempotent-Replayed'] = headerRef('Idempotent-Replayed');
   response.headers = { ...response.headers, ...headers };
