@@ -2,7 +2,7 @@
 // API really does (issue 11, decisions "OpenAPI document"): titled schemas become named components referenced with
 // `$ref`; every response declares its headers, its `detail` codes and an example; operations with a body list 413
 // and 415; array query parameters say that a comma-separated value works too (decisions §2).
-import { DETAIL_CODES, ErrorBody, ValidationIssueSchema } from './schemas.ts';
+import { DETAIL_CODES, ErrorBody, OPEN_ENUM, ValidationIssueSchema } from './schemas.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is plain JSON walked generically.
 type Json = any;
@@ -71,10 +71,22 @@ const comparable = (schema: Json) =>
     key === 'description' || key === 'examples' || key === 'example' || key.startsWith('x-') ? undefined : value,
   );
 
-/** Replaces every titled schema below `node` with a `$ref` to a component of that name. */
-function hoist(node: Json, components: Record<string, Json>): Json {
-  if (Array.isArray(node)) return node.map((item) => hoist(item, components));
-  if (!isObject(node)) return node;
+/** An open enum (`OpenEnum`) as generators read it: the known values, or any other string. */
+function openEnum({ [OPEN_ENUM]: values, type: _type, ...rest }: Record<string, Json>): Record<string, Json> {
+  return {
+    anyOf: [
+      { type: 'string', enum: values },
+      { type: 'string', description: 'A value added later.' },
+    ],
+    ...rest,
+  };
+}
+
+/** Replaces every titled schema below `node` with a `$ref` to a component of that name; writes open enums out. */
+function hoist(given: Json, components: Record<string, Json>): Json {
+  if (Array.isArray(given)) return given.map((item) => hoist(item, components));
+  if (!isObject(given)) return given;
+  const node = Array.isArray(given[OPEN_ENUM]) ? openEnum(given) : given;
   const out: Record<string, Json> = {};
   for (const [key, value] of Object.entries(node)) {
     out[key] = ['examples', 'example', 'default', 'const', 'enum'].includes(key) ? value : hoist(value, components);
