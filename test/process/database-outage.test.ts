@@ -44,7 +44,8 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
       ADMIN_TOKEN: 'secret',
       WORKER_POLL_MS: '50',
     });
-    await sleep(2500);
+    // Restored only after the process has tried (and been refused) twice.
+    while (proxy.refused() < 2) await sleep(50);
     proxy.restore();
     server = await starting;
     expect(server.output()).toContain('database unreachable at start; retrying migrations');
@@ -140,5 +141,25 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
     await untilHealthy();
     expect(server.child.exitCode).toBeNull();
     expect(server.output()).not.toMatch(/Unhandled|uncaught/i);
+  });
+
+  it('answers 503 without waiting for a database that accepts connections and never answers', async () => {
+    expect((await call('GET', '/v1/me')).status).toBe(200);
+    proxy.hang();
+    const answers: Answer[] = [];
+    for (let index = 0; index < 5; index++) answers.push(await call('GET', '/v1/me'));
+    proxy.restore();
+    // Each answer came (the 10 s client timeout never fired): the connect timeout bounds the wait.
+    for (const answer of answers) {
+      expect(answer.status).toBe(503);
+      expect(answer.body).toEqual({ detail: 'service_unavailable' });
+    }
+    let status = 0;
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      status = (await call('GET', '/v1/me')).status;
+      if (status !== 200) await sleep(50);
+    }
+    expect(status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
   });
 });
