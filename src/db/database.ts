@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { type DatabaseHealth, steadyHealth, trackHealth } from './health.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
@@ -22,9 +22,19 @@ export interface Database {
   db: Kysely<DB>;
   kind: 'pglite' | 'postgres';
   poolStats(): PoolStats;
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>;
   /** Whether the database answers: false from a connection failure until a probe gets through again. */
   health: DatabaseHealth;
   close(): Promise<void>;
+}
+
+function pinger(db: Kysely<DB>) {
+  return () =>
+    sql`select 1`.execute(db).then(
+      () => true,
+      () => false,
+    );
 }
 
 const INT8 = 20;
@@ -92,6 +102,7 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   return {
     db,
     kind: 'postgres',
+    ping: pinger(db),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     health,
     close: async () => {
@@ -117,6 +128,7 @@ async function openPGlite(dataDir: string): Promise<Database> {
   return {
     db,
     kind: 'pglite',
+    ping: pinger(db),
     poolStats: () => dialect.driver.stats(),
     // In-process: there is no connection to lose.
     health: steadyHealth(),
