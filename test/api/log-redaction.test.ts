@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { createMemoryRateLimitStore } from '../../src/http/rate-limit.ts';
 import { createLogger } from '../../src/server.ts';
+import { wire } from '../../src/wiring.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 
 const VERIFY_TOKEN = 'verify-token-that-must-not-be-logged';
@@ -21,13 +22,14 @@ beforeAll(async () => {
       callback();
     },
   });
-  ({ app } = await buildApp({
-    database: database.database,
-    rateLimitStore: createMemoryRateLimitStore(),
-    platform: 'sandbox',
-    webhookVerifyToken: VERIFY_TOKEN,
-    loggerInstance: createLogger({ logLevel: 'info' }, sink),
-  }));
+  app = await buildApp(
+    wire({
+      database: database.database,
+      rateLimitStore: createMemoryRateLimitStore(),
+      webhookVerifyToken: VERIFY_TOKEN,
+      log: createLogger({ logLevel: 'info' }, sink),
+    }),
+  );
 });
 afterAll(async () => {
   await app.close();
