@@ -41,6 +41,8 @@ import { subOriginsRoutes } from './modules/sub-origins/sub-origins.routes.ts';
 import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
 import { templateRoutes } from './modules/templates/templates.routes.ts';
 import { createTemplatesService, type PropertyKeysSource } from './modules/templates/templates.service.ts';
+import { webhookEndpointsRoutes } from './modules/webhook-endpoints/webhook-endpoints.routes.ts';
+import { createWebhookEndpointsService } from './modules/webhook-endpoints/webhook-endpoints.service.ts';
 
 export const API_VERSION = '1.0.0';
 export const BODY_LIMIT = 1024 * 1024;
@@ -71,6 +73,8 @@ export interface AppDeps {
   mediaFetcher?: MediaFetcher;
   /** MEDIA_FETCH_ALLOW_HOSTS: hosts media fetching may reach even on private addresses. */
   mediaFetchAllowHosts?: string[];
+  /** WEBHOOK_ALLOW_HOSTS: hosts webhook endpoints may use with http:// or on private addresses (decisions §11). */
+  webhookAllowHosts?: string[];
 }
 
 export interface App {
@@ -171,6 +175,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       propertiesRoutes(v1, createPropertiesService({ db, clock }));
       funnelStagesRoutes(v1, createFunnelStagesService({ db, clock }));
       subOriginsRoutes(v1, createSubOriginsService({ db, clock }));
+      webhookEndpointsRoutes(
+        v1,
+        createWebhookEndpointsService({ db, clock, allowHosts: deps.webhookAllowHosts ?? [] }),
+      );
     },
     { prefix: '/v1' },
   );

@@ -16,6 +16,7 @@ import { createWebhookProcessor, pruneProcessedEvents } from './messaging/webhoo
 import { recipientStatusListener, recordInConversation } from './modules/broadcasts/broadcast-hooks.ts';
 import { purgeExpiredIdempotencyKeys } from './modules/broadcasts/idempotency.ts';
 import { createFanout } from './worker/fanout.ts';
+import { createWebhookDeliverer } from './worker/webhook-deliveries.ts';
 import { startWorker, type Worker, type WorkerTask } from './worker/worker.ts';
 
 const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
@@ -163,6 +164,7 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
         webhookVerifyToken: config.webhookVerifyToken,
         adminToken: config.adminToken,
         mediaFetchAllowHosts: config.mediaFetchAllowHosts,
+        webhookAllowHosts: config.webhookAllowHosts,
         loggerInstance: log,
       })
     : { app: undefined };
@@ -179,8 +181,26 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
     connectSandbox(messaging.sandbox, processor, database.db, config.webhookAppSecret);
   }
 
+  // Webhook deliveries run in their own task beside the fan-out, so a slow endpoint never holds the fan-out back.
+  const deliverer = options.worker
+    ? createWebhookDeliverer({
+        db: database.db,
+        log,
+        allowHosts: config.webhookAllowHosts,
+        options: { ...config.webhooks, pollMs: config.fanout.pollMs },
+        onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+        onPendingDepth: (depth) => metrics.webhookPending.set(depth),
+      })
+    : undefined;
   const worker: Worker | undefined = options.worker
-    ? startWorker([...fanoutTasks(config, database, messaging, log, metrics), ...maintenanceTasks(database)], log)
+    ? startWorker(
+        [
+          ...fanoutTasks(config, database, messaging, log, metrics),
+          ...(deliverer ? [deliverer.task] : []),
+          ...maintenanceTasks(database),
+        ],
+        log,
+      )
     : undefined;
 
   if (app) {
@@ -208,7 +228,7 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
     try {
       // Fastify stops accepting connections and waits for in-flight requests before resolving; the worker stops
       // claiming and finishes the hand-offs it has started, so none is left with an unknown outcome.
-      await Promise.all([app?.close(), worker?.stop()]);
+      await Promise.all([app?.close(), worker?.stop(), deliverer?.stop()]);
       if (!app) messaging.sandbox?.close();
       await rateLimitStore.close();
       await database.close();

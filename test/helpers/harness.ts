@@ -9,6 +9,11 @@ import { createMessaging, type Messaging } from '../../src/messaging/platform-fa
 import { recordInConversation } from '../../src/modules/broadcasts/broadcast-hooks.ts';
 import type { PropertyKeysSource } from '../../src/modules/templates/templates.service.ts';
 import { createFanout, type Fanout, type FanoutOptions } from '../../src/worker/fanout.ts';
+import {
+  createWebhookDeliverer,
+  type WebhookDeliverer,
+  type WebhookDelivererOptions,
+} from '../../src/worker/webhook-deliveries.ts';
 import { createConformanceChecker, type RecordedResponse } from './conformance.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -32,6 +37,10 @@ export interface HarnessOptions {
   mediaFetchAllowHosts?: string[];
   /** Options of the fan-out that `h.fanout` runs. */
   fanout?: Partial<FanoutOptions>;
+  /** Hosts webhook endpoints may use with http:// or on private addresses (default: the tests' 127.0.0.1). */
+  webhookAllowHosts?: string[];
+  /** Options of the webhook deliverer that `h.deliveries` runs. */
+  webhooks?: Partial<WebhookDelivererOptions>;
 }
 
 export interface Response<T = any> {
@@ -64,6 +73,8 @@ export interface Harness {
   messaging: Messaging;
   /** The fan-out worker on this harness's database and platform; `drain()` runs it until the queue is empty. */
   fanout: Fanout & { drain(): Promise<number> };
+  /** The webhook deliverer on this harness's database; `drain()` attempts every due delivery until none is due. */
+  deliveries: WebhookDeliverer & { drain(): Promise<number> };
   recorded: RecordedResponse[];
   close(): Promise<void>;
 }
@@ -91,6 +102,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     webhookAppSecret: WEBHOOK_APP_SECRET,
     mediaFetchAllowHosts: options.mediaFetchAllowHosts ?? ['127.0.0.1'],
     webhookVerifyToken: WEBHOOK_VERIFY_TOKEN,
+    webhookAllowHosts: options.webhookAllowHosts ?? ['127.0.0.1'],
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
   });
@@ -133,8 +145,22 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     return total;
   };
 
+  const deliverer = createWebhookDeliverer({
+    db: database.db,
+    log: app.log,
+    allowHosts: options.webhookAllowHosts ?? ['127.0.0.1'],
+    ...(options.webhooks ? { options: options.webhooks } : {}),
+    onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+  });
+  const drainDeliveries = async () => {
+    let total = 0;
+    for (let handled = await deliverer.runOnce(); handled > 0; handled = await deliverer.runOnce()) total += handled;
+    return total;
+  };
+
   const harness: Harness = {
     fanout: { ...fanout, drain },
+    deliveries: { ...deliverer, drain: drainDeliveries },
     app,
     database,
     recorded,
@@ -182,6 +208,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     messaging,
     async close() {
       const check = createConformanceChecker(app.swagger() as never);
+      await deliverer.stop();
       await app.close();
       await testDatabase?.drop();
       const problems = [...new Set(recorded.map(check).filter((problem): problem is string => Boolean(problem)))];
