@@ -151,6 +151,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     allowHosts: options.webhookAllowHosts ?? ['127.0.0.1'],
     ...(options.webhooks ? { options: options.webhooks } : {}),
     onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+    onPendingDepth: (depth) => metrics.webhookPending.set(depth),
   });
   const drainDeliveries = async () => {
     let total = 0;
