@@ -31,6 +31,7 @@ import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
+import { webhooksDocument } from './modules/events/events.openapi.ts';
 import { funnelStagesRoutes } from './modules/funnel-stages/funnel-stages.routes.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { operatorRoutes } from './modules/operator/operator.routes.ts';
@@ -104,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     reply.header('X-Request-Id', request.id);
   });
   registerMetrics(app, metrics);
-  await registerOpenApi(app, API_VERSION);
+  await registerOpenApi(app, API_VERSION, { webhooks: webhooksDocument() });
 
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
     try {

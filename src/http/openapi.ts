@@ -3,7 +3,12 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 
-export async function registerOpenApi(app: FastifyInstance, version: string): Promise<void> {
+/** `webhooks`: the OpenAPI 3.1 section describing the events sent to API clients (decisions §11). */
+export async function registerOpenApi(
+  app: FastifyInstance,
+  version: string,
+  extra: { webhooks?: Record<string, unknown> } = {},
+): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -22,6 +27,7 @@ export async function registerOpenApi(app: FastifyInstance, version: string): Pr
         securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An `oak_` API key.' } },
       },
       security: [{ apiKey: [] }],
+      ...(extra.webhooks ? { webhooks: extra.webhooks } : {}),
     },
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });

@@ -189,3 +189,40 @@ describe('limits and isolation', () => {
     expect(crossed.status).toBe(404);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes every event payload in its top-level webhooks section', async () => {
+    const document = (await h.api('GET', '/v1/openapi.json')).body;
+    expect(Object.keys(document.webhooks).sort()).toEqual(
+      [
+        'broadcast.finished',
+        'broadcast.recipient.updated',
+        'contact.created',
+        'contact.deleted',
+        'contact.updated',
+        'message.received',
+        'ping',
+        'template.status_updated',
+      ].sort(),
+    );
+    const created = document.webhooks['contact.created'].post;
+    expect(created.parameters.map((parameter: any) => parameter.name)).toEqual([
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+    ]);
+    const body = created.requestBody.content['application/json'].schema;
+    expect(body.required).toEqual(['id', 'type', 'created_at', 'data']);
+    expect(body.properties.type.const).toBe('contact.created');
+    // data is the Contact as the API documents it.
+    const contact = document.paths['/v1/contacts/{contact_id}'].get.responses['200'].content['application/json'].schema;
+    expect(Object.keys(body.properties.data.properties).sort()).toEqual(Object.keys(contact.properties).sort());
+    expect(
+      Object.keys(
+        document.webhooks['broadcast.recipient.updated'].post.requestBody.content['application/json'].schema.properties
+          .data.properties,
+      ),
+    ).toEqual(expect.arrayContaining(['broadcast_id', 'platform_message_id', 'status']));
+    expect(document.paths['/v1/webhook-endpoints'].post.responses['422']).toBeDefined();
+  });
+});
