@@ -75,6 +75,8 @@ interface ClaimedDelivery {
   previous_secret: string | null;
   payload: string;
   lease_token: string;
+  /** The endpoint had failed attempts since its last success when claimed. */
+  endpoint_failing: boolean;
 }
 
 const DEPTH_INTERVAL_MS = 5000;
@@ -83,17 +85,36 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
   const options = { ...DEFAULT_WEBHOOK_DELIVERER_OPTIONS, ...deps.options };
   const { db, log } = deps;
   const leaseMs = Math.max(options.leaseMs, options.timeoutMs + 5000);
+  const refillAt = Math.max(1, Math.floor(options.concurrency / 4));
   const sender: WebhookSender = createWebhookSender({ allowHosts: deps.allowHosts, timeoutMs: options.timeoutMs });
 
   async function claim(limit: number): Promise<ClaimedDelivery[]> {
     const token = randomUUID();
     const result = await sql<ClaimedDelivery>`
-      with ready as (
-        select org_id, endpoint_id, min(next_attempt_at) as due
-        from webhook_deliveries
-        where status = 'pending' and next_attempt_at <= now()
-        group by org_id, endpoint_id
-        order by due
+      with recursive pending_endpoints as (
+        -- Each endpoint with pending deliveries, found by skipping through the per-endpoint index: the cost follows
+        -- the number of such endpoints, not the size of the backlog.
+        (select org_id, endpoint_id from webhook_deliveries where status = 'pending'
+          order by org_id, endpoint_id limit 1)
+        union all
+        select n.org_id, n.endpoint_id from pending_endpoints p
+        cross join lateral (
+          select d.org_id, d.endpoint_id from webhook_deliveries d
+          where d.status = 'pending' and (d.org_id, d.endpoint_id) > (p.org_id, p.endpoint_id)
+          order by d.org_id, d.endpoint_id limit 1
+        ) n
+      ),
+      ready as (
+        -- The endpoints with something due, the longest-waiting first.
+        select p.org_id, p.endpoint_id, due.at as due
+        from pending_endpoints p
+        cross join lateral (
+          select min(d.next_attempt_at) as at from webhook_deliveries d
+          where d.org_id = p.org_id and d.endpoint_id = p.endpoint_id and d.status = 'pending'
+            and d.next_attempt_at <= now()
+        ) due
+        where due.at is not null
+        order by due.at
         limit ${Math.max(limit * 4, 64)}
       ),
       picked as (
@@ -127,7 +148,7 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
         and ev.org_id = w.org_id and ev.id = w.event_id
       returning w.org_id, w.id, w.endpoint_id, w.event_id, w.attempts, w.attempt_limit, w.lease_token, e.url,
         e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret,
-        ev.payload
+        ev.payload, e.failing_since is not null as endpoint_failing
     `.execute(db);
     return result.rows;
   }
@@ -140,7 +161,11 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
     const limit = row.attempt_limit ?? options.retryScheduleMs.length + 1;
     const outcome: DeliveryOutcome = ok ? 'succeeded' : gone || attempts >= limit ? 'failed' : 'retry';
     const delayMs = options.retryScheduleMs[attempts - 1] ?? 0;
-    return db.transaction().execute(async (trx) => {
+    // The common case, a success at an endpoint that was not failing, is one statement.
+    const simple = ok && !row.endpoint_failing;
+    const write = (work: (trx: Kysely<DB>) => Promise<DeliveryOutcome | undefined>) =>
+      simple ? work(db) : db.transaction().execute(work);
+    return write(async (trx) => {
       const updated = await trx
         .updateTable('webhook_deliveries')
         .set({
@@ -163,7 +188,9 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
         .where('org_id', '=', row.org_id)
         .where('id', '=', row.endpoint_id);
       if (ok) {
-        await endpoint.set({ failing_since: null }).where('failing_since', 'is not', null).execute();
+        if (row.endpoint_failing) {
+          await endpoint.set({ failing_since: null }).where('failing_since', 'is not', null).execute();
+        }
         return outcome;
       }
       const failing = await endpoint
@@ -205,7 +232,8 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
       })
       .finally(() => {
         inFlight.delete(run);
-        if (refill && !stopped) void fill();
+        // Refill in groups rather than one claim per finished attempt: claims are cheaper by the batch.
+        if (refill && !stopped && options.concurrency - inFlight.size >= refillAt) void fill();
       });
     inFlight.add(run);
     return run;

@@ -1,7 +1,7 @@
 // What happens when an endpoint does not answer 2xx (decisions §11): the retry schedule, 410 and five days of
 // failures disabling the endpoint, the timeout, no redirects, the address policy at connect time, and fairness:
 // a hanging endpoint of one organization does not hold back another organization's deliveries.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, WEBHOOK_RETRY_SCHEDULE_MS } from '../../src/config.ts';
 import { createWebhookDeliverer, type WebhookDelivererOptions } from '../../src/worker/webhook-deliveries.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
@@ -38,6 +38,11 @@ function deliverer(options: Partial<WebhookDelivererOptions>, allowHosts = ['127
 }
 
 let paths = 0;
+const endpoints: { key: string; id: string }[] = [];
+// Each test's endpoints go away after it, so that no delivery of one test is due during another.
+afterEach(async () => {
+  for (const { key, id } of endpoints.splice(0)) await h.api('DELETE', `/v1/webhook-endpoints/${id}`, { key });
+});
 async function setup(events: string[] = ['*']) {
   const { key, org } = await h.createOrg();
   const path = `/failing/${++paths}`;
@@ -46,6 +51,7 @@ async function setup(events: string[] = ['*']) {
     body: { url: `${receiver.baseUrl}${path}`, events },
   });
   expect(created.status).toBe(201);
+  endpoints.push({ key, id: created.body.id });
   return { key, org, path, endpoint: created.body as { id: string; secret: string } };
 }
 const log = async (key: string, endpointId: string) =>
@@ -212,7 +218,6 @@ describe('fairness', () => {
     expect(receiver.at(slow.path)).toHaveLength(2);
     expect((await log(slow.key, slow.endpoint.id)).every((d) => d.attempts === 0)).toBe(true);
     for (const request of receiver.at(fast.path)) expect(verify(fast.endpoint.secret, request).type).toBe('ping');
-    await h.api('DELETE', `/v1/webhook-endpoints/${slow.endpoint.id}`, { key: slow.key });
   });
 });
 

@@ -74,6 +74,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     where status = 'pending'`.execute(db);
   await sql`create index webhook_deliveries_endpoint_due_idx on webhook_deliveries
     (org_id, endpoint_id, next_attempt_at) where status = 'pending'`.execute(db);
+  // Attempts in flight (and leases left by a dead worker), counted per endpoint at each claim.
+  await sql`create index webhook_deliveries_leased_idx on webhook_deliveries (org_id, endpoint_id)
+    where status = 'pending' and lease_token is not null`.execute(db);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: as above.
