@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordEvents } from '../../src/modules/events/events.ts';
+import { createWebhookDeliverer } from '../../src/worker/webhook-deliveries.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -282,5 +283,41 @@ describe('the deliveries log', () => {
     expect((await h.api('POST', `/v1/webhook-endpoints/${hook.id}/deliveries/whd_nope/retry`, { key })).status).toBe(
       404,
     );
+  });
+});
+
+describe('several workers', () => {
+  it('share the queue without attempting any delivery twice', async () => {
+    const { key, org } = await h.createOrg();
+    const hook = await endpoint(key, ['contact.deleted']);
+    await h.database.db.transaction().execute((trx) =>
+      recordEvents(
+        trx,
+        org.id,
+        Array.from({ length: 60 }, (_, i) => ({ type: 'contact.deleted' as const, data: { id: `ct_${i}` } })),
+      ),
+    );
+    receiver.answer(hook.path, { status: 200, delayMs: 5 });
+    const workers = [0, 1, 2].map(() =>
+      createWebhookDeliverer({
+        db: h.database.db,
+        log: h.app.log,
+        allowHosts: ['127.0.0.1'],
+        options: { batchSize: 7, perEndpointConcurrency: 7 },
+      }),
+    );
+    const drain = async (worker: (typeof workers)[number]) => {
+      let total = 0;
+      for (let handled = await worker.runOnce(); handled > 0; handled = await worker.runOnce()) total += handled;
+      return total;
+    };
+    const handled = await Promise.all(workers.map(drain));
+    await Promise.all(workers.map((worker) => worker.stop()));
+    expect(handled.reduce((sum, count) => sum + count, 0)).toBe(60);
+    const ids = receiver.at(hook.path).map((request) => request.headers['webhook-id']);
+    expect(ids).toHaveLength(60);
+    expect(new Set(ids).size).toBe(60);
+    const log = await deliveries(key, hook.id, '?limit=100&status=succeeded');
+    expect(log.items).toHaveLength(60);
   });
 });

@@ -77,10 +77,50 @@ export async function up(db: Kysely<any>): Promise<void> {
   // Attempts in flight (and leases left by a dead worker), counted per endpoint at each claim.
   await sql`create index webhook_deliveries_leased_idx on webhook_deliveries (org_id, endpoint_id)
     where status = 'pending' and lease_token is not null`.execute(db);
+
+  // The outbox write (src/modules/events/events.ts), as a function so that PostgreSQL keeps its plans: a call for an
+  // organization without an enabled endpoint costs one cached index probe, and one with endpoints one statement.
+  // p_only_endpoint (the test ping) targets one endpoint whatever it subscribes to.
+  await sql`
+    create function webhook_record_events(p_org text, p_events jsonb, p_now timestamptz, p_only_endpoint text)
+    returns integer language plpgsql as $fn$
+    declare
+      queued integer;
+    begin
+      if not exists (select 1 from webhook_endpoints where org_id = p_org and enabled) then
+        return 0;
+      end if;
+      with input as (
+        select x.id, x.type, x.payload
+        from jsonb_to_recordset(p_events) as x(id text, type text, payload text)
+      ),
+      targets as (
+        select i.id as event_id, i.type, e.id as endpoint_id
+        from input i
+        join webhook_endpoints e on e.org_id = p_org and e.enabled
+          and (case when p_only_endpoint is null then e.events ? i.type or e.events ? '*'
+                    else e.id = p_only_endpoint end)
+      ),
+      stored as (
+        insert into webhook_events (org_id, id, type, payload, created_at)
+        select p_org, i.id, i.type, i.payload, p_now
+        from input i
+        where i.id in (select event_id from targets)
+      )
+      insert into webhook_deliveries (org_id, id, endpoint_id, event_id, event_type, next_attempt_at, created_at,
+        updated_at)
+      select p_org, 'whd_' || replace(gen_random_uuid()::text, '-', ''), t.endpoint_id, t.event_id, t.type,
+        now(), now(), now()
+      from targets t;
+      get diagnostics queued = row_count;
+      return queued;
+    end
+    $fn$`.execute(db);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: as above.
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`drop function webhook_record_events(text, jsonb, timestamptz, text)`.execute(db);
   await db.schema.dropTable('webhook_deliveries').execute();
   await db.schema.dropTable('webhook_events').execute();
   await db.schema.dropTable('webhook_endpoints').execute();

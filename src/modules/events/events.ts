@@ -1,8 +1,8 @@
 // The transactional outbox of events to API clients (decisions §11). Features call `recordEvents` inside the
 // transaction of the change that causes the events: a rolled-back change emits nothing, a committed one is never
 // lost. One statement per call, however many events: it stores each event once and writes one delivery row for
-// every endpoint of the organization that is enabled and subscribed to its type at that moment. Without such an
-// endpoint it writes nothing and costs one indexed probe of the organization's endpoints.
+// every endpoint of the organization that is enabled and subscribed to its type at that moment. Without an enabled
+// endpoint it writes nothing and costs one cached index probe (the SQL is the function webhook_record_events).
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { newId } from '../../lib/ids.ts';
@@ -31,31 +31,12 @@ async function insertEvents(
   onlyEndpointId?: string,
 ): Promise<number> {
   if (events.length === 0) return 0;
-  // `onlyEndpointId` (the test ping) targets one endpoint whatever it subscribes to.
-  const subscribed = onlyEndpointId ? sql`e.id = ${onlyEndpointId}` : sql`(e.events ? i.type or e.events ? '*')`;
-  const result = await sql`
-    with input as (
-      select x.id, x.type, x.payload
-      from jsonb_to_recordset(${JSON.stringify(events)}::jsonb) as x(id text, type text, payload text)
-    ),
-    targets as (
-      select i.id as event_id, i.type, e.id as endpoint_id
-      from input i
-      join webhook_endpoints e on e.org_id = ${orgId} and e.enabled and ${subscribed}
-    ),
-    stored as (
-      insert into webhook_events (org_id, id, type, payload, created_at)
-      select ${orgId}, i.id, i.type, i.payload, ${now}
-      from input i
-      where i.id in (select event_id from targets)
-    )
-    insert into webhook_deliveries (org_id, id, endpoint_id, event_id, event_type, next_attempt_at, created_at,
-      updated_at)
-    select ${orgId}, 'whd_' || replace(gen_random_uuid()::text, '-', ''), t.endpoint_id, t.event_id, t.type,
-      now(), now(), now()
-    from targets t
+  // One statement: the function (migration 0007) stores the events that some endpoint takes, and their deliveries.
+  const result = await sql<{ queued: number }>`
+    select webhook_record_events(${orgId}, ${JSON.stringify(events)}::jsonb, ${now}, ${onlyEndpointId ?? null})
+      as queued
   `.execute(executor);
-  return Number(result.numAffectedRows ?? 0);
+  return Number(result.rows[0]?.queued ?? 0);
 }
 
 /**
