@@ -15,6 +15,7 @@ import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
 import { createWebhookProcessor, pruneProcessedEvents } from './messaging/webhooks.ts';
 import { recipientStatusListener, recordInConversation } from './modules/broadcasts/broadcast-hooks.ts';
 import { purgeExpiredIdempotencyKeys } from './modules/broadcasts/idempotency.ts';
+import { pruneWebhookHistory } from './modules/events/events.ts';
 import { createFanout } from './worker/fanout.ts';
 import { createWebhookDeliverer } from './worker/webhook-deliveries.ts';
 import { startWorker, type Worker, type WorkerTask } from './worker/worker.ts';
@@ -96,6 +97,11 @@ function maintenanceTasks(database: Database): WorkerTask[] {
       name: 'prune-webhook-events',
       intervalMs: PRUNE_INTERVAL_MS,
       run: () => pruneProcessedEvents(database.db, systemClock.now()),
+    },
+    {
+      name: 'prune-webhook-history',
+      intervalMs: PRUNE_INTERVAL_MS,
+      run: async () => void (await pruneWebhookHistory(database.db)),
     },
     {
       name: 'purge-idempotency-keys',

@@ -3,7 +3,7 @@
 // the transaction of the change (the outbox); the test ping; secret rotation; the deliveries log and manual retry.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordEvents } from '../../src/modules/events/events.ts';
+import { pruneWebhookHistory, recordEvents } from '../../src/modules/events/events.ts';
 import { createWebhookDeliverer } from '../../src/worker/webhook-deliveries.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -319,5 +319,36 @@ describe('several workers', () => {
     expect(new Set(ids).size).toBe(60);
     const log = await deliveries(key, hook.id, '?limit=100&status=succeeded');
     expect(log.items).toHaveLength(60);
+  });
+});
+
+describe('retention', () => {
+  it('prunes deliveries finished 30 days ago and their events; keeps pending and recent ones', async () => {
+    const { key, org } = await h.createOrg();
+    const hook = await endpoint(key);
+    for (let i = 0; i < 3; i++) await h.api('POST', `/v1/webhook-endpoints/${hook.id}/test`, { key });
+    await h.deliveries.drain();
+    await h.api('POST', `/v1/webhook-endpoints/${hook.id}/test`, { key }); // stays pending
+    const [oldest, old] = (await deliveries(key, hook.id)).items.slice(1).reverse();
+    // Two of the finished deliveries (and their events) as if 31 days had passed.
+    for (const delivery of [oldest, old]) {
+      await h.database.db
+        .updateTable('webhook_deliveries')
+        .set({ updated_at: sql`now() - interval '31 days'` })
+        .where('org_id', '=', org.id)
+        .where('id', '=', delivery.id)
+        .execute();
+      await h.database.db
+        .updateTable('webhook_events')
+        .set({ created_at: sql`now() - interval '31 days'` })
+        .where('org_id', '=', org.id)
+        .where('id', '=', delivery.event_id)
+        .execute();
+    }
+    expect(await pruneWebhookHistory(h.database.db)).toBe(2);
+    const left = (await deliveries(key, hook.id)).items;
+    expect(left.map((item: any) => item.status)).toEqual(['pending', 'succeeded']);
+    const events = await h.database.db.selectFrom('webhook_events').select('id').where('org_id', '=', org.id).execute();
+    expect(events.map((row) => row.id).sort()).toEqual(left.map((item: any) => item.event_id).sort());
   });
 });

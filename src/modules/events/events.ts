@@ -58,3 +58,34 @@ export async function recordPing(executor: Kysely<DB>, orgId: string, endpointId
   const queued = await insertEvents(executor, orgId, [event as PreparedEvent], now, endpointId);
   return { eventId: (event as PreparedEvent).id, queued };
 }
+
+/** How long finished deliveries and their events are kept (Stripe keeps events 30 days). */
+export const WEBHOOK_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+/**
+ * Deletes deliveries finished before `retentionMs` ago and the events no delivery refers to any more, a bounded
+ * batch at a time; returns how many deliveries were deleted. Pending deliveries and their events are kept.
+ */
+export async function pruneWebhookHistory(db: Kysely<DB>, retentionMs = WEBHOOK_RETENTION_MS, batch = 5000) {
+  const cutoff = sql<Date>`now() - make_interval(secs => ${retentionMs / 1000})`;
+  const deleted = await sql`
+    delete from webhook_deliveries d
+    using (
+      select org_id, id from webhook_deliveries
+      where status in ('succeeded', 'failed') and updated_at < ${cutoff}
+      limit ${batch}
+    ) old
+    where d.org_id = old.org_id and d.id = old.id
+  `.execute(db);
+  await sql`
+    delete from webhook_events ev
+    using (
+      select e.org_id, e.id from webhook_events e
+      where e.created_at < ${cutoff}
+        and not exists (select 1 from webhook_deliveries d where d.org_id = e.org_id and d.event_id = e.id)
+      limit ${batch}
+    ) old
+    where ev.org_id = old.org_id and ev.id = old.id
+  `.execute(db);
+  return Number(deleted.numAffectedRows ?? 0);
+}
