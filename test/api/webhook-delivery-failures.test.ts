@@ -221,6 +221,31 @@ describe('fairness', () => {
   });
 });
 
+describe('manual retry during an attempt', () => {
+  it('answers 202 and leaves the attempt in flight alone: no second request', async () => {
+    const worker = deliverer({ timeoutMs: 1_500, retryScheduleMs: [60_000] });
+    const { key, path, endpoint } = await setup();
+    receiver.answer(path, 'hang');
+    const delivery = (await ping(key, endpoint.id)).body;
+    const attempt = worker.runOnce();
+    await receiver.waitFor(path, 1);
+    const retried = await h.api('POST', `/v1/webhook-endpoints/${endpoint.id}/deliveries/${delivery.id}/retry`, {
+      key,
+    });
+    expect(retried.status).toBe(202);
+    expect(retried.body).toMatchObject({ status: 'pending', attempts: 0 });
+    // Another worker finds nothing due: the delivery is still held by the first one.
+    const other = deliverer({ timeoutMs: 1_500, retryScheduleMs: [60_000] });
+    expect(await other.runOnce()).toBe(0);
+    expect(await attempt).toBe(1);
+    // The attempt timed out and was recorded under its lease; the retry did not start a second one meanwhile.
+    expect(receiver.at(path)).toHaveLength(1);
+    const [after] = await log(key, endpoint.id);
+    expect(after).toMatchObject({ status: 'pending', attempts: 1 });
+    expect(after.last_error).toMatch(/^timeout/);
+  });
+});
+
 describe('metrics', () => {
   it('count deliveries by outcome and expose the pending depth', async () => {
     const { key, endpoint } = await setup();
