@@ -18,6 +18,7 @@ import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { RateLimitStore } from '../src/http/rate-limit.ts';
 import { recordEvents } from '../src/modules/events/events.ts';
+import { wire } from '../src/wiring.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
@@ -146,13 +147,9 @@ async function main(): Promise<void> {
   const databaseUrl = await freshDatabase('crm_bench_webhooks');
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
-  const { app } = await buildApp({
-    database,
-    rateLimitStore: unlimited,
-    platform: 'sandbox',
-    adminToken: ADMIN,
-    webhookAllowHosts: ['127.0.0.1'],
-  });
+  const app = await buildApp(
+    wire({ database, rateLimitStore: unlimited, adminToken: ADMIN, webhookAllowHosts: ['127.0.0.1'] }),
+  );
   const call = async (method: string, url: string, body: unknown, key: string) => {
     const response = await app.inject({
       method: method as 'POST',

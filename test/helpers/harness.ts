@@ -6,14 +6,10 @@ import { createMemoryRateLimitStore, type RateLimitStore } from '../../src/http/
 import { type Clock, systemClock } from '../../src/lib/clock.ts';
 import { signPayload } from '../../src/messaging/cloud/webhook-signature.ts';
 import { createMessaging, type Messaging } from '../../src/messaging/platform-factory.ts';
-import { recordInConversation } from '../../src/modules/broadcasts/broadcast-hooks.ts';
-import type { PropertyKeysSource } from '../../src/modules/templates/templates.service.ts';
-import { createFanout, type Fanout, type FanoutOptions } from '../../src/worker/fanout.ts';
-import {
-  createWebhookDeliverer,
-  type WebhookDeliverer,
-  type WebhookDelivererOptions,
-} from '../../src/worker/webhook-deliveries.ts';
+import type { PropertyKeysSource } from '../../src/modules/templates/property-keys.ts';
+import { type Wiring, wire } from '../../src/wiring.ts';
+import type { Fanout, FanoutOptions } from '../../src/worker/fanout.ts';
+import type { WebhookDeliverer, WebhookDelivererOptions } from '../../src/worker/webhook-deliveries.ts';
 import { createConformanceChecker, type RecordedResponse } from './conformance.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -61,6 +57,8 @@ export const unlimitedStore: RateLimitStore = { hit: async () => 1, close: async
 
 export interface Harness {
   app: FastifyInstance;
+  /** Every part of the product this harness runs, as the one wiring built it. */
+  wiring: Wiring;
   database: Database;
   api<T = any>(method: string, url: string, options?: RequestOptions): Promise<Response<T>>;
   admin<T = any>(method: string, url: string, body?: unknown): Promise<Response<T>>;
@@ -93,19 +91,21 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.cloud ? { cloud: options.cloud } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
-  const { app, metrics } = await buildApp({
+  const wiring = wire({
     database,
     rateLimitStore: options.rateLimitStore ?? (options.unlimited ? unlimitedStore : createMemoryRateLimitStore()),
-    platform,
     adminToken: ADMIN_TOKEN,
     messaging,
     webhookAppSecret: WEBHOOK_APP_SECRET,
     mediaFetchAllowHosts: options.mediaFetchAllowHosts ?? ['127.0.0.1'],
     webhookVerifyToken: WEBHOOK_VERIFY_TOKEN,
+    fanout: { perNumberPerSecond: null, ...options.fanout },
     webhookAllowHosts: options.webhookAllowHosts ?? ['127.0.0.1'],
+    ...(options.webhooks ? { webhookDeliveries: options.webhooks } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
   });
+  const app = await buildApp(wiring);
   const recorded: RecordedResponse[] = [];
 
   async function call<T>(method: string, url: string, headers: Record<string, string>, body: unknown, raw?: string) {
@@ -131,38 +131,25 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     return { status: response.statusCode, body: parsed as T, headers: response.headers, text: response.body };
   }
 
-  const fanout = createFanout({
-    db: database.db,
-    platform: messaging.platform,
-    log: app.log,
-    options: { perNumberPerSecond: null, ...options.fanout },
-    onAccepted: recordInConversation,
-    onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
-  });
+  const { fanout } = wiring;
   const drain = async () => {
     let total = 0;
     for (let handled = await fanout.runOnce(); handled > 0; handled = await fanout.runOnce()) total += handled;
     return total;
   };
 
-  const deliverer = createWebhookDeliverer({
-    db: database.db,
-    log: app.log,
-    allowHosts: options.webhookAllowHosts ?? ['127.0.0.1'],
-    ...(options.webhooks ? { options: options.webhooks } : {}),
-    onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
-    onPendingDepth: (depth) => metrics.webhookPending.set(depth),
-  });
+  const { deliveries } = wiring;
   const drainDeliveries = async () => {
     let total = 0;
-    for (let handled = await deliverer.runOnce(); handled > 0; handled = await deliverer.runOnce()) total += handled;
+    for (let handled = await deliveries.runOnce(); handled > 0; handled = await deliveries.runOnce()) total += handled;
     return total;
   };
 
   const harness: Harness = {
     fanout: { ...fanout, drain },
-    deliveries: { ...deliverer, drain: drainDeliveries },
+    deliveries: { ...deliveries, drain: drainDeliveries },
     app,
+    wiring,
     database,
     recorded,
     api(method, url, requestOptions = {}) {
@@ -209,7 +196,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     messaging,
     async close() {
       const check = createConformanceChecker(app.swagger() as never);
-      await deliverer.stop();
+      await deliveries.stop();
       await app.close();
       await testDatabase?.drop();
       const problems = [...new Set(recorded.map(check).filter((problem): problem is string => Boolean(problem)))];
