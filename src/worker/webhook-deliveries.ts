@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Kysely, sql } from 'kysely';
+import { WEBHOOK_RETRY_SCHEDULE_MS } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import { failPendingDeliveries } from '../modules/webhook-endpoints/webhook-endpoints.repo.ts';
 import { type AttemptResult, createWebhookSender, type WebhookSender } from './webhook-http.ts';
@@ -30,7 +31,7 @@ export interface WebhookDelivererOptions {
 }
 
 export const DEFAULT_WEBHOOK_DELIVERER_OPTIONS: WebhookDelivererOptions = {
-  retryScheduleMs: [5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000),
+  retryScheduleMs: WEBHOOK_RETRY_SCHEDULE_MS,
   timeoutMs: 10_000,
   leaseMs: 60_000,
   concurrency: 32,
