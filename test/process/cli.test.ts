@@ -30,7 +30,6 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
     const org = runCli(['org', 'create', '--name', 'Before'], env);
     expect(org.status, org.stderr).toBe(0);
     const orgId = json(org.stdout).id as string;
-    expect(runCli(['key', 'create', '--org', orgId], env).status).toBe(0);
     expect(existsSync(join(dataDir, 'crm.lock'))).toBe(false);
 
     const server = await startServer({ ...env, ADMIN_TOKEN: 'secret' });
@@ -63,8 +62,7 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
     expect(json(orgs.stdout).map((row: { name: string }) => row.name)).toEqual(['Before']);
     const keys = runCli(['key', 'list', '--org', orgId], env);
     expect(keys.status, keys.stderr).toBe(0);
-    expect(json(keys.stdout)).toHaveLength(1);
-    expect(Object.keys(json(keys.stdout)[0]).sort()).toEqual(['created_at', 'id', 'name', 'prefix', 'revoked_at']);
+    expect(json(keys.stdout)).toEqual([]);
   });
 
   it('takes over the lock of a server killed with SIGKILL', async () => {
@@ -213,6 +211,7 @@ describe.skipIf(onPGlite)('on a PostgreSQL server', { timeout: 120_000 }, () => 
       expect(keys.map((row: { name: string }) => row.name)).toEqual(['one', 'two']);
       expect(keys[0].revoked_at).not.toBeNull();
       expect(keys[1].revoked_at).toBeNull();
+      expect(Object.keys(keys[0]).sort()).toEqual(['created_at', 'id', 'name', 'prefix', 'revoked_at']);
       expect(JSON.stringify(keys)).not.toContain(key.key);
       const unknown = runCli(['key', 'list', '--org', 'org_missing'], env);
       expect(unknown.status).toBe(1);

@@ -1,6 +1,6 @@
 // The README's first send, run as written (with the built SDK, as an integrator would import it) against a live server.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.ts';
@@ -37,6 +37,8 @@ it('the first send of the README works as written, in under ten lines', { timeou
   const snippet = /### Your first send, with the TypeScript SDK[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
   expect(snippet, 'README section "Your first send, with the TypeScript SDK"').toBeDefined();
   expect(snippet!.trim().split('\n').length).toBeLessThan(10);
+  // The snippet imports the package as an integrator would: the build that `npm install` and `npm test` make.
+  expect(existsSync(new URL('../../sdk/dist/index.js', import.meta.url)), 'run `npm run sdk:build`').toBe(true);
 
   const { org, key } = await h.createOrg();
   await h.createAccount(org.id);
