@@ -73,7 +73,11 @@ describe('the data dir lock', () => {
   it('holds the lock while a database is open and releases it on close, or when opening fails', async () => {
     const dir = tempDir();
     let closed = false;
-    const database = await withDataDirLock(dir, async () => ({ close: async () => void (closed = true) }));
+    const database = await withDataDirLock(dir, async () => ({
+      close: async () => {
+        closed = true;
+      },
+    }));
     expect(lockOf(dir).pid).toBe(process.pid);
     await database.close();
     expect(closed).toBe(true);
