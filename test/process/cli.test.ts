@@ -47,6 +47,17 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
         expect(refused.stderr).toContain(`is in use by another process (pid ${serverPid}`);
         expect(refused.stderr).toContain('/admin/v1');
       }
+      // A second server on the same directory refuses to start, whichever way it is started.
+      for (const args of [['src/main.ts'], ['src/cli.ts', 'serve']]) {
+        const second = spawnSync(process.execPath, args, {
+          cwd: root,
+          env: { PATH: process.env.PATH ?? '', ...env, PORT: '0', ADMIN_TOKEN: 'secret' },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        expect(second.status, args.join(' ')).toBe(1);
+        expect(second.stderr).toContain(`is in use by another process (pid ${serverPid}`);
+      }
       // The server is untouched: it still answers, and its data is what it was.
       const response = await fetch(`${server.baseUrl}/admin/v1/organizations/${orgId}`, {
         headers: { authorization: 'Bearer secret' },
