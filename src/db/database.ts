@@ -3,7 +3,7 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { withDataDirLock } from './data-dir-lock.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
@@ -19,7 +19,17 @@ export interface Database {
   db: Kysely<DB>;
   kind: 'pglite' | 'postgres';
   poolStats(): PoolStats;
+  /** True when the database answers a trivial query. */
+  ping(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+function pinger(db: Kysely<DB>) {
+  return () =>
+    sql`select 1`.execute(db).then(
+      () => true,
+      () => false,
+    );
 }
 
 const INT8 = 20;
@@ -62,6 +72,7 @@ function openPostgres(connectionString: string, max: number): Database {
   return {
     db,
     kind: 'postgres',
+    ping: pinger(db),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     close: () => db.destroy(),
   };
@@ -83,6 +94,7 @@ async function openPGlite(dataDir: string): Promise<Database> {
   return {
     db,
     kind: 'pglite',
+    ping: pinger(db),
     poolStats: () => dialect.driver.stats(),
     close: () => db.destroy(),
   };
