@@ -4,14 +4,14 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from '../../src/app.ts';
 import { openDatabase } from '../../src/db/database.ts';
-import { createMemoryRateLimitStore } from '../../src/http/rate-limit.ts';
+import { wire } from '../../src/wiring.ts';
 import { openapiTypes } from './openapi-types.ts';
 
 const target = fileURLToPath(new URL('../src/openapi.ts', import.meta.url));
 
 const database = await openDatabase({ dataDir: 'memory://' });
 try {
-  const { app } = await buildApp({ database, rateLimitStore: createMemoryRateLimitStore(), platform: 'sandbox' });
+  const app = await buildApp(wire({ database }));
   await app.ready();
   const document = app.swagger();
   await app.close();
