@@ -3,7 +3,8 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createV1Guard } from './http/auth.ts';
 import { registerBodyParsers } from './http/body-parser.ts';
-import { notFoundHandler, registerErrorHandling } from './http/errors.ts';
+import { clientErrorHandler, frameworkErrorHandler, notFoundHandler, registerErrorHandling } from './http/errors.ts';
+import { registerHealthRoutes } from './http/health.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerQueryArrays } from './http/query-arrays.ts';
@@ -36,18 +37,22 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
     bodyLimit: BODY_LIMIT,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true },
+    // Errors raised before a route or by the HTTP parser answer in the contract's shape too (src/http/errors.ts).
+    frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
   });
 
   registerValidation(app);
   registerBodyParsers(app);
   registerQueryArrays(app);
-  registerErrorHandling(app);
+  registerErrorHandling(app, { unavailable: (error) => database.health.report(error) });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
   registerMetrics(app, metrics);
   await registerOpenApi(app, API_VERSION);
 
+  registerHealthRoutes(app, { database, checks: wiring.readinessChecks });
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
     const healthy = await database.ping();
     return reply.code(healthy ? 200 : 503).send({ status: healthy ? 'ok' : 'unavailable', database: database.kind });

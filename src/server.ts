@@ -1,20 +1,21 @@
 // The running process: open the database, migrate, build the app, listen, run the worker, drain on SIGTERM.
 import { Redis } from 'ioredis';
-import { pino } from 'pino';
+import { type DestinationStream, type LoggerOptions, pino } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { type Database, openDatabase } from './db/database.ts';
+import { type Database, isDatabaseUnavailable, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { demoBanner, seedDemo } from './demo.ts';
 import { createMetrics } from './http/metrics.ts';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { systemClock } from './lib/clock.ts';
+import { redactUrl } from './lib/redact-url.ts';
 import { messagingFromConfig } from './messaging/platform-factory.ts';
 import { type Wiring, wire } from './wiring.ts';
 import type { Worker } from './worker/worker.ts';
 
-export function createLogger(config: Config) {
-  return pino({
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream) {
+  const options: LoggerOptions = {
     level: config.logLevel,
     // Keys and secrets never reach the log, whatever a log line carries.
     redact: {
@@ -29,11 +30,46 @@ export function createLogger(config: Config) {
       ],
       censor: '[redacted]',
     },
+    serializers: {
+      // Fastify's request serializer, with the URL's secrets (verify token, `oak_` values) taken out.
+      req: (req: { method?: string; url?: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+        method: req.method,
+        url: redactUrl(req.url),
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+export async function openConfiguredDatabase(config: Config, log?: ReturnType<typeof createLogger>): Promise<Database> {
+  return openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    // Connection-level errors are handled where they happen; the log tells the operator.
+    ...(log
+      ? { onError: (error: Error, where: string) => log.warn({ err: error, where }, 'database connection error') }
+      : {}),
   });
 }
 
-export async function openConfiguredDatabase(config: Config): Promise<Database> {
-  return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const MAX_MIGRATE_RETRY_MS = 5000;
+
+/** With the database unreachable at start, waits and retries instead of exiting (issue 13). */
+async function migrateWhenReachable(database: Database, log: ReturnType<typeof createLogger>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrateToLatest(database.db);
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const waitMs = Math.min(MAX_MIGRATE_RETRY_MS, 250 * 2 ** Math.min(attempt, 5));
+      log.warn({ err: error, attempt, retryInMs: waitMs }, 'database unreachable at start; retrying migrations');
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
 }
 
 /**
@@ -78,8 +114,8 @@ export interface RunOptions {
 
 export async function run(config: Config, options: RunOptions): Promise<void> {
   const log = createLogger(config);
-  const database = await openConfiguredDatabase(config);
-  await migrateToLatest(database.db);
+  const database = await openConfiguredDatabase(config, log);
+  await migrateWhenReachable(database, log);
   log.info({ database: database.kind }, 'migrations applied');
 
   let demo: Awaited<ReturnType<typeof seedDemo>>;

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import type { Database } from './db/database.ts';
+import type { ReadinessCheck } from './http/health.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createMemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
@@ -58,6 +59,8 @@ export interface WiringInput {
   propertyKeys?: PropertyKeysSource;
   fanout?: Partial<FanoutOptions>;
   worker?: Partial<WorkerTaskOptions>;
+  /** Extra named checks of /readyz besides the database and its migrations (say, Redis). */
+  readinessChecks?: Record<string, ReadinessCheck>;
 }
 
 export type Wiring = ReturnType<typeof wire>;
@@ -128,6 +131,7 @@ export function wire(input: WiringInput) {
     rateLimitStore,
     adminToken: input.adminToken,
     webhookVerifyToken: input.webhookVerifyToken,
+    readinessChecks: input.readinessChecks ?? {},
     webhooks,
     services,
     fanout,
@@ -141,7 +145,10 @@ export function wire(input: WiringInput) {
     startWorker(): Worker {
       const options: Partial<WorkerTaskOptions> = { ...input.worker };
       if (input.fanout?.reconcileAfterMs !== undefined) options.reconcileAfterMs = input.fanout.reconcileAfterMs;
-      return startWorker(workerTasks({ database, fanout, log, clock, options }), log);
+      // Every task pauses while the database is known to be unreachable (issue 13).
+      return startWorker(workerTasks({ database, fanout, log, clock, options }), log, {
+        paused: () => !database.health.available,
+      });
     },
   };
 }

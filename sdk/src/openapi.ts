@@ -500,6 +500,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -592,6 +615,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     listTemplates: {
@@ -654,6 +700,29 @@ export interface operations {
                             updated_at: string;
                         }[];
                         next_cursor: string | null;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -772,6 +841,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     createTemplate: {
@@ -846,6 +938,29 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -1109,6 +1224,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -1178,6 +1316,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -1226,6 +1387,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1267,6 +1451,29 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -1336,6 +1543,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -1384,6 +1614,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1469,6 +1722,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -1517,6 +1793,29 @@ export interface operations {
             };
             /** @description Not found in this organization: `not_found`. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1607,6 +1906,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     listMessagingPhones: {
@@ -1640,6 +1962,29 @@ export interface operations {
                             status: "live";
                             /** Format: date-time */
                             created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
                         }[];
                     };
                 };
@@ -1715,6 +2060,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1777,6 +2145,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -1892,6 +2283,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     getConversation: {
@@ -1922,6 +2336,29 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -1994,6 +2431,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -2042,6 +2502,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2121,6 +2604,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -2190,6 +2696,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -2238,6 +2767,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2494,6 +3046,75 @@ export interface operations {
                     };
                 };
             };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -2542,6 +3163,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2614,6 +3258,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -2729,6 +3396,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     getBroadcast: {
@@ -2769,6 +3459,29 @@ export interface operations {
                         origin: string;
                         /** Format: date-time */
                         created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -2841,6 +3554,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -2889,6 +3625,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2954,6 +3713,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -3002,6 +3784,29 @@ export interface operations {
             };
             /** @description Not found in this organization: `not_found`. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3092,6 +3897,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     cancelBroadcast: {
@@ -3132,6 +3960,29 @@ export interface operations {
                         origin: string;
                         /** Format: date-time */
                         created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -3227,6 +4078,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -3275,6 +4149,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3381,6 +4278,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -3475,6 +4395,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3590,6 +4533,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -3659,6 +4625,52 @@ export interface operations {
                     };
                 };
             };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -3707,6 +4719,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3791,6 +4826,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -3860,6 +4918,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -3908,6 +4989,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3949,6 +5053,29 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -4018,6 +5145,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -4066,6 +5216,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4183,6 +5356,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -4275,6 +5471,75 @@ export interface operations {
                     };
                 };
             };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -4344,6 +5609,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     listProperties: {
@@ -4386,6 +5674,29 @@ export interface operations {
                             created_at: string;
                             /** Format: date-time */
                             updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
                         }[];
                     };
                 };
@@ -4461,6 +5772,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4548,6 +5882,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -4617,6 +5974,52 @@ export interface operations {
                     };
                 };
             };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -4665,6 +6068,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4741,6 +6167,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -4766,6 +6215,52 @@ export interface operations {
             };
             /** @description Valid credential, not allowed: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4835,6 +6330,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4902,6 +6420,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -4971,6 +6512,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -5019,6 +6583,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5060,6 +6647,29 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -5129,6 +6739,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -5177,6 +6810,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5267,6 +6923,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -5315,6 +6994,75 @@ export interface operations {
             };
             /** @description Not found in this organization: `not_found`. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5405,6 +7153,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     listFunnelStages: {
@@ -5435,6 +7206,29 @@ export interface operations {
                             created_at: string;
                             /** Format: date-time */
                             updated_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
                         }[];
                     };
                 };
@@ -5531,6 +7325,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     createFunnelStage: {
@@ -5569,6 +7386,29 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -5641,6 +7481,52 @@ export interface operations {
                     };
                 };
             };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -5689,6 +7575,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5753,6 +7662,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
                 headers: {
@@ -5778,6 +7710,52 @@ export interface operations {
             };
             /** @description Valid credential, not allowed: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5868,6 +7846,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     getFunnelStage: {
@@ -5899,6 +7900,29 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -5971,6 +7995,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -6040,6 +8087,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     deleteFunnelStage: {
@@ -6062,6 +8132,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
             };
             /** @description Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`. */
             401: {
@@ -6155,6 +8248,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -6224,6 +8340,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     updateFunnelStage: {
@@ -6266,6 +8405,29 @@ export interface operations {
                         created_at: string;
                         /** Format: date-time */
                         updated_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -6361,6 +8523,75 @@ export interface operations {
                     };
                 };
             };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description A path parameter too long: `uri_too_long`. */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -6430,6 +8661,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     listSubOrigins: {
@@ -6459,6 +8713,29 @@ export interface operations {
                             origin: "SOCIAL" | "ADS" | "WEB" | "EVENT" | "REFERRAL" | "OUTBOUND" | "IMPORT" | "MANUAL" | "API" | "OTHER";
                             /** Format: date-time */
                             created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
                         }[];
                     };
                 };
@@ -6555,6 +8832,29 @@ export interface operations {
                     };
                 };
             };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
         };
     };
     createSubOrigin: {
@@ -6596,6 +8896,29 @@ export interface operations {
                         origin: "SOCIAL" | "ADS" | "WEB" | "EVENT" | "REFERRAL" | "OUTBOUND" | "IMPORT" | "MANUAL" | "API" | "OTHER";
                         /** Format: date-time */
                         created_at: string;
+                    };
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path): `bad_request`. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
                     };
                 };
             };
@@ -6668,6 +8991,52 @@ export interface operations {
                     };
                 };
             };
+            /** @description Body over 1 MiB: `payload_too_large`. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description Body is not JSON: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule. */
             422: {
                 headers: {
@@ -6716,6 +9085,29 @@ export interface operations {
             };
             /** @description Unexpected fault: `internal_error`. */
             500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        detail: string | ({
+                            code: string;
+                        } & {
+                            [key: string]: unknown;
+                        }) | {
+                            loc: (string | number)[];
+                            msg: string;
+                            type: string;
+                            input?: unknown;
+                            ctx?: {
+                                [key: string]: unknown;
+                            };
+                        }[];
+                    };
+                };
+            };
+            /** @description The database is unreachable for now: `service_unavailable`, with `Retry-After`. */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -109,7 +109,7 @@ export interface Reachability {
 
 /**
  * contract (messaging_status): an `unverified` contact becomes `verified` after a successful send and
- * `unavailable` after a not-on-the-chat-network answer; other states are left alone. One statement for a batch.
+ * `unavailable` after a not-on-the-chat-network answer (also once `verified`: see below); `unavailable` stays. One statement for a batch.
  * With `contactedAt`, reached contacts also record when they were last contacted (a hand-off the platform took).
  */
 export async function recordReachability(
@@ -124,7 +124,10 @@ export async function recordReachability(
   const ids = [...byContact.keys()];
   const outcomes = ids.map((id) => byContact.get(id) as ReachabilityOutcome);
   const next = sql<string>`case v.outcome when 'reached' then 'verified' else 'unavailable' end`;
-  const moves = sql<boolean>`contacts.messaging_status = 'unverified'`;
+  // The Cloud API accepts a send (the contact becomes `verified`) and may report 131026 later: the number is not on
+  // the network after all, so that report moves a `verified` contact too.
+  const moves = sql<boolean>`(contacts.messaging_status = 'unverified'
+    or (v.outcome = 'not_on_network' and contacts.messaging_status = 'verified'))`;
   const contacted =
     options.contactedAt === undefined
       ? sql`contacts.last_contacted_at`
