@@ -155,7 +155,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     propertyKeys: (orgId) => propertyKeys(db, orgId),
   });
 
-  const guard = createV1Guard({ db, clock, rateLimitStore: deps.rateLimitStore, metrics });
+  // Keys are cached only where every revocation reaches this process: a shared generation (Redis), or the
+  // embedded database, which no other process opens (decisions: "Keys, cache and Redis").
+  const store = deps.rateLimitStore;
+  const cacheKeys =
+    Boolean(store.bumpGeneration) && (store.sharedGeneration === true || deps.database.kind === 'pglite');
+  const guard = createV1Guard({ db, clock, rateLimitStore: store, metrics, cacheKeys });
   await app.register(
     async (v1) => {
       v1.addHook('onRequest', guard);
@@ -176,7 +181,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   );
 
   if (deps.adminToken) {
-    const operator = createOperatorService({ db, clock, platform: deps.platform });
+    const operator = createOperatorService({
+      db,
+      clock,
+      platform: deps.platform,
+      ...(store.bumpGeneration ? { announceAccessChange: () => store.bumpGeneration?.() ?? Promise.resolve() } : {}),
+    });
     const adminToken = deps.adminToken;
     const sandbox = messaging.sandbox;
     await app.register(

@@ -8,7 +8,7 @@ import { ApiError } from './http/errors.ts';
 import { systemClock } from './lib/clock.ts';
 import { MessagingAccountInput, OrganizationInput, OrganizationPatch } from './modules/operator/operator.schemas.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
-import { openConfiguredDatabase, run } from './server.ts';
+import { createLogger, openConfiguredDatabase, openRateLimitStore, run } from './server.ts';
 
 const USAGE = `Usage: crm <command> [options]
 
@@ -90,9 +90,20 @@ async function operatorCommand(
 ) {
   const config = loadConfig();
   const database = await openConfiguredDatabase(config);
+  let closeStore: { close(): Promise<void> } | undefined;
   try {
     await migrateToLatest(database.db);
-    const operator = createOperatorService({ db: database.db, clock: systemClock, platform: config.messagingPlatform });
+    // Revocations and organization changes reach running API processes through the shared store.
+    const store = config.redisUrl
+      ? openRateLimitStore(config, createLogger({ ...config, logLevel: 'error' }))
+      : undefined;
+    closeStore = store;
+    const operator = createOperatorService({
+      db: database.db,
+      clock: systemClock,
+      platform: config.messagingPlatform,
+      ...(store?.bumpGeneration ? { announceAccessChange: () => store.bumpGeneration?.() ?? Promise.resolve() } : {}),
+    });
     const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
     switch (`${command} ${sub}`) {
       case 'org create':
@@ -135,6 +146,7 @@ async function operatorCommand(
         throw new UsageError(`unknown command: ${command} ${sub ?? ''}`);
     }
   } finally {
+    await closeStore?.close();
     await database.close();
   }
 }

@@ -40,6 +40,31 @@ export function createLogger(config: Config) {
   });
 }
 
+/** Redis commands that take longer than this count as an outage: the request goes on with a local budget. */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
+
+/**
+ * The rate-limit store (and access generation): Redis when REDIS_URL is set, else this process's memory. An
+ * unreachable Redis never fails a request nor crashes the process (decisions: "Redis outage").
+ */
+export function openRateLimitStore(config: Config, log: ReturnType<typeof createLogger>): RateLimitStore {
+  if (!config.redisUrl) return createMemoryRateLimitStore();
+  const redis = new Redis(config.redisUrl, {
+    // Fail at once while disconnected (no queue to wait in), and give up on a Redis that stopped answering.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: 2000,
+  });
+  redis.on('error', (error) => log.debug({ err: error }, 'redis error'));
+  return createRedisRateLimitStore(redis, {
+    onOutage: (down, error) =>
+      down
+        ? log.warn({ err: error }, 'redis unreachable: rate limits per process and API keys read from the database')
+        : log.info('redis reachable again: shared rate limits and key cache resumed'),
+  });
+}
+
 export async function openConfiguredDatabase(config: Config): Promise<Database> {
   return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 }
@@ -137,13 +162,7 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
   let demo: Awaited<ReturnType<typeof seedDemo>>;
   if (options.http && database.kind === 'pglite' && !config.adminToken) demo = await seedDemo(database.db, systemClock);
 
-  let rateLimitStore: RateLimitStore;
-  let redis: Redis | undefined;
-  if (config.redisUrl) {
-    redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-    redis.on('error', (error) => log.warn({ err: error }, 'redis error'));
-    rateLimitStore = createRedisRateLimitStore(redis);
-  } else rateLimitStore = createMemoryRateLimitStore();
+  const rateLimitStore = openRateLimitStore(config, log);
 
   // decisions §10: on the embedded database without ADMIN_TOKEN the sandbox reviews and reports by itself.
   const demoMode = database.kind === 'pglite' && !config.adminToken;
