@@ -163,7 +163,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const guard = createV1Guard({ db, clock, rateLimitStore: store, metrics, cacheKeys });
   await app.register(
     async (v1) => {
-      v1.addHook('onRequest', guard);
+      v1.addHook('onRequest', guard.guard);
+      v1.addHook('onSend', guard.settle);
       v1.setNotFoundHandler(notFoundHandler(app));
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       accountRoutes(v1);

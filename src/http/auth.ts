@@ -19,6 +19,8 @@ export interface AuthContext {
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null;
+    /** A read that started before its key was confirmed: what the confirmation found wrong, if anything. */
+    authCheck?: Promise<unknown>;
   }
   interface FastifyContextConfig {
     /** A /v1 route that needs no key (the OpenAPI document); budgeted per client address. */
@@ -86,6 +88,9 @@ export interface GuardDeps {
 interface CachedKey extends FoundKey {
   generation: string;
 }
+
+/** Routes whose answer shows the organization's own fields (not only its id): never started early. */
+const ORGANIZATION_READERS = new Set(['/v1/me', '/v1/contacts']);
 
 /** Enough for every key of every organization a process serves; the oldest entry leaves first. */
 const KEY_CACHE_SIZE = 10_000;
@@ -168,30 +173,72 @@ export function createV1Guard(deps: GuardDeps) {
     seen = generation;
   }
 
-  return async function v1Guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /**
+   * A read whose key is cached under the generation this process last saw starts at once; its budget and the
+   * generation are checked while the route reads, and `settle` answers 401/403/429 instead of the read when the
+   * check says so. Only reads (no effect to undo) of routes that use the organization's id alone (the id of a
+   * key's organization never changes) take this path (decisions: "Keys, cache and Redis").
+   */
+  function startEarly(request: FastifyRequest, reply: FastifyReply, hash: string, nowMs: number): boolean {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+    if (!deps.cacheKeys || ORGANIZATION_READERS.has(request.routeOptions.url ?? '')) return false;
+    const cached = cache.get(hash);
+    if (!cached || seen === null || cached.generation !== seen || planGate(cached.org, new Date(nowMs))) return false;
+    const check = async () => {
+      const { found, hit } = await identify(request, hash, Math.floor(nowMs / 1000));
+      if (!found) return refuse(request, reply, new ApiError(401, 'invalid_api_key'), nowMs);
+      enforce(reply, hit, found.org.trial ? RATE_LIMIT_TRIAL : RATE_LIMIT_PAID, nowMs, 'organization');
+      const gate = planGate(found.org, new Date(nowMs));
+      if (gate) throw new ApiError(403, gate);
+    };
+    request.authCheck = check().then(
+      () => undefined,
+      (error: unknown) => error ?? new Error('key check failed'),
+    );
+    request.auth = { orgId: cached.org.id, keyId: cached.keyId, org: cached.org };
+    return true;
+  }
+
+  async function v1Guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     request.auth = null;
     const nowMs = deps.clock.now().getTime();
     if (request.routeOptions.config?.public) {
-      enforce(
-        reply,
-        await spend(request, `ip:${request.ip}`, Math.floor(nowMs / 1000)),
-        RATE_LIMIT_ANONYMOUS,
-        nowMs,
-        'address',
-      );
+      const hit = await spend(request, `ip:${request.ip}`, Math.floor(nowMs / 1000));
+      enforce(reply, hit, RATE_LIMIT_ANONYMOUS, nowMs, 'address');
       return;
     }
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) return refuse(request, reply, new ApiError(401, 'missing_bearer_token'), nowMs);
     if (!token.startsWith(API_KEY_PREFIX)) return refuse(request, reply, new ApiError(403, 'api_key_required'), nowMs);
-    const { found, hit } = await identify(request, hashApiKey(token), Math.floor(nowMs / 1000));
+    const hash = hashApiKey(token);
+    if (startEarly(request, reply, hash, nowMs)) return;
+    const { found, hit } = await identify(request, hash, Math.floor(nowMs / 1000));
     if (!found) return refuse(request, reply, new ApiError(401, 'invalid_api_key'), nowMs);
     const { org, keyId } = found;
     enforce(reply, hit, org.trial ? RATE_LIMIT_TRIAL : RATE_LIMIT_PAID, nowMs, 'organization');
     const gate = planGate(org, deps.clock.now());
     if (gate) throw new ApiError(403, gate);
     request.auth = { orgId: org.id, keyId, org };
-  };
+  }
+
+  /** The onSend hook of /v1: a read that started early is answered only once its key check has passed. */
+  async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+    const check = request.authCheck;
+    if (!check) return payload;
+    request.authCheck = undefined;
+    let failure = await check;
+    if (failure === undefined) return payload;
+    if (!(failure instanceof ApiError)) {
+      request.log.error({ err: failure }, 'request failed');
+      failure = new ApiError(500, 'internal_error');
+    }
+    const error = failure as ApiError;
+    for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
+    reply.code(error.status).type('application/json; charset=utf-8');
+    return JSON.stringify({ detail: error.detail });
+  }
+
+  return { guard: v1Guard, settle };
 }
 
 /** The authenticated organization of a /v1 request; routes call this instead of trusting optional state. */
