@@ -11,6 +11,7 @@
 //   BENCH_DURATION      seconds per server per round, default 8 (BENCH_QUICK=1: 3)
 //   BENCH_ROUNDS        alternating rounds, default 5 (BENCH_QUICK=1: 3)
 //   BENCH_API_NODE_FLAGS  extra node flags for the API process (e.g. --max-semi-space-size=4)
+//   BENCH_API_ROOT      run the API of another checkout (e.g. an export of main, for a before/after)
 //   BENCH_CPU_PROF=1    run the API with `node --cpu-prof` (profile written to bench/profiles/)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -27,6 +28,8 @@ import { createOperatorService } from '../src/modules/operator/operator.service.
 import { createPropertiesService } from '../src/modules/properties/properties.service.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// Another checkout's API against the same baseline (for a before/after), run as that checkout ran it.
+const apiRoot = process.env.BENCH_API_ROOT ?? root;
 const url = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench_reads');
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const quick = process.env.BENCH_QUICK === '1';
@@ -103,10 +106,11 @@ async function start(
   args: string[],
   env: Record<string, string>,
   probe: string,
+  cwd = root,
 ): Promise<{ child: ChildProcess; base: string }> {
   const port = await freePort();
   const child = spawn(process.execPath, args, {
-    cwd: root,
+    cwd,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -226,7 +230,7 @@ async function main(): Promise<void> {
   );
   // The flags `bin/crm` and `npm start` run the API with (a small young generation: see docs/benchmarks.md).
   const apiArgs = [
-    '--max-semi-space-size=2',
+    ...(apiRoot === root ? ['--max-semi-space-size=2'] : []),
     ...(process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', '--cpu-prof-dir', 'bench/profiles'] : []),
     ...(process.env.BENCH_API_NODE_FLAGS ?? '').split(' ').filter(Boolean),
     'src/cli.ts',
@@ -237,6 +241,7 @@ async function main(): Promise<void> {
     apiArgs,
     { DATABASE_URL: url.toString(), REDIS_URL: redisUrl, ADMIN_TOKEN: 'bench-admin', LOG_LEVEL: 'warn' },
     '/healthz',
+    apiRoot,
   );
   try {
     const barePid = bare.child.pid as number;
@@ -281,7 +286,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       [
         '',
-        `reads: ${CONNECTIONS} connections, ${roundCount} rounds of ${duration} s per server, ${orgCount} organizations round-robin (rate limit on: each organization stays under its 20/s), API LOG_LEVEL=warn, node --max-semi-space-size=2 (as bin/crm and npm start)`,
+        `reads: ${CONNECTIONS} connections, ${roundCount} rounds of ${duration} s per server, ${orgCount} organizations round-robin (rate limit on: each organization stays under its 20/s), API LOG_LEVEL=warn, ${apiRoot === root ? 'node --max-semi-space-size=2 (as bin/crm and npm start)' : `the API of ${apiRoot}`}`,
         '',
         '| server | req/s | p50 | p99 | server CPU / request | non-2xx | errors | peak RSS |',
         '|---|---|---|---|---|---|---|---|',
