@@ -97,6 +97,7 @@ describe.skipIf(process.env.TEST_DB === 'postgres' && !process.env.TEST_REDIS_UR
       '/v1/broadcasts',
       '/v1/conversations',
       `/v1/conversations/${conversation}`,
+      `/v1/conversations/${conversation}/messages`,
       '/v1/templates',
       '/v1/properties',
       '/v1/funnel-stages',
