@@ -221,21 +221,18 @@ export function createV1Guard(deps: GuardDeps) {
     request.auth = { orgId: org.id, keyId, org };
   }
 
-  /** The onSend hook of /v1: a read that started early is answered only once its key check has passed. */
-  async function settle(request: FastifyRequest, reply: FastifyReply, payload: unknown): Promise<unknown> {
+  /**
+   * The onSend hook of /v1: a read that started early is answered only once its key check has passed; otherwise
+   * what the check found (401/403/429, or a fault such as an unreachable database) goes to the one error handler,
+   * which answers in its place. That answer passes here again with nothing left to wait for.
+   */
+  async function settle(request: FastifyRequest, _reply: FastifyReply, payload: unknown): Promise<unknown> {
     const check = request.authCheck;
     if (!check) return payload;
     request.authCheck = undefined;
-    let failure = await check;
-    if (failure === undefined) return payload;
-    if (!(failure instanceof ApiError)) {
-      request.log.error({ err: failure }, 'request failed');
-      failure = new ApiError(500, 'internal_error');
-    }
-    const error = failure as ApiError;
-    for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-    reply.code(error.status).type('application/json; charset=utf-8');
-    return JSON.stringify({ detail: error.detail });
+    const failure = await check;
+    if (failure !== undefined) throw failure;
+    return payload;
   }
 
   return { guard: v1Guard, settle };
