@@ -96,9 +96,10 @@ export function createRedisRateLimitStore(redis: Redis, options: RedisStoreOptio
   // The generation a Redis without one starts from: unique to this process and call, cheaper than random bytes.
   const freshBase = randomBytes(8).toString('hex');
   let freshCount = 0;
+  let closed = false;
   const lost = (error?: unknown) => {
     epoch++;
-    if (!down) {
+    if (!down && !closed) {
       down = true;
       onOutage?.(true, error);
     }
@@ -139,6 +140,7 @@ export function createRedisRateLimitStore(redis: Redis, options: RedisStoreOptio
     },
     sharedGeneration: true,
     async close() {
+      closed = true; // our own disconnect is no outage
       redis.disconnect();
     },
   };
