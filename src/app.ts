@@ -49,8 +49,8 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-Id', request.id);
   });
-  registerMetrics(app, metrics);
-  await registerOpenApi(app, API_VERSION);
+  registerMetrics(app, metrics, { token: wiring.metricsToken });
+  await registerOpenApi(app, { publicBaseUrl: wiring.publicBaseUrl });
 
   registerHealthRoutes(app, { database, checks: wiring.readinessChecks });
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
@@ -81,7 +81,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       accountRoutes(v1);
       templateRoutes(v1, services.templates);
-      channelRoutes(v1, wiring.db);
+      channelRoutes(v1, services.channels);
       conversationRoutes(v1, services.conversations);
       sendRoutes(v1, services.send);
       broadcastsRoutes(v1, services.broadcasts);

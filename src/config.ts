@@ -18,6 +18,8 @@ export interface Config {
   sandboxNameCooldownMs: number;
   mediaFetchAllowHosts: string[];
   publicBaseUrl: string | undefined;
+  /** METRICS_TOKEN: /metrics requires `Authorization: Bearer <token>` when set. */
+  metricsToken: string | undefined;
   shutdownGraceMs: number;
   fanout: {
     batchSize: number;
@@ -78,6 +80,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((host) => host.trim().toLowerCase())
       .filter(Boolean),
     publicBaseUrl: text(env, 'PUBLIC_BASE_URL'),
+    metricsToken: text(env, 'METRICS_TOKEN'),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000) as number,
     fanout: {
       batchSize: integer(env, 'FANOUT_BATCH_SIZE', 50, 1) as number,

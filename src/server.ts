@@ -118,6 +118,8 @@ export function wireFromConfig(config: Config, database: Database, log: ReturnTy
     webhookAppSecret: config.webhookAppSecret,
     webhookVerifyToken: config.webhookVerifyToken,
     mediaFetchAllowHosts: config.mediaFetchAllowHosts,
+    publicBaseUrl: config.publicBaseUrl,
+    metricsToken: config.metricsToken,
     fanout: config.fanout,
     worker: { pollMs: config.fanout.pollMs },
   });

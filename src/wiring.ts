@@ -18,6 +18,7 @@ import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
 import { broadcastEventHandlers } from './modules/broadcasts/broadcast-events.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
+import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
 import { conversationEventHandlers } from './modules/conversations/conversation-events.ts';
@@ -59,6 +60,10 @@ export interface WiringInput {
   propertyKeys?: PropertyKeysSource;
   fanout?: Partial<FanoutOptions>;
   worker?: Partial<WorkerTaskOptions>;
+  /** PUBLIC_BASE_URL: the `servers` entry of the OpenAPI document; the listen address when absent. */
+  publicBaseUrl?: string | undefined;
+  /** METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken?: string | undefined;
   /** Extra named checks of /readyz besides the database and its migrations (say, Redis). */
   readinessChecks?: Record<string, ReadinessCheck>;
 }
@@ -99,6 +104,7 @@ export function wire(input: WiringInput) {
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
     conversations: createConversationsService({ db }),
+    channels: createChannelsService(db),
     broadcasts,
     send: createSendService({
       db,
@@ -141,6 +147,8 @@ export function wire(input: WiringInput) {
     adminToken: input.adminToken,
     webhookVerifyToken: input.webhookVerifyToken,
     readinessChecks: input.readinessChecks ?? {},
+    publicBaseUrl: input.publicBaseUrl,
+    metricsToken: input.metricsToken,
     webhooks,
     services,
     fanout,

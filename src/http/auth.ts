@@ -196,6 +196,7 @@ export function createV1Guard(deps: GuardDeps) {
       (error: unknown) => error ?? new Error('key check failed'),
     );
     request.auth = { orgId: cached.org.id, keyId: cached.keyId, org: cached.org };
+    scopeLog(request, reply, cached.org.id);
     return true;
   }
 
@@ -219,6 +220,7 @@ export function createV1Guard(deps: GuardDeps) {
     const gate = planGate(org, deps.clock.now());
     if (gate) throw new ApiError(403, gate);
     request.auth = { orgId: org.id, keyId, org };
+    scopeLog(request, reply, org.id);
   }
 
   /**
@@ -236,6 +238,13 @@ export function createV1Guard(deps: GuardDeps) {
   }
 
   return { guard: v1Guard, settle };
+}
+
+/** Every later log line of the request, "request completed" included, names the organization (issue 11.4). */
+function scopeLog(request: FastifyRequest, reply: FastifyReply, orgId: string): void {
+  const log = request.log.child({ org_id: orgId });
+  request.log = log;
+  reply.log = log;
 }
 
 /** The authenticated organization of a /v1 request; routes call this instead of trusting optional state. */

@@ -117,7 +117,19 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       parsed = response.body;
     }
     if (url.startsWith('/v1/') && url !== '/v1/openapi.json') {
-      recorded.push({ method, url, status: response.statusCode, body: parsed });
+      recorded.push({
+        method,
+        url,
+        status: response.statusCode,
+        body: parsed,
+        requestHeaders: {
+          ...(payload !== undefined && raw === undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        // What was sent, parsed again: the caller's object may change after the call.
+        requestBody: raw ?? (payload === undefined ? undefined : JSON.parse(payload)),
+        responseHeaders: response.headers,
+      });
     }
     return { status: response.statusCode, body: parsed as T, headers: response.headers, text: response.body };
   }
@@ -178,7 +190,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     messaging,
     async close() {
-      const check = createConformanceChecker(app.swagger() as never);
+      const check = await createConformanceChecker(app.swagger());
       await app.close();
       await testDatabase?.drop();
       const problems = [...new Set(recorded.map(check).filter((problem): problem is string => Boolean(problem)))];

@@ -52,6 +52,14 @@ interface Document {
   >;
 }
 
+/** A schema with a `$ref` to `#/components/schemas/…` replaced by what it names (one level, as bodies use it). */
+function resolve(document: Document, schema: JsonSchema | undefined): JsonSchema | undefined {
+  const ref = (schema as { $ref?: string } | undefined)?.$ref;
+  if (!ref?.startsWith('#/components/schemas/')) return schema;
+  const components = (document as { components?: { schemas?: Record<string, JsonSchema> } }).components;
+  return components?.schemas?.[ref.slice('#/components/schemas/'.length)];
+}
+
 export function operationsOf(document: unknown): Operation[] {
   return Object.entries((document as Document).paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, operation]) => ({
@@ -60,7 +68,7 @@ export function operationsOf(document: unknown): Operation[] {
       operationId: operation.operationId ?? `${method} ${path}`,
       pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string),
       query: (operation.parameters ?? []).filter((parameter) => parameter.in === 'query'),
-      body: operation.requestBody?.content?.['application/json']?.schema,
+      body: resolve(document as Document, operation.requestBody?.content?.['application/json']?.schema),
     })),
   );
 }

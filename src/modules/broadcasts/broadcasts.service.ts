@@ -4,11 +4,17 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import { type BroadcastRow, findBroadcast, listBroadcasts, lockBroadcast, markCancelled } from './broadcasts.repo.ts';
-import type { BROADCAST_STATUSES, RECIPIENT_STATUSES } from './broadcasts.schemas.ts';
+import type {
+  BroadcastListQuery,
+  BroadcastStatus,
+  RECIPIENT_STATUSES,
+  RecipientListQuery,
+} from './broadcasts.schemas.ts';
 import { RECIPIENT_LISTED_STATUSES } from './recipient-rules.ts';
 import { cancelTail, listRecipients } from './recipients.repo.ts';
 
-export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
+export type { BroadcastStatus };
+
 type RecipientStatus = (typeof RECIPIENT_STATUSES)[number];
 
 export function broadcastView(row: BroadcastRow) {
@@ -33,23 +39,14 @@ export function broadcastView(row: BroadcastRow) {
     sent,
     failed,
     pending,
-    origin: row.origin,
+    // The ContactOrigin vocabulary (`API`); rows store the lower-case `api` they always had (CHANGELOG).
+    origin: row.origin.toUpperCase(),
     created_at: row.created_at.toISOString(),
   };
 }
 
-export interface BroadcastListFilter {
-  limit: number;
-  cursor?: string | undefined;
-  status?: BroadcastStatus[] | undefined;
-  template_id?: string | undefined;
-}
-
-export interface RecipientListFilter {
-  limit: number;
-  cursor?: string | undefined;
-  status?: RecipientStatus[] | undefined;
-}
+export type BroadcastListFilter = BroadcastListQuery & { limit: number };
+export type RecipientListFilter = RecipientListQuery & { limit: number };
 
 export function createBroadcastsService(db: Kysely<DB>) {
   async function get(orgId: string, broadcastId: string) {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
 import { v1Errors } from '../../http/schemas.ts';
 import { BroadcastSchema } from './broadcasts.schemas.ts';
-import { SendBody, SendHeaders, TemplateParams } from './send.schemas.ts';
+import { SEND_ERRORS, SendBody, SendHeaders, TemplateParams } from './send.schemas.ts';
 import type { SendService } from './send.service.ts';
 
 const description = `Queues an approved template for up to 100 recipients and answers 202 with the Broadcast.
@@ -28,7 +28,7 @@ export function sendRoutes(app: FastifyInstance, send: SendService): void {
         params: TemplateParams,
         headers: SendHeaders,
         body: SendBody,
-        response: { 202: BroadcastSchema, ...v1Errors([400, 402, 404, 409, 422]) },
+        response: { 202: BroadcastSchema, ...v1Errors(SEND_ERRORS) },
       },
     },
     async (request, reply) => {
