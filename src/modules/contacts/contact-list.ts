@@ -184,8 +184,25 @@ export async function pageOfContacts(
   return { ids: page.map((row) => row.id), nextCursor };
 }
 
-export async function countContacts(db: Kysely<DB>, orgId: string, filters: RawBuilder<unknown>): Promise<number> {
-  const result = await sql<{ count: number }>`select count(*)::int as count from contacts c
-    where c.org_id = ${orgId} and c.deleted_at is null and ${filters}`.execute(db);
-  return Number(result.rows[0]?.count ?? 0);
+/** decisions §2: an exact `total_count` up to this many matches, `null` above (unless `include_total=true`). */
+export const EXACT_COUNT_LIMIT = 10_000;
+
+/**
+ * The list's `total_count` (decisions §2): exact when the filter matches at most 10,000 contacts, `null` above,
+ * so counting stops at the 10,001st match and a list costs the same in a large organization as in a small one;
+ * `exact` (include_total=true) counts every match.
+ */
+export async function countContacts(
+  db: Kysely<DB>,
+  orgId: string,
+  filters: RawBuilder<unknown>,
+  exact = false,
+): Promise<number | null> {
+  const matches = sql`select 1 from contacts c where c.org_id = ${orgId} and c.deleted_at is null and ${filters}`;
+  const result = exact
+    ? await sql<{ count: number }>`select count(*)::int as count from (${matches}) m`.execute(db)
+    : await sql<{ count: number }>`select count(*)::int as count
+        from (${matches} limit ${EXACT_COUNT_LIMIT + 1}) m`.execute(db);
+  const count = Number(result.rows[0]?.count ?? 0);
+  return exact || count <= EXACT_COUNT_LIMIT ? count : null;
 }

@@ -266,7 +266,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
       const plan = planPage(query, listFingerprint(query), clock.now());
       const [page, total] = await Promise.all([
         pageOfContacts(db, orgId, plan, filters),
-        countContacts(db, orgId, filters),
+        countContacts(db, orgId, filters, query.include_total === true),
       ]);
       const rows = await repo.findContacts(db, orgId, page.ids);
       const byId = new Map(rows.map((row) => [row.id, row]));
