@@ -81,16 +81,15 @@ async function segmentPage(
   orgId: string,
   spec: SortSpec,
   desc: boolean,
-  snapshot: string,
+  snapshot: string | undefined,
   segment: number,
   after: { key: string | null; id: string } | undefined,
   limit: number,
   filters: RawBuilder<unknown>,
-): Promise<KeyRow[]> {
+): Promise<{ rows: KeyRow[]; snapshot: string }> {
   const dir = sql.raw(desc ? 'desc' : 'asc');
   const cmp = sql.raw(desc ? '<' : '>');
   const cast = sql.raw(spec.time ? '::timestamptz' : '::text');
-  const snap = sql`${snapshot}::pg_snapshot`;
   const part = (alias: 'c' | 'v', idColumn: string) => {
     const key = sql.ref(`${alias}.${spec.column}`);
     const id = sql.ref(`${alias}.${idColumn}`);
@@ -108,6 +107,21 @@ async function segmentPage(
     return { present, keyset, order, id, text, key };
   };
   const current = part('c', 'id');
+  const outerOrder = segment === 1 ? sql`id ${dir}` : sql`sort_key ${dir}, id ${dir}`;
+  if (snapshot === undefined) {
+    // A walk's first query reads the current data and records the snapshot it read in the same statement (one
+    // round trip fewer). Every row it sees is visible in that snapshot, and no kept version is (the writes that
+    // made them are visible), so the snapshot conditions of the general form are all true here.
+    const fresh = await sql<KeyRow & { snapshot: string }>`select s.snapshot, page.id, page.k
+      from (select pg_current_snapshot()::text as snapshot) s
+      left join lateral (select ${current.id} as id, ${current.key} as sort_key, ${current.text} as k from contacts c
+        where c.org_id = ${orgId} and c.deleted_at is null and ${current.present} and ${current.keyset} and ${filters}
+        order by ${current.order} limit ${limit}) page on true
+      order by ${outerOrder}`.execute(db);
+    const rows = fresh.rows.filter((row) => row.id !== null).map(({ id, k }) => ({ id, k }));
+    return { rows, snapshot: fresh.rows[0]?.snapshot as string };
+  }
+  const snap = sql`${snapshot}::pg_snapshot`;
   const kept = part('v', 'contact_id');
   const rows = await sql<KeyRow>`select id, k from (
       (select ${current.id} as id, ${current.key} as sort_key, ${current.text} as k from contacts c
@@ -121,8 +135,8 @@ async function segmentPage(
           and pg_visible_in_snapshot(v.version_xid, ${snap}) and not pg_visible_in_snapshot(v.replaced_xid, ${snap})
           and c.deleted_at is null and ${kept.present} and ${kept.keyset} and ${filters}
         order by ${kept.order} limit ${limit})
-    ) page order by ${segment === 1 ? sql`id ${dir}` : sql`sort_key ${dir}, id ${dir}`} limit ${limit}`.execute(db);
-  return rows.rows;
+    ) page order by ${outerOrder} limit ${limit}`.execute(db);
+  return { rows: rows.rows, snapshot };
 }
 
 export interface PagePlan {
@@ -154,24 +168,17 @@ export async function pageOfContacts(
   filters: RawBuilder<unknown>,
 ): Promise<ListPage> {
   const { spec, desc, position } = plan;
-  let snapshot: string;
-  let startedAt: number;
-  if (position) {
-    snapshot = position.snapshot;
-    startedAt = position.startedAt;
-  } else {
-    const row = await sql<{ snapshot: string }>`select pg_current_snapshot()::text as snapshot`.execute(db);
-    snapshot = row.rows[0]?.snapshot as string;
-    startedAt = plan.now;
-  }
+  let snapshot = position?.snapshot;
+  const startedAt = position?.startedAt ?? plan.now;
   const segments = spec.nullable ? 2 : 1;
   const wanted = plan.limit + 1;
   const found: (KeyRow & { segment: number })[] = [];
   let segment = position?.segment ?? 0;
   let after: { key: string | null; id: string } | undefined = position;
   while (found.length < wanted && segment < segments) {
-    const rows = await segmentPage(db, orgId, spec, desc, snapshot, segment, after, wanted - found.length, filters);
-    found.push(...rows.map((row) => ({ ...row, segment })));
+    const read = await segmentPage(db, orgId, spec, desc, snapshot, segment, after, wanted - found.length, filters);
+    snapshot = read.snapshot;
+    found.push(...read.rows.map((row) => ({ ...row, segment })));
     segment++;
     after = undefined;
   }
