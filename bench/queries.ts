@@ -4,7 +4,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../src/db/schema.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { listConditions, listFingerprint } from '../src/modules/contacts/contact-filters.ts';
-import { countContacts, pageOfContacts, planPage } from '../src/modules/contacts/contact-list.ts';
+import { pageAndCount, pageOfContacts, planPage } from '../src/modules/contacts/contact-list.ts';
 import type { ContactListQuery, ContactSort } from '../src/modules/contacts/contacts.schemas.ts';
 import { createContactsService } from '../src/modules/contacts/contacts.service.ts';
 import { listProperties } from '../src/modules/properties/properties.repo.ts';
@@ -40,10 +40,7 @@ export function listWithoutHttp(db: Kysely<DB>, orgId: string) {
       const query = parseListQuery(search);
       const filters = await conditions(query);
       const plan = planPage(query, listFingerprint(query), new Date());
-      return Promise.all([
-        pageOfContacts(db, orgId, plan, filters),
-        countContacts(db, orgId, filters, query.include_total === true),
-      ]);
+      return pageAndCount(db, orgId, plan, filters, query.include_total === true);
     },
     /** The cursor of page `page` (1-based) of a list, walked 200 contacts at a time (cursors do not carry a limit). */
     cursorAt: async (search: string, page: number, pageSize: number): Promise<string | null> => {

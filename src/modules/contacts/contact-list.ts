@@ -10,6 +10,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { validationError } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
+import type { ListFilter } from './contact-filters.ts';
 import type { ContactListQuery, ContactSort } from './contacts.schemas.ts';
 
 interface SortSpec {
@@ -161,12 +162,54 @@ export function planPage(query: ContactListQuery, fingerprint: unknown, now: Dat
   return { spec, desc, scope, limit: query.limit, fingerprint, position, now: now.getTime() };
 }
 
+/**
+ * The page's condition. A property condition matched by few contacts is read once into a hash (the planner's
+ * hashed subplan, an index-only scan of the value index) that the sort index's walk probes in order; one matched
+ * by many is probed per contact (EXISTS by primary key), which finds a page within a few hundred contacts.
+ */
+function pageCondition(orgId: string, filter: ListFilter, matches: number | null | undefined): RawBuilder<unknown> {
+  if (!filter.rows || matches === null || matches === undefined || matches > EXACT_COUNT_LIMIT) return filter.where;
+  // `is true` keeps the IN a subplan rather than a semi-join, which could not keep the sort index's order.
+  return sql`(c.id in (${valueRows(orgId, filter)})) is true`;
+}
+
+function valueRows(orgId: string, filter: ListFilter) {
+  const rows = filter.rows as NonNullable<ListFilter['rows']>;
+  return sql`select pv.contact_id from contact_property_values pv
+    where pv.org_id = ${orgId} and pv.property_id = ${rows.propertyId}${rows.condition ? sql` and ${rows.condition}` : sql``}`;
+}
+
+/**
+ * A page and its total_count. With one property condition the count comes first (from the value index alone) and
+ * tells the page how to read the condition; otherwise the two independent queries run side by side.
+ */
+export async function pageAndCount(
+  db: Kysely<DB>,
+  orgId: string,
+  plan: PagePlan,
+  filter: ListFilter,
+  exact: boolean,
+): Promise<{ page: ListPage; total: number | null }> {
+  if (filter.rows) {
+    const total = await countContacts(db, orgId, filter, exact);
+    return { page: await pageOfContacts(db, orgId, plan, filter, total), total };
+  }
+  const [page, total] = await Promise.all([
+    pageOfContacts(db, orgId, plan, filter),
+    countContacts(db, orgId, filter, exact),
+  ]);
+  return { page, total };
+}
+
 export async function pageOfContacts(
   db: Kysely<DB>,
   orgId: string,
   plan: PagePlan,
-  filters: RawBuilder<unknown>,
+  filter: ListFilter,
+  /** The filter's count when known (see pageCondition). */
+  matches?: number | null,
 ): Promise<ListPage> {
+  const filters = pageCondition(orgId, filter, matches);
   const { spec, desc, position } = plan;
   let snapshot = position?.snapshot;
   const startedAt = position?.startedAt ?? plan.now;
@@ -202,10 +245,13 @@ export const EXACT_COUNT_LIMIT = 10_000;
 export async function countContacts(
   db: Kysely<DB>,
   orgId: string,
-  filters: RawBuilder<unknown>,
+  filter: ListFilter,
   exact = false,
 ): Promise<number | null> {
-  const matches = sql`select 1 from contacts c where c.org_id = ${orgId} and c.deleted_at is null and ${filters}`;
+  // One property condition: its rows in the value index are the matches (values exist only for live contacts).
+  const matches = filter.rows
+    ? valueRows(orgId, filter)
+    : sql`select 1 from contacts c where c.org_id = ${orgId} and c.deleted_at is null and ${filter.where}`;
   const result = exact
     ? await sql<{ count: number }>`select count(*)::int as count from (${matches}) m`.execute(db)
     : await sql<{ count: number }>`select count(*)::int as count
