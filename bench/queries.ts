@@ -20,8 +20,9 @@ export function parseListQuery(search: string): ContactListQuery {
     if (value !== null) query[name] = value;
   }
   if (params.get('include_total') === 'true') query.include_total = true;
+  // As the route sees it: one entry is a string, repeated keys an array (the cursor's fingerprint tells them apart).
   const filters = params.getAll('property_filter');
-  if (filters.length > 0) query.property_filter = filters;
+  if (filters.length > 0) query.property_filter = filters.length === 1 ? filters[0] : filters;
   return query as ContactListQuery;
 }
 

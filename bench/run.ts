@@ -96,6 +96,9 @@ async function main(): Promise<void> {
     const service = await times(row.name, () => direct.service(search));
     const sql = await measure(row.name, requests, 1, async () => void (await direct.pageAndCount(search)));
     measured.push({ ...row, api, service, sql });
+    log(
+      `  API p50/p99 ${api.one.p50.toFixed(1)}/${api.one.p99.toFixed(1)} ms, ${concurrency} in flight ${api.many.p50.toFixed(1)}/${api.many.p99.toFixed(1)} ms`,
+    );
   }
   const peakRss = rss.peak();
   log('measuring the bare baselines again');

@@ -112,6 +112,28 @@ describe('total_count', () => {
     expect((await get('property_filter=score:gt:9950')).body.total_count).toBe(50);
   });
 
+  it('matches a text value by its whole value, whether shorter or longer than the indexed 200 characters', async () => {
+    const { key: other } = await h.createOrg();
+    const body = { key: 'note', label: 'Note', kind: 'TEXTAREA' };
+    expect((await h.api('POST', '/v1/properties', { key: other, body })).status).toBe(201);
+    const long = `${'y'.repeat(200)}tail`;
+    for (const value of [long, 'y'.repeat(200), 'y'.repeat(199), 'short']) {
+      const created = await h.api('POST', '/v1/contacts', {
+        key: other,
+        body: { properties: { note: { kind: 'TEXTAREA', value_text: value } } },
+      });
+      expect(created.status).toBe(201);
+    }
+    const count = async (value: string) =>
+      (await h.api('GET', `/v1/contacts?property_filter=note:eq:${value}`, { key: other })).body.total_count;
+    expect(await count(long)).toBe(1);
+    expect(await count('y'.repeat(200))).toBe(1);
+    expect(await count('y'.repeat(199))).toBe(1);
+    expect(await count('short')).toBe(1);
+    expect(await count('shor')).toBe(0);
+    expect(await count(`${'y'.repeat(200)}other`)).toBe(0);
+  });
+
   it('takes include_total as a boolean: anything else is a 422 on ["query","include_total"]', async () => {
     const response = await list('include_total=maybe');
     expect(response.status).toBe(422);

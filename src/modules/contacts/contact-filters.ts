@@ -116,10 +116,10 @@ export function propertyCondition(
   } else if (filter.op === 'contains') {
     condition = sql`pv.value_text ilike ${`%${escapeLike(filter.value)}%`}`;
   } else if (slot === 'value_text') {
-    // The index holds a 200-character prefix. A value shorter than 200 characters equals its stored value exactly
-    // when it equals the stored prefix, so only a longer one needs the whole stored value re-checked (which the
+    // The index holds value_key, the value's first 200 characters. A value shorter than that equals a stored value
+    // exactly when it equals its key, so only a longer one needs the whole stored value re-checked (which the
     // index cannot answer alone).
-    const prefixes = sql`left(pv.value_text, 200) in (${sql.join(typed.map((value) => sql`left(${value}, 200)`))})`;
+    const prefixes = sql`pv.value_key in (${sql.join(typed.map((value) => sql`left(${value}, 200)`))})`;
     condition = typed.every((value) => value.length < 200)
       ? prefixes
       : sql`${prefixes} and pv.value_text in (${sql.join(typed)})`;

@@ -260,7 +260,8 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
     },
 
     async list(orgId: string, timezone: string, query: ContactListQuery) {
-      const definitions = await definitionsByKey(db, orgId);
+      // Property definitions only matter to property_filter: no round trip for them otherwise.
+      const definitions = query.property_filter === undefined ? new Map() : await definitionsByKey(db, orgId);
       const filters = listConditions(query, timezone, definitions);
       const plan = planPage(query, listFingerprint(query), clock.now());
       const { page, total } = await pageAndCount(db, orgId, plan, filters, query.include_total === true);
