@@ -26,6 +26,15 @@ export async function up(db: Kysely<any>): Promise<void> {
     await sql`drop index ${sql.raw(name)}`.execute(db);
   }
 
+  // Keyset pagination: every sort index carries version_xid, so a later page of a walk (which checks each
+  // contact against the walk's snapshot) reads the index alone, as the first page does; a selective filter walks
+  // thousands of index entries per page and would otherwise read as many table rows.
+  for (const [name, column] of SORT_INDEXES) {
+    await sql`create index ${sql.raw(`contacts_sort_${name}_v2_idx`)} on contacts (org_id, ${sql.ref(column)}, id)
+      include (version_xid) where deleted_at is null`.execute(db);
+    await sql`drop index ${sql.raw(`contacts_sort_${name}_idx`)}`.execute(db);
+  }
+
   // The list counts a property condition's matches in the value index alone, which holds because a contact's
   // values go when the contact is deleted. The service deletes them in the same transaction; this trigger makes
   // it hold for every writer.
@@ -37,6 +46,14 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create trigger contacts_delete_values after update of deleted_at on contacts for each row
     when (old.deleted_at is null and new.deleted_at is not null) execute function contacts_delete_values()`.execute(db);
 }
+
+const SORT_INDEXES: [string, string][] = [
+  ['recent', 'updated_at'],
+  ['name', 'name_sort'],
+  ['country', 'country'],
+  ['city', 'city_sort'],
+  ['origin', 'origin'],
+];
 
 const VALUE_INDEXES: [string, string, string | null][] = [
   ['cpv_text_idx', 'value_key, ', 'value_key'],
@@ -58,6 +75,11 @@ export async function down(db: Kysely<any>): Promise<void> {
       db,
     );
     await sql`drop index if exists ${sql.raw(`${name}_v2`)}`.execute(db);
+  }
+  for (const [name, column] of SORT_INDEXES) {
+    await sql`create index if not exists ${sql.raw(`contacts_sort_${name}_idx`)} on contacts
+      (org_id, ${sql.ref(column)}, id) where deleted_at is null`.execute(db);
+    await sql`drop index if exists ${sql.raw(`contacts_sort_${name}_v2_idx`)}`.execute(db);
   }
   await sql`drop statistics if exists cpv_key_dependencies`.execute(db);
   await sql`alter table contact_property_values drop column if exists value_key`.execute(db);
