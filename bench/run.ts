@@ -92,10 +92,12 @@ async function main(): Promise<void> {
       search = `${row.search}&cursor=${cursor}`;
     }
     log(`measuring ${row.name}`);
+    // The bare server right before each row, so that the ratio compares requests made under the same load.
+    const bareHttp = await times('bare', () => get(bare.url));
     const api = await times(row.name, () => get(`${base}/v1/contacts?${search}`));
     const service = await times(row.name, () => direct.service(search));
     const sql = await measure(row.name, requests, 1, async () => void (await direct.pageAndCount(search)));
-    measured.push({ ...row, api, service, sql });
+    measured.push({ ...row, api, service, sql, bare: bareHttp });
     log(
       `  API p50/p99 ${api.one.p50.toFixed(1)}/${api.one.p99.toFixed(1)} ms, ${concurrency} in flight ${api.many.p50.toFixed(1)}/${api.many.p99.toFixed(1)} ms`,
     );
