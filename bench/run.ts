@@ -15,6 +15,7 @@ import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { RateLimitStore } from '../src/http/rate-limit.ts';
+import { wire } from '../src/wiring.ts';
 import { startBareServer } from './bare-server.ts';
 import { measure, rssSampler } from './measure.ts';
 import { listWithoutHttp } from './queries.ts';
@@ -55,7 +56,7 @@ async function main(): Promise<void> {
   const database = await openDatabase({ databaseUrl: url.toString(), poolSize: 20 });
   await migrateToLatest(database.db);
   const seeded = await seed(database.db, contacts, log);
-  const { app } = await buildApp({ database, rateLimitStore: unlimited, platform: 'sandbox' });
+  const app = await buildApp(wire({ database, rateLimitStore: unlimited }));
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   const bare = await startBareServer(url.toString(), seeded.orgId);
   const headers = { authorization: `Bearer ${seeded.key}` };

@@ -7,6 +7,7 @@ import * as crm from './migrations/0003-crm.ts';
 import * as messaging from './migrations/0004-messaging.ts';
 import * as broadcasts from './migrations/0005-broadcasts.ts';
 import * as contactList from './migrations/0006-contact-list.ts';
+import * as webhooks from './migrations/0007-webhooks.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -17,6 +18,7 @@ export const migrations: Record<string, Migration> = {
   '0004-messaging': messaging,
   '0005-broadcasts': broadcasts,
   '0006-contact-list': contactList,
+  '0007-webhooks': webhooks,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
@@ -31,4 +33,9 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSe
   // Fresh statistics after schema changes (PGlite has no autovacuum to gather them).
   await sql`analyze`.execute(db);
   return result;
+}
+
+/** Gathers planner statistics (PGlite has no autovacuum to do it). */
+export async function analyze(db: Kysely<DB>): Promise<void> {
+  await sql`analyze`.execute(db);
 }

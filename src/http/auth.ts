@@ -117,6 +117,10 @@ export function createV1Guard(deps: GuardDeps) {
     const gate = planGate(org, deps.clock.now());
     if (gate) throw new ApiError(403, gate);
     request.auth = { orgId: org.id, keyId, org };
+    // Every later log line of the request, "request completed" included, names the organization (issue 11.4).
+    const log = request.log.child({ org_id: org.id });
+    request.log = log;
+    reply.log = log;
   };
 }
 

@@ -1,7 +1,9 @@
 // Prometheus metrics, one registry per app (no global state), served at /metrics.
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats } from '../db/database.ts';
+import { bearerToken } from './auth.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -10,6 +12,10 @@ export interface Metrics {
   rateLimitRejections: Counter<'scope'>;
   /** Hand-offs to the messaging platform by outcome (sent, failed, retry, uncertain). */
   handoffs: Counter<'outcome'>;
+  /** Webhook delivery attempts by outcome (succeeded, retry, failed), decisions §11. */
+  webhookDeliveries: Counter<'outcome'>;
+  /** Webhook deliveries waiting (due or scheduled for a retry), as last measured by this process's worker. */
+  webhookPending: Gauge;
 }
 
 export function createMetrics(poolStats: () => PoolStats, options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -54,10 +60,28 @@ export function createMetrics(poolStats: () => PoolStats, options: { defaultMetr
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  return { registry, requests, duration, rateLimitRejections, handoffs };
+  const webhookDeliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts to API clients, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookPending = new Gauge({
+    name: 'webhook_deliveries_pending',
+    help: 'Webhook deliveries waiting to be attempted (due or scheduled for a retry)',
+    registers: [registry],
+  });
+  return { registry, requests, duration, rateLimitRejections, handoffs, webhookDeliveries, webhookPending };
 }
 
-export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** `token` (METRICS_TOKEN): when set, a scrape must carry `Authorization: Bearer <token>`. */
+export function registerMetrics(
+  app: FastifyInstance,
+  metrics: Metrics,
+  options: { token?: string | undefined } = {},
+): void {
   app.addHook('onResponse', async (request, reply) => {
     // Label by route pattern, never by raw URL, so ids do not explode the series count.
     const route = request.routeOptions.url ?? 'unmatched';
@@ -65,7 +89,16 @@ export function registerMetrics(app: FastifyInstance, metrics: Metrics): void {
     metrics.requests.inc(labels);
     metrics.duration.observe(labels, reply.elapsedTime / 1000);
   });
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  const expected = options.token === undefined ? undefined : digest(options.token);
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (expected) {
+      const token = bearerToken(request.headers.authorization);
+      // Compare digests so that neither the length nor the content leaks through timing.
+      if (token === undefined || !timingSafeEqual(digest(token), expected)) {
+        reply.header('WWW-Authenticate', 'Bearer');
+        return reply.code(401).type('application/json; charset=utf-8').send({ detail: 'invalid_metrics_token' });
+      }
+    }
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();
   });

@@ -15,8 +15,12 @@ export const CursorQuery = Type.String({
   description: 'Opaque; pass the previous page’s `next_cursor`.',
 });
 
-/** `{items, next_cursor}` (plus `total_count` when the list counts). */
-export const Page = <T extends TSchema>(item: T, options: { totalCount?: 'required' | 'optional' } = {}) =>
+/** `{items, next_cursor}` (plus `total_count` when the list counts); `schema` names it (`title`) and describes it. */
+export const Page = <T extends TSchema>(
+  item: T,
+  options: { totalCount?: 'required' | 'optional' } = {},
+  schema: { title?: string; description?: string } = {},
+) =>
   Type.Object(
     {
       items: Type.Array(item),
@@ -27,7 +31,7 @@ export const Page = <T extends TSchema>(item: T, options: { totalCount?: 'requir
           ? { total_count: Type.Optional(Nullable(Type.Integer())) }
           : {}),
     },
-    { additionalProperties: false },
+    { additionalProperties: false, ...schema },
   );
 
 function fingerprint(scope: string, filter: unknown): string {

@@ -1,73 +1,153 @@
-// Shapes every route shares: nullable fields, string enums, the error body and the error responses of each route.
-import { type TSchema, Type } from 'typebox';
+// Shapes every route shares: nullable fields, string enums, the one phone schema, the error body and the error
+// responses of each route. A schema with a `title` becomes a named component of the OpenAPI document
+// (src/http/openapi-document.ts), referenced with `$ref` wherever it is used.
+import { type TSchema, type TString, Type } from 'typebox';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
-/** A string enum as JSON Schema `enum` (readable in OpenAPI and in 422 messages). */
+/** A string enum as JSON Schema `enum` (readable in OpenAPI and in 422 messages). Closed: for what clients send. */
 export const StringEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
   Type.Unsafe<T[number]>({ type: 'string', enum: [...values], ...options });
 
-export const DateTime = Type.String({ format: 'date-time' });
+/** The keyword that marks an open enum for the OpenAPI document (`x-open-enum`: the known values). */
+export const OPEN_ENUM = 'x-open-enum';
+
+/**
+ * A string enum of a response, open to values added later: the contract lets every enum grow ("new values in string
+ * or enum fields. Clients must ignore unknown fields and tolerate unknown string values"). At run time it is a plain
+ * string (the serializer stays as fast as before); the document shows `anyOf` of the known enum and any string,
+ * which openapi-typescript and most generators turn into "known literals or string" (decisions: "OpenAPI document").
+ */
+export const OpenEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
+  Type.Unsafe<T[number] | (string & {})>({ type: 'string', [OPEN_ENUM]: [...values], ...options });
+
+export const DateTime = Type.Unsafe<string | Date>({
+  type: 'string',
+  format: 'date-time',
+  examples: ['2026-01-15T09:30:00.000Z'],
+});
+/** A timestamp a client sends. */
+export const DateTimeInput = Type.String({ format: 'date-time', examples: ['2026-01-15T09:30:00.000Z'] });
+
+/** E.164, the one phone pattern of the API (contract: phones are E.164). */
+export const PHONE_PATTERN = '^\\+[1-9]\\d{1,14}$';
+export const Phone = Type.String({
+  pattern: PHONE_PATTERN,
+  description: 'E.164, e.g. `+15551234567`.',
+  examples: ['+15551234567'],
+});
 
 export const ValidationIssueSchema = Type.Object(
   {
-    loc: Type.Array(Type.Union([Type.String(), Type.Integer()])),
+    loc: Type.Array(Type.Union([Type.String(), Type.Integer()]), {
+      description: 'Where: `body`, `query`, `path` or `header`, then the field path.',
+    }),
     msg: Type.String(),
-    type: Type.String(),
+    type: Type.String({ description: 'A stable issue type, e.g. `missing`, `extra_forbidden`, `string_type`.' }),
     input: Type.Optional(Type.Unknown()),
     ctx: Type.Optional(Type.Object({}, { additionalProperties: true })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'ValidationIssue',
+    description: 'One field-level validation issue.',
+    examples: [{ loc: ['body', 'email'], msg: 'value is not a valid email address', type: 'value_error' }],
+  },
+);
+
+export const ErrorDetailObject = Type.Object(
+  { code: Type.String({ description: 'A stable error code.' }) },
+  {
+    additionalProperties: true,
+    title: 'ErrorDetailObject',
+    description: 'A structured error: a stable `code` and the fields that explain it.',
+  },
 );
 
 export const ErrorBody = Type.Object(
   {
     detail: Type.Union([
       Type.String({ description: 'A stable error code, e.g. `not_found`.' }),
-      Type.Object({ code: Type.String() }, { additionalProperties: true, description: 'A structured error.' }),
-      Type.Array(ValidationIssueSchema, { description: 'Field-level validation issues.' }),
+      ErrorDetailObject,
+      Type.Array(ValidationIssueSchema, { description: 'Field-level validation issues (422).' }),
     ]),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'Error',
+    description: 'Every error: `detail` is a code, an object with a `code`, or (422) an array of issues.',
+  },
 );
 
-const errorDescriptions: Record<number, string> = {
-  400: 'Request addressed wrongly (`invalid_channel`, `channel_id_required`).',
-  401: 'Key missing, unknown or revoked: `missing_bearer_token`, `invalid_api_key`.',
-  402: 'Not enough messaging balance: `messaging_insufficient_balance`.',
-  403: 'Valid credential, not allowed: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`.',
-  404: 'Not found in this organization: `not_found`.',
-  409: 'Conflict with the current state.',
-  413: 'Body over 1 MiB: `payload_too_large`.',
-  415: 'Body is not JSON: `unsupported_media_type`.',
-  422: 'Validation failed: an array of `{loc, msg, type, input?, ctx?}`, or `{code, ...}` for a rule.',
-  429: 'Over the rate limit: `rate_limited`, with `Retry-After: 1`.',
-  500: 'Unexpected fault: `internal_error`.',
+/** The `detail` codes a status can carry on every /v1 operation; routes add their own. */
+const commonCodes: Record<number, string[]> = {
+  401: ['missing_bearer_token', 'invalid_api_key'],
+  403: ['api_key_required', 'scale_plan_required', 'trial_expired', 'subscription_required'],
+  404: ['not_found'],
+  413: ['payload_too_large'],
+  415: ['unsupported_media_type'],
+  422: ['validation_error'],
+  429: ['rate_limited'],
+  500: ['internal_error'],
 };
 
-export function errorResponse(status: number, description?: string) {
+const errorDescriptions: Record<number, string> = {
+  400: 'Request addressed wrongly.',
+  401: 'Key missing, unknown or revoked.',
+  402: 'Not enough messaging balance.',
+  403: 'Valid credential, not allowed.',
+  404: 'Not found in this organization.',
+  409: 'Conflict with the current state.',
+  413: 'Body over 1 MiB.',
+  415: 'Body is not JSON.',
+  422: 'Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule.',
+  429: 'Over the rate limit; `Retry-After` says when to try again.',
+  500: 'Unexpected fault.',
+  503: 'A service behind the API did not answer; nothing was stored, try again.',
+};
+
+/** The keyword that carries a response's `detail` codes to the OpenAPI document (`x-detail-codes`). */
+export const DETAIL_CODES = 'x-detail-codes';
+
+export function errorResponse(status: number, description?: string, codes: string[] = []) {
+  const all = [...new Set([...(commonCodes[status] ?? []), ...codes])];
   return Type.Object(ErrorBody.properties, {
     additionalProperties: false,
-    description: description ?? errorDescriptions[status] ?? 'Error',
+    title: 'Error',
+    description: description ?? errorDescriptions[status] ?? 'Error.',
+    ...(all.length > 0 ? { [DETAIL_CODES]: all } : {}),
   });
 }
 
+/** Per status: the route's own `detail` codes, and optionally a description replacing the default wording. */
+export type RouteErrors = Record<number, string[] | { codes?: string[]; description: string }>;
+
 /**
- * The error responses of a /v1 route: every route can answer 401, 403, 429 and 500; routes name the others.
- * Optional descriptions override the default wording for a status.
+ * The error responses of a /v1 route: every route can answer 401, 403, 429 and 500 (and 413 and 415 with a body,
+ * added by the document); routes name the others with the `detail` codes each can carry.
  */
-export function v1Errors(statuses: number[] = [], descriptions: Record<number, string> = {}) {
-  const all = [...new Set([401, 403, 429, 500, ...statuses])].sort((a, b) => a - b);
-  return Object.fromEntries(all.map((status) => [status, errorResponse(status, descriptions[status])]));
+export function v1Errors(errors: RouteErrors | number[] = {}) {
+  if (Array.isArray(errors)) return v1Errors(Object.fromEntries(errors.map((status) => [status, []])));
+  const statuses = [...new Set([401, 403, 429, 500, ...Object.keys(errors).map(Number)])].sort((a, b) => a - b);
+  return Object.fromEntries(
+    statuses.map((status) => {
+      const own = errors[status];
+      const codes = Array.isArray(own) ? own : (own?.codes ?? []);
+      const description = Array.isArray(own) ? undefined : own?.description;
+      return [status, errorResponse(status, description, codes)];
+    }),
+  );
 }
 
-/** Standard headers documented on every /v1 response. */
-export const rateLimitHeaders = {
-  'X-RateLimit-Limit': { schema: { type: 'integer' }, description: 'Requests allowed per one-second window.' },
-  'X-RateLimit-Remaining': { schema: { type: 'integer' }, description: 'Requests left in the current window.' },
-  'X-RateLimit-Reset': { schema: { type: 'integer' }, description: 'Unix second at which the window ends.' },
-  'X-Request-Id': { schema: { type: 'string' }, description: 'Identifier of this request, also in the logs.' },
-};
+/** A success response schema with the response's own description (instead of "Default Response"). */
+export const described = <T extends TSchema>(description: string, schema: T): T =>
+  ({ ...schema, 'x-response-description': description }) as T;
 
-export const IdParam = (name: string) =>
-  Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
+/** The 204 of a delete. */
+export const NoContent = (description: string) => Type.Unsafe<null>({ type: 'null', description });
+
+/** Path parameters of one id, typed by its name (`{contact_id: string}`). */
+export const IdParam = <const N extends string>(name: N) =>
+  Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 64 }) } as { [K in N]: TString }, {
+    additionalProperties: false,
+  });

@@ -85,7 +85,7 @@ describe('an accepted send', () => {
       sent: 0,
       failed: 0,
       pending: 3,
-      origin: 'api',
+      origin: 'API',
     });
     const created = await h.database.db
       .selectFrom('contacts')

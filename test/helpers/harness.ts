@@ -6,9 +6,10 @@ import { createMemoryRateLimitStore, type RateLimitStore } from '../../src/http/
 import { type Clock, systemClock } from '../../src/lib/clock.ts';
 import { signPayload } from '../../src/messaging/cloud/webhook-signature.ts';
 import { createMessaging, type Messaging } from '../../src/messaging/platform-factory.ts';
-import { recordInConversation } from '../../src/modules/broadcasts/broadcast-hooks.ts';
-import type { PropertyKeysSource } from '../../src/modules/templates/templates.service.ts';
-import { createFanout, type Fanout, type FanoutOptions } from '../../src/worker/fanout.ts';
+import type { PropertyKeysSource } from '../../src/modules/templates/property-keys.ts';
+import { type Wiring, wire } from '../../src/wiring.ts';
+import type { Fanout, FanoutOptions } from '../../src/worker/fanout.ts';
+import type { WebhookDeliverer, WebhookDelivererOptions } from '../../src/worker/webhook-deliveries.ts';
 import { createConformanceChecker, type RecordedResponse } from './conformance.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -32,6 +33,10 @@ export interface HarnessOptions {
   mediaFetchAllowHosts?: string[];
   /** Options of the fan-out that `h.fanout` runs. */
   fanout?: Partial<FanoutOptions>;
+  /** Hosts webhook endpoints may use with http:// or on private addresses (default: the tests' 127.0.0.1). */
+  webhookAllowHosts?: string[];
+  /** Options of the webhook deliverer that `h.deliveries` runs. */
+  webhooks?: Partial<WebhookDelivererOptions>;
 }
 
 export interface Response<T = any> {
@@ -52,6 +57,8 @@ export const unlimitedStore: RateLimitStore = { hit: async () => 1, close: async
 
 export interface Harness {
   app: FastifyInstance;
+  /** Every part of the product this harness runs, as the one wiring built it. */
+  wiring: Wiring;
   database: Database;
   api<T = any>(method: string, url: string, options?: RequestOptions): Promise<Response<T>>;
   admin<T = any>(method: string, url: string, body?: unknown): Promise<Response<T>>;
@@ -64,6 +71,8 @@ export interface Harness {
   messaging: Messaging;
   /** The fan-out worker on this harness's database and platform; `drain()` runs it until the queue is empty. */
   fanout: Fanout & { drain(): Promise<number> };
+  /** The webhook deliverer on this harness's database; `drain()` attempts every due delivery until none is due. */
+  deliveries: WebhookDeliverer & { drain(): Promise<number> };
   recorded: RecordedResponse[];
   close(): Promise<void>;
 }
@@ -82,18 +91,21 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.cloud ? { cloud: options.cloud } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
-  const { app, metrics } = await buildApp({
+  const wiring = wire({
     database,
     rateLimitStore: options.rateLimitStore ?? (options.unlimited ? unlimitedStore : createMemoryRateLimitStore()),
-    platform,
     adminToken: ADMIN_TOKEN,
     messaging,
     webhookAppSecret: WEBHOOK_APP_SECRET,
     mediaFetchAllowHosts: options.mediaFetchAllowHosts ?? ['127.0.0.1'],
     webhookVerifyToken: WEBHOOK_VERIFY_TOKEN,
+    fanout: { perNumberPerSecond: null, ...options.fanout },
+    webhookAllowHosts: options.webhookAllowHosts ?? ['127.0.0.1'],
+    ...(options.webhooks ? { webhookDeliveries: options.webhooks } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
   });
+  const app = await buildApp(wiring);
   const recorded: RecordedResponse[] = [];
 
   async function call<T>(method: string, url: string, headers: Record<string, string>, body: unknown, raw?: string) {
@@ -114,28 +126,42 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       parsed = response.body;
     }
     if (url.startsWith('/v1/') && url !== '/v1/openapi.json') {
-      recorded.push({ method, url, status: response.statusCode, body: parsed });
+      recorded.push({
+        method,
+        url,
+        status: response.statusCode,
+        body: parsed,
+        requestHeaders: {
+          ...(payload !== undefined && raw === undefined ? { 'content-type': 'application/json' } : {}),
+          ...headers,
+        },
+        // What was sent, parsed again: the caller's object may change after the call.
+        requestBody: raw ?? (payload === undefined ? undefined : JSON.parse(payload)),
+        responseHeaders: response.headers,
+      });
     }
     return { status: response.statusCode, body: parsed as T, headers: response.headers, text: response.body };
   }
 
-  const fanout = createFanout({
-    db: database.db,
-    platform: messaging.platform,
-    log: app.log,
-    options: { perNumberPerSecond: null, ...options.fanout },
-    onAccepted: recordInConversation,
-    onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
-  });
+  const { fanout } = wiring;
   const drain = async () => {
     let total = 0;
     for (let handled = await fanout.runOnce(); handled > 0; handled = await fanout.runOnce()) total += handled;
     return total;
   };
 
+  const { deliveries } = wiring;
+  const drainDeliveries = async () => {
+    let total = 0;
+    for (let handled = await deliveries.runOnce(); handled > 0; handled = await deliveries.runOnce()) total += handled;
+    return total;
+  };
+
   const harness: Harness = {
     fanout: { ...fanout, drain },
+    deliveries: { ...deliveries, drain: drainDeliveries },
     app,
+    wiring,
     database,
     recorded,
     api(method, url, requestOptions = {}) {
@@ -181,7 +207,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     messaging,
     async close() {
-      const check = createConformanceChecker(app.swagger() as never);
+      const check = await createConformanceChecker(app.swagger());
+      await deliveries.stop();
       await app.close();
       await testDatabase?.drop();
       const problems = [...new Set(recorded.map(check).filter((problem): problem is string => Boolean(problem)))];

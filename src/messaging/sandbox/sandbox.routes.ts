@@ -2,7 +2,7 @@
 // plugin, so they need the operator token; hidden from the OpenAPI document like the rest of /admin.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { errorResponse, StringEnum } from '../../http/schemas.ts';
+import { errorResponse, Phone, StringEnum } from '../../http/schemas.ts';
 import type { InboundInput, ReviewInput, SandboxControls, StatusInput } from './sandbox-controls.ts';
 
 const errors = (...statuses: number[]) =>
@@ -36,7 +36,7 @@ const StatusBody = Type.Object(
 const InboundBody = Type.Object(
   {
     channel_id: Type.String({ minLength: 1, maxLength: 64 }),
-    from: Type.String({ pattern: '^\\+[1-9]\\d{1,14}$' }),
+    from: Phone,
     text: Type.String({ minLength: 1, maxLength: 4096 }),
   },
   { additionalProperties: false },

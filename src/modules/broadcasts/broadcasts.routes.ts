@@ -1,18 +1,20 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Static } from 'typebox';
 import { authOf } from '../../http/auth.ts';
-import { Page } from '../../http/pagination.ts';
-import { v1Errors } from '../../http/schemas.ts';
+import { described, v1Errors } from '../../http/schemas.ts';
 import {
   BroadcastListQuery,
+  BroadcastPage,
   BroadcastParams,
   BroadcastSchema,
+  CancelBody,
   RecipientListQuery,
-  RecipientSchema,
+  RecipientPage,
 } from './broadcasts.schemas.ts';
 import type { BroadcastsService } from './broadcasts.service.ts';
 
-export function broadcastsRoutes(app: FastifyInstance, broadcasts: BroadcastsService): void {
+export function broadcastsRoutes(parent: FastifyInstance, broadcasts: BroadcastsService): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const tags = ['Broadcasts'];
 
   app.get(
@@ -21,15 +23,13 @@ export function broadcastsRoutes(app: FastifyInstance, broadcasts: BroadcastsSer
       schema: {
         tags,
         summary: 'List broadcasts, newest first',
+        description: 'Filter by `status` (counts and status are derived on every read) and by `template_id`.',
         operationId: 'listBroadcasts',
         querystring: BroadcastListQuery,
-        response: { 200: Page(BroadcastSchema), ...v1Errors([422]) },
+        response: { 200: described('A page of broadcasts.', BroadcastPage), ...v1Errors({ 422: [] }) },
       },
     },
-    async (request) => {
-      const query = request.query as Static<typeof BroadcastListQuery>;
-      return broadcasts.list(authOf(request).orgId, { ...query, limit: query.limit ?? 50 });
-    },
+    async (request) => broadcasts.list(authOf(request).orgId, { ...request.query, limit: request.query.limit ?? 50 }),
   );
 
   app.get(
@@ -38,12 +38,13 @@ export function broadcastsRoutes(app: FastifyInstance, broadcasts: BroadcastsSer
       schema: {
         tags,
         summary: 'A broadcast with its counts',
+        description: '`sent + failed + pending == requested`; `status` follows from the counts.',
         operationId: 'getBroadcast',
         params: BroadcastParams,
-        response: { 200: BroadcastSchema, ...v1Errors([404, 422]) },
+        response: { 200: described('The broadcast.', BroadcastSchema), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
-    async (request) => broadcasts.get(authOf(request).orgId, (request.params as { broadcast_id: string }).broadcast_id),
+    async (request) => broadcasts.get(authOf(request).orgId, request.params.broadcast_id),
   );
 
   app.get(
@@ -57,16 +58,17 @@ export function broadcastsRoutes(app: FastifyInstance, broadcasts: BroadcastsSer
         operationId: 'listBroadcastRecipients',
         params: BroadcastParams,
         querystring: RecipientListQuery,
-        response: { 200: Page(RecipientSchema, { totalCount: 'required' }), ...v1Errors([404, 422]) },
+        response: {
+          200: described('A page of reached recipients, with `total_count`.', RecipientPage),
+          ...v1Errors({ 404: [], 422: [] }),
+        },
       },
     },
-    async (request) => {
-      const query = request.query as Static<typeof RecipientListQuery>;
-      return broadcasts.recipients(authOf(request).orgId, (request.params as { broadcast_id: string }).broadcast_id, {
-        ...query,
-        limit: query.limit ?? 50,
-      });
-    },
+    async (request) =>
+      broadcasts.recipients(authOf(request).orgId, request.params.broadcast_id, {
+        ...request.query,
+        limit: request.query.limit ?? 50,
+      }),
   );
 
   app.post(
@@ -76,13 +78,16 @@ export function broadcastsRoutes(app: FastifyInstance, broadcasts: BroadcastsSer
         tags,
         summary: 'Abandon the unsent remainder',
         description:
-          'Messages already handed to the platform cannot be recalled. 409 `broadcast_not_cancellable` unless in progress.',
+          'Messages already handed to the platform cannot be recalled. 409 `broadcast_not_cancellable` unless in progress. Takes no body; a JSON body is ignored.',
         operationId: 'cancelBroadcast',
         params: BroadcastParams,
-        response: { 200: BroadcastSchema, ...v1Errors([404, 409, 422]) },
+        body: CancelBody,
+        response: {
+          200: described('The broadcast, now `cancelled`.', BroadcastSchema),
+          ...v1Errors({ 404: [], 409: ['broadcast_not_cancellable'], 422: [] }),
+        },
       },
     },
-    async (request) =>
-      broadcasts.cancel(authOf(request).orgId, (request.params as { broadcast_id: string }).broadcast_id),
+    async (request) => broadcasts.cancel(authOf(request).orgId, request.params.broadcast_id),
   );
 }

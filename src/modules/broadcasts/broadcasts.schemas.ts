@@ -1,9 +1,11 @@
-import { Type } from 'typebox';
-import { CursorQuery, LimitQuery } from '../../http/pagination.ts';
-import { DateTime, Nullable, StringEnum } from '../../http/schemas.ts';
+import { type Static, Type } from 'typebox';
+import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
+import { DateTime, IdParam, Nullable, OpenEnum, StringEnum } from '../../http/schemas.ts';
+import { CONTACT_ORIGINS } from '../sub-origins/sub-origins.schemas.ts';
 
 export const BROADCAST_STATUSES = ['in_progress', 'completed', 'stopped_low_balance', 'cancelled'] as const;
 export const RECIPIENT_STATUSES = ['received', 'sending', 'sent', 'delivered', 'read', 'failed'] as const;
+export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
 
 export const BroadcastSchema = Type.Object(
   {
@@ -12,7 +14,7 @@ export const BroadcastSchema = Type.Object(
     template_name: Type.String(),
     template_language: Type.String(),
     channel_id: Type.String({ description: 'The connected number the messages go out from.' }),
-    status: StringEnum(BROADCAST_STATUSES, {
+    status: OpenEnum(BROADCAST_STATUSES, {
       description:
         '`cancelled` and `stopped_low_balance` are stored; otherwise `completed` when `pending` is 0, else `in_progress`.',
     }),
@@ -20,27 +22,83 @@ export const BroadcastSchema = Type.Object(
     sent: Type.Integer({ description: 'Recipients in `sent`, `delivered` or `read`.' }),
     failed: Type.Integer(),
     pending: Type.Integer({ description: '`requested - sent - failed`.' }),
-    origin: Type.String(),
+    origin: OpenEnum(CONTACT_ORIGINS, {
+      description: 'Where the broadcast came from, in the ContactOrigin vocabulary: `API`.',
+    }),
     created_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'Broadcast',
+    description: 'One send of a template to its recipients, with its counts.',
+    examples: [
+      {
+        id: 'bc_01JH5ZQ1V7C2D3E4F5G6H7J8K9',
+        template_id: 'tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1',
+        template_name: 'order_update',
+        template_language: 'en_US',
+        channel_id: 'ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0',
+        status: 'in_progress',
+        requested: 2,
+        sent: 1,
+        failed: 0,
+        pending: 1,
+        origin: 'API',
+        created_at: '2026-01-15T09:30:00.000Z',
+      },
+    ],
+  },
 );
 
 export const RecipientSchema = Type.Object(
   {
     contact_id: Type.String(),
     phone: Type.String(),
-    status: StringEnum(RECIPIENT_STATUSES),
+    status: OpenEnum(RECIPIENT_STATUSES),
     error: Nullable(Type.String({ description: 'Set on failure.' })),
     platform_message_id: Nullable(Type.String()),
     delivered_at: Nullable(DateTime),
     read_at: Nullable(DateTime),
     created_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'BroadcastRecipient',
+    description: 'One recipient of a broadcast that the worker has reached.',
+    examples: [
+      {
+        contact_id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+        phone: '+15551234567',
+        status: 'delivered',
+        error: null,
+        platform_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI',
+        delivered_at: '2026-01-15T09:30:04.000Z',
+        read_at: null,
+        created_at: '2026-01-15T09:30:00.000Z',
+      },
+    ],
+  },
 );
 
-export const BroadcastParams = Type.Object({ broadcast_id: Type.String({ minLength: 1, maxLength: 64 }) });
+export const BroadcastPage = Page(
+  BroadcastSchema,
+  {},
+  { title: 'BroadcastPage', description: 'A page of broadcasts.' },
+);
+export const RecipientPage = Page(
+  RecipientSchema,
+  { totalCount: 'required' },
+  { title: 'BroadcastRecipientPage', description: 'A page of reached recipients, with the total.' },
+);
+
+export const BroadcastParams = IdParam('broadcast_id');
+
+/** Cancel reads no body; one sent anyway (JSON) is accepted and ignored, as it always was. */
+export const CancelBody = Type.Unsafe<unknown>({
+  description: 'Not read: cancel takes no fields. A JSON body, when sent, is ignored.',
+  'x-optional-body': true,
+  examples: [{}],
+});
 
 export const BroadcastListQuery = Type.Object({
   limit: Type.Optional(LimitQuery()),
@@ -54,3 +112,5 @@ export const RecipientListQuery = Type.Object({
   cursor: Type.Optional(CursorQuery),
   status: Type.Optional(Type.Array(StringEnum(RECIPIENT_STATUSES))),
 });
+export type BroadcastListQuery = Static<typeof BroadcastListQuery>;
+export type RecipientListQuery = Static<typeof RecipientListQuery>;

@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
+import { Phone } from '../../http/schemas.ts';
 
-const Phone = Type.String({ pattern: '^\\+[1-9]\\d{1,14}$', description: 'E.164, e.g. `+15551234567`.' });
 const Url = Type.String({
   minLength: 1,
   maxLength: 2048,
@@ -34,7 +34,12 @@ export const SendRecipient = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false, description: 'One recipient: `contact_id` or `phone` (not both).' },
+  {
+    additionalProperties: false,
+    title: 'SendRecipient',
+    description: 'One recipient: `contact_id` or `phone` (not both).',
+    examples: [{ phone: '+15551234567' }],
+  },
 );
 
 export const SendBody = Type.Object(
@@ -50,7 +55,12 @@ export const SendBody = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'SendRequest',
+    // Works as is against the demo organization (one number, so no channel_id) and a template without variables.
+    examples: [{ recipients: [{ phone: '+15551234567' }] }],
+  },
 );
 
 export const SendHeaders = Type.Object({
@@ -64,3 +74,23 @@ export const SendHeaders = Type.Object({
 });
 
 export const TemplateParams = Type.Object({ template_id: Type.String({ minLength: 1, maxLength: 64 }) });
+
+/** The `detail` codes of each refusal of a send, for the OpenAPI document (checked in this order, see the route). */
+export const SEND_ERRORS = {
+  400: ['invalid_channel', 'channel_id_required'],
+  402: ['messaging_insufficient_balance'],
+  404: ['contact_not_found'],
+  409: ['template_not_sendable', 'messaging_limit_exceeded', 'idempotency_key_in_flight'],
+  422: [
+    'template_not_sendable',
+    'unknown_variables',
+    'unknown_url_suffixes',
+    'missing_variables',
+    'media_too_large',
+    'media_type_mismatch',
+    'media_fetch_failed',
+    'duplicate_recipient',
+    'contact_has_no_phone',
+    'idempotency_key_reused',
+  ],
+};

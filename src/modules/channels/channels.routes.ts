@@ -1,12 +1,12 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/schema.ts';
 import { authOf } from '../../http/auth.ts';
-import { v1Errors } from '../../http/schemas.ts';
-import { listLivePhones } from './channels.repo.ts';
+import { described, v1Errors } from '../../http/schemas.ts';
 import { PhoneList } from './channels.schemas.ts';
+import type { ChannelsService } from './channels.service.ts';
 
-export function channelRoutes(app: FastifyInstance, db: Kysely<DB>): void {
+export function channelRoutes(parent: FastifyInstance, channels: ChannelsService): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/channels/messaging/phones',
     {
@@ -15,9 +15,9 @@ export function channelRoutes(app: FastifyInstance, db: Kysely<DB>): void {
         summary: 'List connected messaging numbers',
         description: 'The live numbers of the organization, oldest first; `id` is what a send’s `channel_id` names.',
         operationId: 'listMessagingPhones',
-        response: { 200: PhoneList, ...v1Errors() },
+        response: { 200: described('The live numbers, oldest first.', PhoneList), ...v1Errors() },
       },
     },
-    async (request) => ({ items: await listLivePhones(db, authOf(request).orgId) }),
+    async (request) => channels.livePhones(authOf(request).orgId),
   );
 }

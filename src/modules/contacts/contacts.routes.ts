@@ -1,16 +1,26 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
-import { IdParam, v1Errors } from '../../http/schemas.ts';
-import { ContactInput, ContactListQuery, ContactPage, ContactPatch, ContactSchema } from './contacts.schemas.ts';
+import { described, IdParam, NoContent, v1Errors } from '../../http/schemas.ts';
+import {
+  CONTACT_PAGE_SIZE,
+  ContactInput,
+  ContactListQuery,
+  ContactPage,
+  ContactPatch,
+  ContactSchema,
+} from './contacts.schemas.ts';
 import type { ContactsService } from './contacts.service.ts';
 
 const tags = ['Contacts'];
 const Params = IdParam('contact_id');
 const duplicate = {
-  409:
-    'Duplicate email (case-insensitive), phone or social handle (case-insensitive): `{code: "duplicate_contact", ' +
-    'field, conflicting_contact_id, first_name, last_name, email, phone, social_handle}`.',
+  409: {
+    codes: ['duplicate_contact'],
+    description:
+      'Duplicate email (case-insensitive), phone or social handle (case-insensitive): `{code: "duplicate_contact", ' +
+      'field, conflicting_contact_id, first_name, last_name, email, phone, social_handle}`.',
+  },
 };
 
 export function contactsRoutes(parent: FastifyInstance, contacts: ContactsService): void {
@@ -29,12 +39,12 @@ export function contactsRoutes(parent: FastifyInstance, contacts: ContactsServic
           'ascending by default, and contacts lacking the sorted value come last in either direction.',
         operationId: 'listContacts',
         querystring: ContactListQuery,
-        response: { 200: ContactPage, ...v1Errors([422]) },
+        response: { 200: described('A page of contacts.', ContactPage), ...v1Errors({ 422: [] }) },
       },
     },
     async (request) => {
       const { orgId, org } = authOf(request);
-      return contacts.list(orgId, org.timezone, request.query);
+      return contacts.list(orgId, org.timezone, { ...request.query, limit: request.query.limit ?? CONTACT_PAGE_SIZE });
     },
   );
 
@@ -49,7 +59,7 @@ export function contactsRoutes(parent: FastifyInstance, contacts: ContactsServic
           'starts in the initial funnel stage unless `funnel_stage_id` is given.',
         operationId: 'createContact',
         body: ContactInput,
-        response: { 201: ContactSchema, ...v1Errors([409, 422], duplicate) },
+        response: { 201: described('The contact created.', ContactSchema), ...v1Errors({ ...duplicate, 422: [] }) },
       },
     },
     async (request, reply) => reply.code(201).send(await contacts.create(authOf(request).orgId, request.body)),
@@ -61,12 +71,13 @@ export function contactsRoutes(parent: FastifyInstance, contacts: ContactsServic
       schema: {
         tags,
         summary: 'Read a contact',
+        description: 'With its custom property values, keyed by property key.',
         operationId: 'getContact',
         params: Params,
-        response: { 200: ContactSchema, ...v1Errors([404, 422]) },
+        response: { 200: described('The contact.', ContactSchema), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
-    async (request) => contacts.get(authOf(request).orgId, request.params.contact_id as string),
+    async (request) => contacts.get(authOf(request).orgId, request.params.contact_id),
   );
 
   app.patch(
@@ -81,10 +92,13 @@ export function contactsRoutes(parent: FastifyInstance, contacts: ContactsServic
         operationId: 'updateContact',
         params: Params,
         body: ContactPatch,
-        response: { 200: ContactSchema, ...v1Errors([404, 409, 422], duplicate) },
+        response: {
+          200: described('The contact as updated.', ContactSchema),
+          ...v1Errors({ 404: [], ...duplicate, 422: [] }),
+        },
       },
     },
-    async (request) => contacts.update(authOf(request).orgId, request.params.contact_id as string, request.body),
+    async (request) => contacts.update(authOf(request).orgId, request.params.contact_id, request.body),
   );
 
   app.delete(
@@ -96,11 +110,11 @@ export function contactsRoutes(parent: FastifyInstance, contacts: ContactsServic
         description: 'Removes it from every read and frees its email, phone and social handle.',
         operationId: 'deleteContact',
         params: Params,
-        response: { 204: { type: 'null', description: 'Deleted.' }, ...v1Errors([404, 422]) },
+        response: { 204: NoContent('Deleted.'), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
     async (request, reply) => {
-      await contacts.remove(authOf(request).orgId, request.params.contact_id as string);
+      await contacts.remove(authOf(request).orgId, request.params.contact_id);
       return reply.code(204).send(null);
     },
   );

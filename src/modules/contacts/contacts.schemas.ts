@@ -1,15 +1,16 @@
 import { type Static, Type } from 'typebox';
 import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
-import { DateTime, Nullable, StringEnum } from '../../http/schemas.ts';
+import { DateTime, Nullable, OpenEnum, Phone, StringEnum } from '../../http/schemas.ts';
 import { PropertyValues, PropertyValuesInput } from '../properties/properties.schemas.ts';
-import { ContactOriginSchema } from '../sub-origins/sub-origins.schemas.ts';
+import { CONTACT_ORIGINS, ContactOriginSchema } from '../sub-origins/sub-origins.schemas.ts';
 
-export const PHONE_PATTERN = '^\\+[1-9]\\d{1,14}$';
 export const COUNTRY_PATTERN = '^[A-Z]{2}$';
 export const SOCIAL_HANDLE_PATTERN = '^[a-zA-Z0-9._]{1,30}$';
 export const MESSAGING_STATUSES = ['verified', 'unverified', 'unavailable'] as const;
 export const CONTACT_SORTS = ['recent', 'name', 'country', 'city', 'origin'] as const;
 export type ContactSort = (typeof CONTACT_SORTS)[number];
+/** The page size when `limit` is left out. */
+export const CONTACT_PAGE_SIZE = 50;
 
 export const ContactSchema = Type.Object(
   {
@@ -23,9 +24,9 @@ export const ContactSchema = Type.Object(
     social_handle: Nullable(Type.String()),
     inbox_handle: Nullable(Type.String({ description: 'Read-only.' })),
     messaging_username: Nullable(Type.String({ description: 'Read-only.' })),
-    origin: Nullable(ContactOriginSchema),
+    origin: Nullable(OpenEnum(CONTACT_ORIGINS, { description: 'ContactOrigin: the top-level acquisition category.' })),
     sub_origin_id: Nullable(Type.String()),
-    messaging_status: StringEnum(MESSAGING_STATUSES, {
+    messaging_status: OpenEnum(MESSAGING_STATUSES, {
       description: 'Read-only: `unverified` with a phone on file, `unavailable` without; moved by sends.',
     }),
     funnel_stage_id: Nullable(Type.String()),
@@ -35,7 +36,34 @@ export const ContactSchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'Contact',
+    description: 'A person the organization talks to.',
+    examples: [
+      {
+        id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+        first_name: 'Ana',
+        last_name: 'García',
+        email: 'ana@example.com',
+        phone: '+5215512345678',
+        country: 'MX',
+        city: 'Guadalajara',
+        social_handle: 'ana.garcia',
+        inbox_handle: null,
+        messaging_username: null,
+        origin: 'API',
+        sub_origin_id: null,
+        messaging_status: 'unverified',
+        funnel_stage_id: 'fs_01JH5ZP5C6D7E8F9G0H1J2K3L4',
+        owner_id: null,
+        properties: {},
+        last_contacted_at: null,
+        created_at: '2026-01-15T09:30:00.000Z',
+        updated_at: '2026-01-15T09:30:00.000Z',
+      },
+    ],
+  },
 );
 export type Contact = Static<typeof ContactSchema>;
 
@@ -45,7 +73,7 @@ const fields = {
   first_name: Type.Optional(Name),
   last_name: Type.Optional(Name),
   email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254 }))),
-  phone: Type.Optional(Nullable(Type.String({ pattern: PHONE_PATTERN, description: 'E.164, e.g. `+5215512345678`.' }))),
+  phone: Type.Optional(Nullable(Phone)),
   country: Type.Optional(Nullable(Type.String({ pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2.' }))),
   city: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 120 }))),
   social_handle: Type.Optional(Nullable(Type.String({ pattern: SOCIAL_HANDLE_PATTERN }))),
@@ -58,12 +86,25 @@ const fields = {
 
 export const ContactInput = Type.Object(fields, {
   additionalProperties: false,
+  title: 'ContactInput',
   description: 'Every field is optional; `null` is the same as leaving a field out.',
+  examples: [
+    {
+      first_name: 'Ana',
+      last_name: 'García',
+      email: 'ana@example.com',
+      phone: '+5215512345678',
+      country: 'MX',
+      city: 'Guadalajara',
+    },
+  ],
 });
 export type ContactInput = Static<typeof ContactInput>;
 
 export const ContactPatch = Type.Object(fields, {
   additionalProperties: false,
+  title: 'ContactPatch',
+  examples: [{ city: 'Monterrey', social_handle: null }],
   description:
     'Partial update: `null` clears a field; in `properties`, `null` removes that value and other values stay.',
 });
@@ -73,7 +114,7 @@ const FilterEntry = Type.String({ minLength: 1, maxLength: 1000 });
 
 export const ContactListQuery = Type.Object(
   {
-    limit: LimitQuery(50, 200),
+    limit: Type.Optional(LimitQuery(CONTACT_PAGE_SIZE, 200)),
     cursor: Type.Optional(CursorQuery),
     q: Type.Optional(
       Type.String({
@@ -108,13 +149,18 @@ export const ContactListQuery = Type.Object(
           'cost of counting every match.',
       }),
     ),
-    sort: StringEnum(CONTACT_SORTS, { default: 'recent' }),
+    sort: Type.Optional(StringEnum(CONTACT_SORTS, { default: 'recent' })),
     sort_dir: Type.Optional(
       StringEnum(['asc', 'desc'] as const, { description: 'Default: `desc` for `recent`, `asc` for the others.' }),
     ),
   },
   { additionalProperties: true },
 );
-export type ContactListQuery = Static<typeof ContactListQuery>;
+/** The query as the service reads it: validation fills `limit` with its default. */
+export type ContactListQuery = Static<typeof ContactListQuery> & { limit: number };
 
-export const ContactPage = Page(ContactSchema, { totalCount: 'optional' });
+export const ContactPage = Page(
+  ContactSchema,
+  { totalCount: 'optional' },
+  { title: 'ContactPage', description: 'A page of contacts.' },
+);

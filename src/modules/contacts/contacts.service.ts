@@ -7,12 +7,14 @@ import { ApiError, notFound, validationError } from '../../http/errors.ts';
 import type { ValidationIssue } from '../../http/validation.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
+import { recordEvents } from '../events/events.ts';
 import { findInitialStage, findStage } from '../funnel-stages/funnel-stages.repo.ts';
 import { listProperties } from '../properties/properties.repo.ts';
 import type { PropertyValueInput } from '../properties/properties.schemas.ts';
 import { checkValue, type Definition, type StoredValue, toPropertyValue } from '../properties/property-values.ts';
 import { findSubOrigin, findSubOriginByKey } from '../sub-origins/sub-origins.repo.ts';
 import { listConditions, listFingerprint } from './contact-filters.ts';
+import { initialMessagingStatus, messagingStatusAfterPhoneChange } from './contact-intake.ts';
 import { pageAndCount, planPage } from './contact-list.ts';
 import * as repo from './contacts.repo.ts';
 import type { Contact, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
@@ -199,15 +201,17 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
             social_handle: input.social_handle ?? null,
             origin: 'API',
             sub_origin_id: subOriginId ?? null,
-            // contract: unverified with a phone on file, unavailable without.
-            messaging_status: input.phone ? 'unverified' : 'unavailable',
+            messaging_status: initialMessagingStatus(input.phone),
             funnel_stage_id: stageId,
             owner_id: input.owner_id ?? null,
             created_at: now,
             updated_at: now,
           });
           await repo.writeValues(trx, orgId, row.id, properties.write);
-          return (await view(trx, orgId, [row]))[0] as Contact;
+          const contact = (await view(trx, orgId, [row]))[0] as Contact;
+          // decisions §11: the event is recorded in the transaction of the change.
+          await recordEvents(trx, orgId, [{ type: 'contact.created', data: contact }], now);
+          return contact;
         }),
       );
     },
@@ -237,16 +241,19 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
           if ('phone' in patch) {
             const phone = patch.phone ?? null;
             set.phone = phone;
-            // decisions §5: setting a phone makes the contact unverified, removing it unavailable. A new number
-            // has not been verified either.
-            if (phone !== current.phone) set.messaging_status = phone ? 'unverified' : 'unavailable';
+            const status = messagingStatusAfterPhoneChange(current.phone, phone);
+            if (status) set.messaging_status = status;
           }
           if (Object.keys(patch).length > 0) set.updated_at = clock.now();
           const row = Object.keys(set).length > 0 ? await repo.updateContact(trx, orgId, id, set) : current;
           if (!row) throw notFound();
           await repo.removeValues(trx, orgId, id, properties.remove);
           await repo.writeValues(trx, orgId, id, properties.write);
-          return (await view(trx, orgId, [row]))[0] as Contact;
+          const contact = (await view(trx, orgId, [row]))[0] as Contact;
+          if (Object.keys(patch).length > 0) {
+            await recordEvents(trx, orgId, [{ type: 'contact.updated', data: contact }], clock.now());
+          }
+          return contact;
         }),
       );
     },
@@ -256,6 +263,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
         // decisions §5: gone from every read; its email, phone and handle are free again (partial unique indexes).
         if (!(await repo.softDeleteContact(trx, orgId, id, clock.now()))) throw notFound();
         await repo.removeValues(trx, orgId, id);
+        await recordEvents(trx, orgId, [{ type: 'contact.deleted', data: { id } }], clock.now());
       });
     },
 

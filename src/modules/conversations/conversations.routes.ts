@@ -1,6 +1,7 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
-import { v1Errors } from '../../http/schemas.ts';
+import { described, v1Errors } from '../../http/schemas.ts';
 import {
   ConversationIdParams,
   ConversationListQuery,
@@ -12,9 +13,9 @@ import {
 import type { ConversationsService } from './conversations.service.ts';
 
 const tags = ['Conversations'];
-type IdParams = { conversation_id: string };
 
-export function conversationRoutes(app: FastifyInstance, conversations: ConversationsService): void {
+export function conversationRoutes(parent: FastifyInstance, conversations: ConversationsService): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/conversations',
     {
@@ -24,10 +25,10 @@ export function conversationRoutes(app: FastifyInstance, conversations: Conversa
         description: 'One conversation per contact and connected number, most recent activity first. Read-only.',
         operationId: 'listConversations',
         querystring: ConversationListQuery,
-        response: { 200: ConversationPage, ...v1Errors([422]) },
+        response: { 200: described('A page of conversations.', ConversationPage), ...v1Errors({ 422: [] }) },
       },
     },
-    async (request) => conversations.list(authOf(request).orgId, request.query as ConversationListQuery),
+    async (request) => conversations.list(authOf(request).orgId, request.query),
   );
 
   app.get(
@@ -36,12 +37,13 @@ export function conversationRoutes(app: FastifyInstance, conversations: Conversa
       schema: {
         tags,
         summary: 'Read a conversation',
+        description: 'One conversation of the organization; its messages are listed separately.',
         operationId: 'getConversation',
         params: ConversationIdParams,
-        response: { 200: ConversationSchema, ...v1Errors([404, 422]) },
+        response: { 200: described('The conversation.', ConversationSchema), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
-    async (request) => conversations.get(authOf(request).orgId, (request.params as IdParams).conversation_id),
+    async (request) => conversations.get(authOf(request).orgId, request.params.conversation_id),
   );
 
   app.get(
@@ -54,14 +56,12 @@ export function conversationRoutes(app: FastifyInstance, conversations: Conversa
         operationId: 'listConversationMessages',
         params: ConversationIdParams,
         querystring: MessageListQuery,
-        response: { 200: MessagePage, ...v1Errors([404, 422]) },
+        response: {
+          200: described('A page of messages, newest first.', MessagePage),
+          ...v1Errors({ 404: [], 422: [] }),
+        },
       },
     },
-    async (request) =>
-      conversations.messages(
-        authOf(request).orgId,
-        (request.params as IdParams).conversation_id,
-        request.query as MessageListQuery,
-      ),
+    async (request) => conversations.messages(authOf(request).orgId, request.params.conversation_id, request.query),
   );
 }

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
-import { DateTime, Nullable, StringEnum } from '../../http/schemas.ts';
+import { DateTime, IdParam, Nullable, OpenEnum } from '../../http/schemas.ts';
 
 export const SENDERS = ['contact', 'agent', 'ai', 'system'] as const;
 export const MESSAGE_STATUSES = ['received', 'sending', 'sent', 'delivered', 'read', 'failed'] as const;
@@ -14,7 +14,21 @@ export const ConversationSchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'Conversation',
+    description: 'The exchange between one contact and one connected number.',
+    examples: [
+      {
+        id: 'cv_01JH5ZR6D7E8F9G0H1J2K3L4M5',
+        contact_id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+        channel_id: 'ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0',
+        last_message_at: '2026-01-15T09:31:00.000Z',
+        created_at: '2026-01-15T09:30:00.000Z',
+        updated_at: '2026-01-15T09:31:00.000Z',
+      },
+    ],
+  },
 );
 
 export const MessageSchema = Type.Object(
@@ -23,8 +37,8 @@ export const MessageSchema = Type.Object(
     conversation_id: Type.String(),
     contact_id: Type.String(),
     channel_id: Type.String(),
-    direction: StringEnum(['inbound', 'outbound'] as const),
-    sender: StringEnum(SENDERS, {
+    direction: OpenEnum(['inbound', 'outbound'] as const),
+    sender: OpenEnum(SENDERS, {
       description: '`contact` for inbound messages; `system` for template messages sent by a broadcast.',
     }),
     type: Type.String({ description: 'The platform’s message type: `text`, `template`, `image`, `button`, …' }),
@@ -32,7 +46,7 @@ export const MessageSchema = Type.Object(
     template_id: Nullable(Type.String()),
     phone: Type.String({ description: 'The contact’s number in this exchange (sender or recipient), E.164.' }),
     platform_message_id: Nullable(Type.String()),
-    status: StringEnum(MESSAGE_STATUSES),
+    status: OpenEnum(MESSAGE_STATUSES),
     error: Nullable(Type.String({ description: 'Why the message failed, e.g. `not_on_network`.' })),
     created_at: DateTime,
     sent_at: Nullable(DateTime),
@@ -40,11 +54,41 @@ export const MessageSchema = Type.Object(
     read_at: Nullable(DateTime),
     failed_at: Nullable(DateTime),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'Message',
+    description: 'One message of a conversation.',
+    examples: [
+      {
+        id: 'msg_01JH5ZS7E8F9G0H1J2K3L4M5N6',
+        conversation_id: 'cv_01JH5ZR6D7E8F9G0H1J2K3L4M5',
+        contact_id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+        channel_id: 'ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0',
+        direction: 'outbound',
+        sender: 'system',
+        type: 'template',
+        text: null,
+        template_id: 'tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1',
+        phone: '+5215512345678',
+        platform_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI',
+        status: 'delivered',
+        error: null,
+        created_at: '2026-01-15T09:30:00.000Z',
+        sent_at: '2026-01-15T09:30:01.000Z',
+        delivered_at: '2026-01-15T09:30:04.000Z',
+        read_at: null,
+        failed_at: null,
+      },
+    ],
+  },
 );
 
-export const ConversationPage = Page(ConversationSchema);
-export const MessagePage = Page(MessageSchema);
+export const ConversationPage = Page(
+  ConversationSchema,
+  {},
+  { title: 'ConversationPage', description: 'A page of conversations.' },
+);
+export const MessagePage = Page(MessageSchema, {}, { title: 'MessagePage', description: 'A page of messages.' });
 
 const Id = Type.String({ minLength: 1, maxLength: 64 });
 
@@ -65,4 +109,4 @@ export const MessageListQuery = Type.Object(
 );
 export type MessageListQuery = Static<typeof MessageListQuery>;
 
-export const ConversationIdParams = Type.Object({ conversation_id: Id }, { additionalProperties: false });
+export const ConversationIdParams = IdParam('conversation_id');

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
-import { IdParam, v1Errors } from '../../http/schemas.ts';
+import { described, IdParam, NoContent, v1Errors } from '../../http/schemas.ts';
 import {
   DeleteStageQuery,
   FunnelStageInput,
@@ -14,7 +14,9 @@ import type { FunnelStagesService } from './funnel-stages.service.ts';
 
 const tags = ['Funnel stages'];
 const Params = IdParam('stage_id');
-const duplicateKey = { 409: 'The key is taken: `{code: "duplicate_key", key, id}`.' };
+const duplicateKey = {
+  409: { codes: ['duplicate_key'], description: 'The key is taken: `{code: "duplicate_key", key, id}`.' },
+};
 
 export function funnelStagesRoutes(parent: FastifyInstance, stages: FunnelStagesService): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
@@ -26,7 +28,7 @@ export function funnelStagesRoutes(parent: FastifyInstance, stages: FunnelStages
         tags,
         summary: 'List funnel stages in order (not paginated)',
         operationId: 'listFunnelStages',
-        response: { 200: FunnelStageList, ...v1Errors() },
+        response: { 200: described('Every funnel stage, in order.', FunnelStageList), ...v1Errors() },
       },
     },
     async (request) => stages.list(authOf(request).orgId),
@@ -41,7 +43,10 @@ export function funnelStagesRoutes(parent: FastifyInstance, stages: FunnelStages
         description: 'The key is derived from the name when left out. The first stage created is the initial one.',
         operationId: 'createFunnelStage',
         body: FunnelStageInput,
-        response: { 201: FunnelStageSchema, ...v1Errors([409, 422], duplicateKey) },
+        response: {
+          201: described('The stage created.', FunnelStageSchema),
+          ...v1Errors({ ...duplicateKey, 422: [] }),
+        },
       },
     },
     async (request, reply) => reply.code(201).send(await stages.create(authOf(request).orgId, request.body)),
@@ -58,7 +63,10 @@ export function funnelStagesRoutes(parent: FastifyInstance, stages: FunnelStages
           'are renumbered 0..n-1. Unknown ids: 422 `{code: "unknown_ids", reason, missing_ids, stages}`.',
         operationId: 'reorderFunnelStages',
         body: FunnelStageReorder,
-        response: { 200: FunnelStageList, ...v1Errors([422]) },
+        response: {
+          200: described('Every funnel stage, in the new order.', FunnelStageList),
+          ...v1Errors({ 422: ['unknown_ids'] }),
+        },
       },
     },
     async (request) => stages.reorder(authOf(request).orgId, request.body),
@@ -72,10 +80,10 @@ export function funnelStagesRoutes(parent: FastifyInstance, stages: FunnelStages
         summary: 'Read a funnel stage',
         operationId: 'getFunnelStage',
         params: Params,
-        response: { 200: FunnelStageSchema, ...v1Errors([404, 422]) },
+        response: { 200: described('The stage.', FunnelStageSchema), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
-    async (request) => stages.get(authOf(request).orgId, request.params.stage_id as string),
+    async (request) => stages.get(authOf(request).orgId, request.params.stage_id),
   );
 
   app.patch(
@@ -87,10 +95,13 @@ export function funnelStagesRoutes(parent: FastifyInstance, stages: FunnelStages
         operationId: 'updateFunnelStage',
         params: Params,
         body: FunnelStagePatch,
-        response: { 200: FunnelStageSchema, ...v1Errors([404, 409, 422], duplicateKey) },
+        response: {
+          200: described('The stage as updated.', FunnelStageSchema),
+          ...v1Errors({ 404: [], ...duplicateKey, 422: [] }),
+        },
       },
     },
-    async (request) => stages.update(authOf(request).orgId, request.params.stage_id as string, request.body),
+    async (request) => stages.update(authOf(request).orgId, request.params.stage_id, request.body),
   );
 
   app.delete(
@@ -107,13 +118,17 @@ export function funnelStagesRoutes(parent: FastifyInstance, stages: FunnelStages
         params: Params,
         querystring: DeleteStageQuery,
         response: {
-          204: { type: 'null', description: 'Deleted.' },
-          ...v1Errors([404, 409, 422], { 409: 'The stage holds contacts: `{code: "stage_in_use", ...}`.' }),
+          204: NoContent('Deleted.'),
+          ...v1Errors({
+            404: [],
+            409: { codes: ['stage_in_use'], description: 'The stage holds contacts: `{code: "stage_in_use", ...}`.' },
+            422: [],
+          }),
         },
       },
     },
     async (request, reply) => {
-      await stages.remove(authOf(request).orgId, request.params.stage_id as string, request.query.move_to);
+      await stages.remove(authOf(request).orgId, request.params.stage_id, request.query.move_to);
       return reply.code(204).send(null);
     },
   );

@@ -20,15 +20,38 @@ export const FunnelStageSchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'FunnelStage',
+    description: 'A stage of the funnel.',
+    examples: [
+      {
+        id: 'fs_01JH5ZP5C6D7E8F9G0H1J2K3L4',
+        name: 'Qualified',
+        key: 'qualified',
+        description: 'Asked for a quote.',
+        order_idx: 1,
+        is_initial: false,
+        created_at: '2026-01-15T09:30:00.000Z',
+        updated_at: '2026-01-15T09:30:00.000Z',
+      },
+    ],
+  },
 );
 export type FunnelStage = Static<typeof FunnelStageSchema>;
 
-export const FunnelStageList = Type.Object({ items: Type.Array(FunnelStageSchema) }, { additionalProperties: false });
+export const FunnelStageList = Type.Object(
+  { items: Type.Array(FunnelStageSchema) },
+  { additionalProperties: false, title: 'FunnelStageList', description: 'Every funnel stage, in order.' },
+);
 
 export const FunnelStageInput = Type.Object(
   { name: Name, description: Type.Optional(Description), key: Type.Optional(Key) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'FunnelStageInput',
+    examples: [{ name: 'Qualified', description: 'Asked for a quote.' }],
+  },
 );
 export type FunnelStageInput = Static<typeof FunnelStageInput>;
 
@@ -41,7 +64,7 @@ export const FunnelStagePatch = Type.Object(
       Type.Boolean({ description: '`true` moves the initial flag here. The initial stage cannot be unset.' }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'FunnelStagePatch', examples: [{ name: 'Quote sent' }] },
 );
 export type FunnelStagePatch = Static<typeof FunnelStagePatch>;
 
@@ -55,7 +78,11 @@ export const FunnelStageReorder = Type.Object(
       { minItems: 1, maxItems: 100 },
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'FunnelStageReorder',
+    examples: [{ items: [{ stage_id: 'fs_01JH5ZP5C6D7E8F9G0H1J2K3L4', order_idx: 0 }] }],
+  },
 );
 export type FunnelStageReorder = Static<typeof FunnelStageReorder>;
 
@@ -67,3 +94,4 @@ export const DeleteStageQuery = Type.Object(
   },
   { additionalProperties: true },
 );
+export type DeleteStageQuery = Static<typeof DeleteStageQuery>;

@@ -1,10 +1,11 @@
 // The operator API (/admin/v1): organizations, keys, messaging accounts and numbers. Off without ADMIN_TOKEN.
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { bearerToken } from '../../http/auth.ts';
 import { ApiError } from '../../http/errors.ts';
-import { errorResponse } from '../../http/schemas.ts';
+import { errorResponse, NoContent } from '../../http/schemas.ts';
 import {
   ApiKeyInput,
   CreatedApiKey,
@@ -27,7 +28,8 @@ const errors = (...statuses: number[]) =>
 const OrgParams = Type.Object({ org_id: Type.String() });
 const AccountParams = Type.Object({ account_id: Type.String() });
 
-export function operatorRoutes(app: FastifyInstance, deps: { adminToken: string; operator: OperatorService }): void {
+export function operatorRoutes(parent: FastifyInstance, deps: { adminToken: string; operator: OperatorService }): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const expected = digest(deps.adminToken);
   app.addHook('onRequest', async (request) => {
     const token = bearerToken(request.headers.authorization);
@@ -41,13 +43,12 @@ export function operatorRoutes(app: FastifyInstance, deps: { adminToken: string;
   app.post(
     '/organizations',
     { schema: { ...hide, body: OrganizationInput, response: { 201: OperatorOrganization, ...errors() } } },
-    async (request, reply) =>
-      reply.code(201).send(await operator.createOrganization(request.body as OrganizationInput)),
+    async (request, reply) => reply.code(201).send(await operator.createOrganization(request.body)),
   );
   app.get(
     '/organizations/:org_id',
     { schema: { ...hide, params: OrgParams, response: { 200: OperatorOrganization, ...errors(404) } } },
-    async (request) => operator.getOrganization((request.params as { org_id: string }).org_id),
+    async (request) => operator.getOrganization(request.params.org_id),
   );
   app.patch(
     '/organizations/:org_id',
@@ -59,8 +60,7 @@ export function operatorRoutes(app: FastifyInstance, deps: { adminToken: string;
         response: { 200: OperatorOrganization, ...errors(404) },
       },
     },
-    async (request) =>
-      operator.updateOrganization((request.params as { org_id: string }).org_id, request.body as OrganizationPatch),
+    async (request) => operator.updateOrganization(request.params.org_id, request.body),
   );
   app.post(
     '/organizations/:org_id/api-keys',
@@ -77,20 +77,22 @@ export function operatorRoutes(app: FastifyInstance, deps: { adminToken: string;
       },
     },
     async (request, reply) => {
-      const { org_id } = request.params as { org_id: string };
-      const body = request.body as { name?: string | null };
-      return reply.code(201).send(await operator.createApiKey(org_id, body.name));
+      return reply.code(201).send(await operator.createApiKey(request.params.org_id, request.body.name));
     },
   );
   app.delete(
     '/organizations/:org_id/api-keys/:key_id',
     {
-      schema: { ...hide, params: Type.Object({ org_id: Type.String(), key_id: Type.String() }), response: errors(404) },
+      schema: {
+        ...hide,
+        params: Type.Object({ org_id: Type.String(), key_id: Type.String() }),
+        response: { 204: NoContent('Revoked.'), ...errors(404) },
+      },
     },
     async (request, reply) => {
-      const { org_id, key_id } = request.params as { org_id: string; key_id: string };
+      const { org_id, key_id } = request.params;
       await operator.revokeApiKey(org_id, key_id);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
   app.post(
@@ -104,14 +106,13 @@ export function operatorRoutes(app: FastifyInstance, deps: { adminToken: string;
       },
     },
     async (request, reply) => {
-      const { org_id } = request.params as { org_id: string };
-      return reply.code(201).send(await operator.createMessagingAccount(org_id, request.body as MessagingAccountInput));
+      return reply.code(201).send(await operator.createMessagingAccount(request.params.org_id, request.body));
     },
   );
   app.get(
     '/messaging-accounts/:account_id',
     { schema: { ...hide, params: AccountParams, response: { 200: MessagingAccountSchema, ...errors(404) } } },
-    async (request) => operator.getMessagingAccount((request.params as { account_id: string }).account_id),
+    async (request) => operator.getMessagingAccount(request.params.account_id),
   );
   app.patch(
     '/messaging-accounts/:account_id',
@@ -123,11 +124,7 @@ export function operatorRoutes(app: FastifyInstance, deps: { adminToken: string;
         response: { 200: MessagingAccountSchema, ...errors(404) },
       },
     },
-    async (request) =>
-      operator.updateMessagingAccount(
-        (request.params as { account_id: string }).account_id,
-        request.body as MessagingAccountPatch,
-      ),
+    async (request) => operator.updateMessagingAccount(request.params.account_id, request.body),
   );
   app.post(
     '/messaging-accounts/:account_id/numbers',
@@ -140,8 +137,7 @@ export function operatorRoutes(app: FastifyInstance, deps: { adminToken: string;
       },
     },
     async (request, reply) => {
-      const { account_id } = request.params as { account_id: string };
-      return reply.code(201).send(await operator.addNumber(account_id, request.body as NumberInput));
+      return reply.code(201).send(await operator.addNumber(request.params.account_id, request.body));
     },
   );
   app.delete(
@@ -150,13 +146,13 @@ export function operatorRoutes(app: FastifyInstance, deps: { adminToken: string;
       schema: {
         ...hide,
         params: Type.Object({ account_id: Type.String(), number_id: Type.String() }),
-        response: errors(404),
+        response: { 204: NoContent('Removed.'), ...errors(404) },
       },
     },
     async (request, reply) => {
-      const { account_id, number_id } = request.params as { account_id: string; number_id: string };
+      const { account_id, number_id } = request.params;
       await operator.removeNumber(account_id, number_id);
-      return reply.code(204).send();
+      return reply.code(204).send(null);
     },
   );
 }

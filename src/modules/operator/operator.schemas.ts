@@ -1,8 +1,7 @@
 import { type Static, Type } from 'typebox';
-import { DateTime, Nullable, StringEnum } from '../../http/schemas.ts';
+import { DateTime, DateTimeInput, Nullable, OpenEnum, Phone, StringEnum } from '../../http/schemas.ts';
 import { OrganizationSchema, PLANS, SUBSCRIPTION_STATUSES } from '../account/account.schemas.ts';
 
-const Phone = Type.String({ pattern: '^\\+[1-9]\\d{1,14}$', description: 'E.164, e.g. `+15551234567`.' });
 const PlatformId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
 const Language = Type.String({ pattern: '^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8})*$', maxLength: 35 });
 const Money = Type.Number({ minimum: 0, maximum: 1e12 });
@@ -12,7 +11,7 @@ export const OrganizationInput = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 200 }),
     plan: Type.Optional(StringEnum(PLANS)),
     trial: Type.Optional(Type.Boolean()),
-    trial_ends_at: Type.Optional(Nullable(DateTime)),
+    trial_ends_at: Type.Optional(Nullable(DateTimeInput)),
     subscription_status: Type.Optional(StringEnum(SUBSCRIPTION_STATUSES)),
     timezone: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
     language: Type.Optional(Language),
@@ -91,7 +90,7 @@ export const NumberSchema = Type.Object(
     display_name: Nullable(Type.String()),
     business_account_id: Type.String(),
     phone_number_id: Type.String(),
-    status: StringEnum(['live', 'removed'] as const),
+    status: OpenEnum(['live', 'removed'] as const),
     created_at: DateTime,
   },
   { additionalProperties: false },

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
-import { IdParam, v1Errors } from '../../http/schemas.ts';
+import { described, IdParam, NoContent, v1Errors } from '../../http/schemas.ts';
 import { PropertyInput, PropertyList, PropertyPatch, PropertyReorder, PropertySchema } from './properties.schemas.ts';
 import type { PropertiesService } from './properties.service.ts';
 
@@ -17,8 +17,9 @@ export function propertiesRoutes(parent: FastifyInstance, properties: Properties
       schema: {
         tags,
         summary: 'List custom properties (all of them, archived too; not paginated)',
+        description: 'In `order_idx` order, archived ones included.',
         operationId: 'listProperties',
-        response: { 200: PropertyList, ...v1Errors() },
+        response: { 200: described('Every custom property, in order.', PropertyList), ...v1Errors() },
       },
     },
     async (request) => properties.list(authOf(request).orgId),
@@ -30,11 +31,15 @@ export function propertiesRoutes(parent: FastifyInstance, properties: Properties
       schema: {
         tags,
         summary: 'Create a custom property',
+        description: 'RADIO, DROPDOWN and MULTI_SELECT need at least one option; `currency` is for MONEY only.',
         operationId: 'createProperty',
         body: PropertyInput,
         response: {
-          201: PropertySchema,
-          ...v1Errors([409, 422], { 409: 'The key is taken: `{code: "duplicate_key", key, id}`.' }),
+          201: described('The property created.', PropertySchema),
+          ...v1Errors({
+            409: { codes: ['duplicate_key'], description: 'The key is taken: `{code: "duplicate_key", key, id}`.' },
+            422: [],
+          }),
         },
       },
     },
@@ -52,7 +57,10 @@ export function propertiesRoutes(parent: FastifyInstance, properties: Properties
           'Positions are renumbered 0..n-1. Unknown ids: 422 `{code: "unknown_ids", reason, missing_ids}`.',
         operationId: 'reorderProperties',
         body: PropertyReorder,
-        response: { 200: PropertyList, ...v1Errors([422]) },
+        response: {
+          200: described('Every custom property, in the new order.', PropertyList),
+          ...v1Errors({ 422: ['unknown_ids'] }),
+        },
       },
     },
     async (request) => properties.reorder(authOf(request).orgId, request.body),
@@ -64,12 +72,13 @@ export function propertiesRoutes(parent: FastifyInstance, properties: Properties
       schema: {
         tags,
         summary: 'Read a custom property',
+        description: 'Archived properties are read too.',
         operationId: 'getProperty',
         params: Params,
-        response: { 200: PropertySchema, ...v1Errors([404, 422]) },
+        response: { 200: described('The property.', PropertySchema), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
-    async (request) => properties.get(authOf(request).orgId, request.params.property_id as string),
+    async (request) => properties.get(authOf(request).orgId, request.params.property_id),
   );
 
   app.patch(
@@ -78,13 +87,14 @@ export function propertiesRoutes(parent: FastifyInstance, properties: Properties
       schema: {
         tags,
         summary: 'Update, archive or unarchive a custom property',
+        description: 'Partial; `kind` and `key` cannot change. `archived: true` sets `archived_at`, `false` clears it.',
         operationId: 'updateProperty',
         params: Params,
         body: PropertyPatch,
-        response: { 200: PropertySchema, ...v1Errors([404, 422]) },
+        response: { 200: described('The property as updated.', PropertySchema), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
-    async (request) => properties.update(authOf(request).orgId, request.params.property_id as string, request.body),
+    async (request) => properties.update(authOf(request).orgId, request.params.property_id, request.body),
   );
 
   app.delete(
@@ -93,13 +103,14 @@ export function propertiesRoutes(parent: FastifyInstance, properties: Properties
       schema: {
         tags,
         summary: 'Delete a custom property and its value on every contact',
+        description: 'Removes the definition and the value it holds on every contact.',
         operationId: 'deleteProperty',
         params: Params,
-        response: { 204: { type: 'null', description: 'Deleted.' }, ...v1Errors([404, 422]) },
+        response: { 204: NoContent('Deleted.'), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
     async (request, reply) => {
-      await properties.remove(authOf(request).orgId, request.params.property_id as string);
+      await properties.remove(authOf(request).orgId, request.params.property_id);
       return reply.code(204).send(null);
     },
   );

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { DateTime, Nullable, StringEnum } from '../../http/schemas.ts';
+import { DateTime, Nullable, OpenEnum, StringEnum } from '../../http/schemas.ts';
 import { KEY_PATTERN } from '../../lib/keys.ts';
 
 export const PROPERTY_KINDS = [
@@ -23,6 +23,8 @@ export type PropertyKind = (typeof PROPERTY_KINDS)[number];
 export const OPTION_KINDS: readonly PropertyKind[] = ['RADIO', 'DROPDOWN', 'MULTI_SELECT'];
 
 export const PropertyKindSchema = StringEnum(PROPERTY_KINDS, { description: 'CrmPropertyKind.' });
+/** The kind as responses show it: open to kinds added later. */
+const PropertyKindOut = OpenEnum(PROPERTY_KINDS, { description: 'CrmPropertyKind.' });
 
 const Key = Type.String({ pattern: KEY_PATTERN, description: 'Lowercase machine key, `^[a-z][a-z0-9_]{0,63}$`.' });
 const Label = Type.String({ minLength: 1, maxLength: 200 });
@@ -41,7 +43,7 @@ export const PropertySchema = Type.Object(
     key: Type.String(),
     label: Type.String(),
     description: Type.String(),
-    kind: PropertyKindSchema,
+    kind: PropertyKindOut,
     options: Type.Array(OptionSchema),
     currency: Nullable(Type.String({ description: 'ISO 4217 code of a MONEY property; null otherwise.' })),
     required: Type.Boolean({ description: 'Required on contact creation.' }),
@@ -50,11 +52,37 @@ export const PropertySchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'Property',
+    description: 'A custom property: a typed field of the organization, filled per contact.',
+    examples: [
+      {
+        id: 'prop_01JH5ZT8F9G0H1J2K3L4M5N6P7',
+        key: 'plan_interest',
+        label: 'Plan of interest',
+        description: '',
+        kind: 'DROPDOWN',
+        options: [
+          { key: 'basic', label: 'Basic' },
+          { key: 'premium', label: 'Premium' },
+        ],
+        currency: null,
+        required: false,
+        order_idx: 0,
+        archived_at: null,
+        created_at: '2026-01-15T09:30:00.000Z',
+        updated_at: '2026-01-15T09:30:00.000Z',
+      },
+    ],
+  },
 );
 export type Property = Static<typeof PropertySchema>;
 
-export const PropertyList = Type.Object({ items: Type.Array(PropertySchema) }, { additionalProperties: false });
+export const PropertyList = Type.Object(
+  { items: Type.Array(PropertySchema) },
+  { additionalProperties: false, title: 'PropertyList', description: 'Every custom property, archived too.' },
+);
 
 export const PropertyInput = Type.Object(
   {
@@ -66,7 +94,21 @@ export const PropertyInput = Type.Object(
     currency: Type.Optional(Nullable(Currency)),
     required: Type.Optional(Type.Boolean()),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'PropertyInput',
+    examples: [
+      {
+        key: 'plan_interest',
+        label: 'Plan of interest',
+        kind: 'DROPDOWN',
+        options: [
+          { key: 'basic', label: 'Basic' },
+          { key: 'premium', label: 'Premium' },
+        ],
+      },
+    ],
+  },
 );
 export type PropertyInput = Static<typeof PropertyInput>;
 
@@ -80,7 +122,12 @@ export const PropertyPatch = Type.Object(
     required: Type.Optional(Type.Boolean()),
     archived: Type.Optional(Type.Boolean({ description: '`true` sets `archived_at`, `false` clears it.' })),
   },
-  { additionalProperties: false, description: 'Partial update. `kind` cannot change; `key` is fixed.' },
+  {
+    additionalProperties: false,
+    title: 'PropertyPatch',
+    description: 'Partial update. `kind` cannot change; `key` is fixed.',
+    examples: [{ label: 'Plan they asked about' }],
+  },
 );
 export type PropertyPatch = Static<typeof PropertyPatch>;
 
@@ -94,7 +141,11 @@ export const PropertyReorder = Type.Object(
       { minItems: 1, maxItems: 100 },
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'PropertyReorder',
+    examples: [{ items: [{ property_id: 'prop_01JH5ZT8F9G0H1J2K3L4M5N6P7', order_idx: 0 }] }],
+  },
 );
 export type PropertyReorder = Static<typeof PropertyReorder>;
 
@@ -126,7 +177,7 @@ export type PropertyValueInput = Static<typeof PropertyValueInput>;
 export const PropertyValueSchema = Type.Object(
   {
     property_id: Nullable(Type.String()),
-    kind: PropertyKindSchema,
+    kind: PropertyKindOut,
     value_text: Nullable(Type.String()),
     value_number: Nullable(Type.Number()),
     value_bool: Nullable(Type.Boolean()),

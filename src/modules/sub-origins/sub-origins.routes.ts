@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
-import { v1Errors } from '../../http/schemas.ts';
+import { described, v1Errors } from '../../http/schemas.ts';
 import { SubOriginInput, SubOriginList, SubOriginSchema } from './sub-origins.schemas.ts';
 import type { SubOriginsService } from './sub-origins.service.ts';
 
@@ -16,8 +16,9 @@ export function subOriginsRoutes(parent: FastifyInstance, subOrigins: SubOrigins
       schema: {
         tags,
         summary: 'List sub-origins, oldest first (not paginated)',
+        description: 'A contact names one with `sub_origin_id` or `sub_origin_key`.',
         operationId: 'listSubOrigins',
-        response: { 200: SubOriginList, ...v1Errors() },
+        response: { 200: described('Every sub-origin, oldest first.', SubOriginList), ...v1Errors() },
       },
     },
     async (request) => subOrigins.list(authOf(request).orgId),
@@ -29,11 +30,15 @@ export function subOriginsRoutes(parent: FastifyInstance, subOrigins: SubOrigins
       schema: {
         tags,
         summary: 'Create a sub-origin: a named source inside an origin category',
+        description: 'The key is unique in the organization.',
         operationId: 'createSubOrigin',
         body: SubOriginInput,
         response: {
-          201: SubOriginSchema,
-          ...v1Errors([409, 422], { 409: 'The key is taken: `{code: "duplicate_key", key, id}`.' }),
+          201: described('The sub-origin created.', SubOriginSchema),
+          ...v1Errors({
+            409: { codes: ['duplicate_key'], description: 'The key is taken: `{code: "duplicate_key", key, id}`.' },
+            422: [],
+          }),
         },
       },
     },

@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox';
-import { DateTime, StringEnum } from '../../http/schemas.ts';
+import { DateTime, OpenEnum, StringEnum } from '../../http/schemas.ts';
 import { KEY_PATTERN } from '../../lib/keys.ts';
 
 export const CONTACT_ORIGINS = [
@@ -25,14 +25,30 @@ export const SubOriginSchema = Type.Object(
     id: Type.String(),
     key: Type.String(),
     label: Type.String(),
-    origin: ContactOriginSchema,
+    origin: OpenEnum(CONTACT_ORIGINS, { description: 'ContactOrigin: the top-level acquisition category.' }),
     created_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'SubOrigin',
+    description: 'A named source of contacts inside an origin category.',
+    examples: [
+      {
+        id: 'so_01JH5ZV9G0H1J2K3L4M5N6P7Q8',
+        key: 'spring_fair',
+        label: 'Spring fair 2026',
+        origin: 'EVENT',
+        created_at: '2026-01-15T09:30:00.000Z',
+      },
+    ],
+  },
 );
 export type SubOrigin = Static<typeof SubOriginSchema>;
 
-export const SubOriginList = Type.Object({ items: Type.Array(SubOriginSchema) }, { additionalProperties: false });
+export const SubOriginList = Type.Object(
+  { items: Type.Array(SubOriginSchema) },
+  { additionalProperties: false, title: 'SubOriginList', description: 'Every sub-origin, oldest first.' },
+);
 
 export const SubOriginInput = Type.Object(
   {
@@ -40,6 +56,10 @@ export const SubOriginInput = Type.Object(
     label: Type.String({ minLength: 1, maxLength: 200 }),
     origin: ContactOriginSchema,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'SubOriginInput',
+    examples: [{ key: 'spring_fair', label: 'Spring fair 2026', origin: 'EVENT' }],
+  },
 );
 export type SubOriginInput = Static<typeof SubOriginInput>;

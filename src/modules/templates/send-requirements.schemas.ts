@@ -1,9 +1,9 @@
 // The response of GET /v1/templates/{id}/send-requirements: one schema gives validation, the static type and the
 // OpenAPI entry. Every key is always present (null or [] when it does not apply) so clients need no existence checks.
 
-import { type Static, type TSchema, Type } from 'typebox';
+import { type Static, Type } from 'typebox';
+import { Nullable } from '../../http/schemas.ts';
 
-const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 // Closed objects: the response serializer and the OpenAPI document list exactly these keys, and an input
 // (catalog_send_defaults) with a misspelt key is refused rather than ignored.
 const closed = { additionalProperties: false } as const;
@@ -77,7 +77,33 @@ export const SendRequirements = Type.Object(
     limited_time_offer: Type.Object({ present: Type.Boolean(), expiration_required: Type.Boolean() }, closed),
     never_sendable_reason: Nullable(Type.String()),
   },
-  closed,
+  {
+    ...closed,
+    title: 'SendRequirements',
+    description: 'What a template needs before it can be sent.',
+    examples: [
+      {
+        parameter_format: 'positional',
+        variables: [
+          {
+            token: 'body.1',
+            component: 'body',
+            card_index: null,
+            placeholder: '1',
+            example: 'Ana',
+            resolves_from: null,
+          },
+        ],
+        contact_resolvable_tokens: [],
+        url_suffixes: [],
+        media: [],
+        catalog_slots: [],
+        coupon_code: { required: false, button_index: null },
+        limited_time_offer: { present: false, expiration_required: false },
+        never_sendable_reason: null,
+      },
+    ],
+  },
 );
 
 export type SendRequirements = Static<typeof SendRequirements>;
@@ -96,6 +122,11 @@ export const CatalogSendDefaults = Type.Object(
       ),
     ),
   },
-  closed,
+  {
+    ...closed,
+    title: 'CatalogSendDefaults',
+    description: 'What catalog and multi-product buttons show.',
+    examples: [{ sections: [{ title: 'Popular', product_retailer_ids: ['sku-1001', 'sku-1002'] }] }],
+  },
 );
 export type CatalogSendDefaults = Static<typeof CatalogSendDefaults>;

@@ -1,6 +1,7 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
-import { v1Errors } from '../../http/schemas.ts';
+import { described, NoContent, v1Errors } from '../../http/schemas.ts';
 import { SendRequirements } from './send-requirements.schemas.ts';
 import {
   TemplateIdParams,
@@ -12,9 +13,9 @@ import {
 import type { TemplatesService } from './templates.service.ts';
 
 const tags = ['Templates'];
-type IdParams = { template_id: string };
 
-export function templateRoutes(app: FastifyInstance, templates: TemplatesService): void {
+export function templateRoutes(parent: FastifyInstance, templates: TemplatesService): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   app.get(
     '/templates',
     {
@@ -24,10 +25,10 @@ export function templateRoutes(app: FastifyInstance, templates: TemplatesService
         description: 'Newest first. Deleted templates are not listed.',
         operationId: 'listTemplates',
         querystring: TemplateListQuery,
-        response: { 200: TemplatePage, ...v1Errors([422]) },
+        response: { 200: described('A page of templates, newest first.', TemplatePage), ...v1Errors({ 422: [] }) },
       },
     },
-    async (request) => templates.list(authOf(request).orgId, request.query as TemplateListQuery),
+    async (request) => templates.list(authOf(request).orgId, request.query),
   );
 
   app.post(
@@ -44,17 +45,23 @@ export function templateRoutes(app: FastifyInstance, templates: TemplatesService
         operationId: 'createTemplate',
         body: TemplateInput,
         response: {
-          201: TemplateSchema,
-          ...v1Errors([409, 413, 415, 422, 503], {
-            409: 'The name is taken in this language: `duplicate_template`.',
-            503: 'The platform did not answer (`platform_unavailable`); nothing was stored, try again.',
-            422: 'Validation failed, or `{code: "platform_rejected", reason}` when the platform refused the template.',
+          201: described('The template, submitted: status `PENDING`.', TemplateSchema),
+          ...v1Errors({
+            409: { codes: ['duplicate_template'], description: 'The name is taken in this language.' },
+            422: {
+              codes: ['platform_rejected'],
+              description:
+                'Validation failed, or `{code: "platform_rejected", reason}` when the platform refused the template.',
+            },
+            503: {
+              codes: ['platform_unavailable'],
+              description: 'The platform did not answer; nothing was stored, try again.',
+            },
           }),
         },
       },
     },
-    async (request, reply) =>
-      reply.code(201).send(await templates.create(authOf(request).orgId, request.body as TemplateInput)),
+    async (request, reply) => reply.code(201).send(await templates.create(authOf(request).orgId, request.body)),
   );
 
   app.get(
@@ -63,12 +70,13 @@ export function templateRoutes(app: FastifyInstance, templates: TemplatesService
       schema: {
         tags,
         summary: 'Read a template',
+        description: 'Its status follows the platform’s review (approved, rejected with a reason, paused, …).',
         operationId: 'getTemplate',
         params: TemplateIdParams,
-        response: { 200: TemplateSchema, ...v1Errors([404, 422]) },
+        response: { 200: described('The template.', TemplateSchema), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
-    async (request) => templates.get(authOf(request).orgId, (request.params as IdParams).template_id),
+    async (request) => templates.get(authOf(request).orgId, request.params.template_id),
   );
 
   app.delete(
@@ -82,12 +90,12 @@ export function templateRoutes(app: FastifyInstance, templates: TemplatesService
           'keeps the name for a while, so an immediate re-create can be refused with `platform_rejected`.',
         operationId: 'deleteTemplate',
         params: TemplateIdParams,
-        response: { 204: { type: 'null', description: 'Deleted.' }, ...v1Errors([404, 422]) },
+        response: { 204: NoContent('Deleted.'), ...v1Errors({ 404: [], 422: [] }) },
       },
     },
     async (request, reply) => {
-      await templates.remove(authOf(request).orgId, (request.params as IdParams).template_id);
-      return reply.code(204).send();
+      await templates.remove(authOf(request).orgId, request.params.template_id);
+      return reply.code(204).send(null);
     },
   );
 
@@ -103,9 +111,12 @@ export function templateRoutes(app: FastifyInstance, templates: TemplatesService
           'limited-time-offer needs, and `never_sendable_reason` when the template can never be sent.',
         operationId: 'getTemplateSendRequirements',
         params: TemplateIdParams,
-        response: { 200: SendRequirements, ...v1Errors([404, 422]) },
+        response: {
+          200: described('What the template needs.', SendRequirements),
+          ...v1Errors({ 404: [], 422: [] }),
+        },
       },
     },
-    async (request) => templates.sendRequirements(authOf(request).orgId, (request.params as IdParams).template_id),
+    async (request) => templates.sendRequirements(authOf(request).orgId, request.params.template_id),
   );
 }

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
-import { DateTime, Nullable, StringEnum } from '../../http/schemas.ts';
+import { DateTime, IdParam, Nullable, OpenEnum, StringEnum } from '../../http/schemas.ts';
 import { CatalogSendDefaults } from './send-requirements.schemas.ts';
 
 export const TEMPLATE_CATEGORIES = ['MARKETING', 'UTILITY', 'AUTHENTICATION'] as const;
@@ -15,13 +15,16 @@ export const TEMPLATE_STATUSES = [
   'PENDING_DELETION',
 ] as const;
 
-const Component = Type.Object(
-  { type: Type.String({ description: 'HEADER, BODY, FOOTER, BUTTONS, CAROUSEL or LIMITED_TIME_OFFER' }) },
-  {
-    additionalProperties: true,
-    description: 'A template component in the messaging platform’s own shape (text, format, buttons, example, …).',
-  },
-);
+// Typed as an open record: the platform's component shapes are many and checked by template-components-validation.
+const Component = Type.Unsafe<Record<string, unknown>>({
+  type: 'object',
+  properties: { type: Type.String({ description: 'HEADER, BODY, FOOTER, BUTTONS, CAROUSEL or LIMITED_TIME_OFFER' }) },
+  required: ['type'],
+  additionalProperties: true,
+  title: 'TemplateComponent',
+  description: 'A template component in the messaging platform’s own shape (text, format, buttons, example, …).',
+  examples: [{ type: 'BODY', text: 'Hello! Your order has shipped.' }],
+});
 
 export const TemplateSchema = Type.Object(
   {
@@ -30,10 +33,10 @@ export const TemplateSchema = Type.Object(
     platform_template_id: Nullable(Type.String({ description: 'Identifier at the messaging platform.' })),
     name: Type.String(),
     language: Type.String({ description: 'Platform language code, e.g. `en_US`.' }),
-    category: Type.Union([StringEnum(TEMPLATE_CATEGORIES), Type.String()], {
+    category: OpenEnum(TEMPLATE_CATEGORIES, {
       description: 'MARKETING, UTILITY or AUTHENTICATION; follows the platform’s re-categorisation.',
     }),
-    status: Type.Union([StringEnum(TEMPLATE_STATUSES), Type.String()], {
+    status: OpenEnum(TEMPLATE_STATUSES, {
       description: 'One of the listed states; other values the platform reports are passed through as given.',
     }),
     components: Type.Array(Component),
@@ -43,10 +46,31 @@ export const TemplateSchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'Template',
+    description: 'A message template and its review state at the messaging platform.',
+    examples: [
+      {
+        id: 'tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1',
+        business_account_id: '102290129340398',
+        platform_template_id: '1689556908129832',
+        name: 'order_update',
+        language: 'en_US',
+        category: 'UTILITY',
+        status: 'APPROVED',
+        components: [{ type: 'BODY', text: 'Hello! Your order has shipped.' }],
+        catalog_send_defaults: null,
+        rejected_reason: null,
+        quality_rating: null,
+        created_at: '2026-01-15T09:30:00.000Z',
+        updated_at: '2026-01-15T09:32:00.000Z',
+      },
+    ],
+  },
 );
 
-export const TemplatePage = Page(TemplateSchema);
+export const TemplatePage = Page(TemplateSchema, {}, { title: 'TemplatePage', description: 'A page of templates.' });
 
 export const TemplateInput = Type.Object(
   {
@@ -66,7 +90,18 @@ export const TemplateInput = Type.Object(
     components: Type.Array(Component, { minItems: 1, maxItems: 10 }),
     catalog_send_defaults: Type.Optional(CatalogSendDefaults),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'TemplateInput',
+    examples: [
+      {
+        name: 'order_update',
+        language: 'en_US',
+        category: 'UTILITY',
+        components: [{ type: 'BODY', text: 'Hello! Your order has shipped.' }],
+      },
+    ],
+  },
 );
 export type TemplateInput = Static<typeof TemplateInput>;
 
@@ -83,7 +118,4 @@ export const TemplateListQuery = Type.Object(
 );
 export type TemplateListQuery = Static<typeof TemplateListQuery>;
 
-export const TemplateIdParams = Type.Object(
-  { template_id: Type.String({ minLength: 1, maxLength: 64 }) },
-  { additionalProperties: false },
-);
+export const TemplateIdParams = IdParam('template_id');
