@@ -125,6 +125,13 @@ export function createOperatorService(deps: OperatorDeps) {
       return updated;
     },
 
+    listOrganizations: () => repo.listOrganizations(db),
+
+    async listApiKeys(orgId: string) {
+      await getOrganization(orgId);
+      return repo.listApiKeys(db, orgId);
+    },
+
     async createApiKey(orgId: string, name: string | null | undefined) {
       await getOrganization(orgId);
       const generated = generateApiKey();
