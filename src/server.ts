@@ -128,7 +128,7 @@ export function wireFromConfig(config: Config, database: Database, log: ReturnTy
     webhookAllowHosts: config.webhookAllowHosts,
     webhookDeliveries: config.webhooks,
     fanout: config.fanout,
-    worker: { pollMs: config.fanout.pollMs },
+    worker: { pollMs: config.fanout.pollMs, batchesInFlight: config.fanout.batchesInFlight },
     ...(redisReady ? { readinessChecks: { redis: redisReady } } : {}),
   });
 }
