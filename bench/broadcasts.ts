@@ -11,6 +11,7 @@ import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { RateLimitStore } from '../src/http/rate-limit.ts';
+import { wire } from '../src/wiring.ts';
 import { measure, table } from './measure.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -65,7 +66,7 @@ async function main(): Promise<void> {
   const databaseUrl = await freshDatabase('crm_bench_broadcasts');
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
-  const { app } = await buildApp({ database, rateLimitStore: unlimited, platform: 'sandbox', adminToken: ADMIN });
+  const app = await buildApp(wire({ database, rateLimitStore: unlimited, adminToken: ADMIN }));
   const call = async (method: string, url: string, body: unknown, key: string) => {
     const response = await app.inject({
       method: method as 'POST',

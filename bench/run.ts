@@ -11,6 +11,7 @@ import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { RateLimitStore } from '../src/http/rate-limit.ts';
+import { wire } from '../src/wiring.ts';
 import { measure, type Result, table } from './measure.ts';
 import { measureQueries } from './queries.ts';
 import { seed } from './seed.ts';
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
   const database = await openDatabase({ databaseUrl: url.toString(), poolSize: 20 });
   await migrateToLatest(database.db);
   const seeded = await seed(database.db, contacts, log);
-  const { app } = await buildApp({ database, rateLimitStore: unlimited, platform: 'sandbox' });
+  const app = await buildApp(wire({ database, rateLimitStore: unlimited }));
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   const headers = { authorization: `Bearer ${seeded.key}`, 'content-type': 'application/json' };
   const call = async (path: string, init: RequestInit = {}) => {

@@ -1,14 +1,13 @@
 // `crm <command>`: the same wiring as main.ts in other roles, and the operator's records from a terminal.
 import { parseArgs } from 'node:util';
+import { pino } from 'pino';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { ConfigError, loadConfig } from './config.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { ApiError } from './http/errors.ts';
-import { systemClock } from './lib/clock.ts';
 import { MessagingAccountInput, OrganizationInput, OrganizationPatch } from './modules/operator/operator.schemas.ts';
-import { createOperatorService } from './modules/operator/operator.service.ts';
-import { openConfiguredDatabase, run } from './server.ts';
+import { openConfiguredDatabase, run, wireFromConfig } from './server.ts';
 
 const USAGE = `Usage: crm <command> [options]
 
@@ -90,9 +89,11 @@ async function operatorCommand(
 ) {
   const config = loadConfig();
   const database = await openConfiguredDatabase(config);
+  await migrateToLatest(database.db);
+  // Warnings (an unreachable Redis, say) go to stderr: stdout carries the command's JSON.
+  const wiring = wireFromConfig(config, database, pino({ level: 'warn' }, pino.destination(2)));
   try {
-    await migrateToLatest(database.db);
-    const operator = createOperatorService({ db: database.db, clock: systemClock, platform: config.messagingPlatform });
+    const { operator } = wiring.services;
     const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
     switch (`${command} ${sub}`) {
       case 'org create':
@@ -135,7 +136,7 @@ async function operatorCommand(
         throw new UsageError(`unknown command: ${command} ${sub ?? ''}`);
     }
   } finally {
-    await database.close();
+    await wiring.close();
   }
 }
 

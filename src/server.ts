@@ -1,28 +1,21 @@
 // The running process: open the database, migrate, build the app, listen, run the worker, drain on SIGTERM.
 import { Redis } from 'ioredis';
-import { sql } from 'kysely';
-import { pino } from 'pino';
+import { type DestinationStream, type LoggerOptions, pino } from 'pino';
 import { buildApp } from './app.ts';
 import type { Config } from './config.ts';
-import { type Database, openDatabase } from './db/database.ts';
+import { type Database, isDatabaseUnavailable, openDatabase } from './db/database.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { demoBanner, seedDemo } from './demo.ts';
-import { createMetrics, type Metrics } from './http/metrics.ts';
+import { createMetrics } from './http/metrics.ts';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { systemClock } from './lib/clock.ts';
-import { type Messaging, messagingFromConfig } from './messaging/platform-factory.ts';
-import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
-import { createWebhookProcessor, pruneProcessedEvents } from './messaging/webhooks.ts';
-import { recipientStatusListener, recordInConversation } from './modules/broadcasts/broadcast-hooks.ts';
-import { purgeExpiredIdempotencyKeys } from './modules/broadcasts/idempotency.ts';
-import { createFanout } from './worker/fanout.ts';
-import { startWorker, type Worker, type WorkerTask } from './worker/worker.ts';
+import { redactUrl } from './lib/redact-url.ts';
+import { messagingFromConfig } from './messaging/platform-factory.ts';
+import { type Wiring, wire } from './wiring.ts';
+import type { Worker } from './worker/worker.ts';
 
-const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
-const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
-
-export function createLogger(config: Config) {
-  return pino({
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: DestinationStream) {
+  const options: LoggerOptions = {
     level: config.logLevel,
     // Keys and secrets never reach the log, whatever a log line carries.
     redact: {
@@ -37,90 +30,83 @@ export function createLogger(config: Config) {
       ],
       censor: '[redacted]',
     },
+    serializers: {
+      // Fastify's request serializer, with the URL's secrets (verify token, `oak_` values) taken out.
+      req: (req: { method?: string; url?: string; host?: string; ip?: string; socket?: { remotePort?: number } }) => ({
+        method: req.method,
+        url: redactUrl(req.url),
+        host: req.host,
+        remoteAddress: req.ip,
+        remotePort: req.socket?.remotePort,
+      }),
+    },
+  };
+  return destination ? pino(options, destination) : pino(options);
+}
+
+export async function openConfiguredDatabase(config: Config, log?: ReturnType<typeof createLogger>): Promise<Database> {
+  return openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    // Connection-level errors are handled where they happen; the log tells the operator.
+    ...(log
+      ? { onError: (error: Error, where: string) => log.warn({ err: error, where }, 'database connection error') }
+      : {}),
   });
 }
 
-export async function openConfiguredDatabase(config: Config): Promise<Database> {
-  return openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const MAX_MIGRATE_RETRY_MS = 5000;
+
+/** With the database unreachable at start, waits and retries instead of exiting (issue 13). */
+async function migrateWhenReachable(database: Database, log: ReturnType<typeof createLogger>): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrateToLatest(database.db);
+      return;
+    } catch (error) {
+      if (!isDatabaseUnavailable(error)) throw error;
+      const waitMs = Math.min(MAX_MIGRATE_RETRY_MS, 250 * 2 ** Math.min(attempt, 5));
+      log.warn({ err: error, attempt, retryInMs: waitMs }, 'database unreachable at start; retrying migrations');
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
+    }
+  }
 }
 
-const FANOUT_SLICE_MS = 2000;
-const RECONCILE_INTERVAL_MS = 30_000;
-
-function fanoutTasks(
-  config: Config,
-  database: Database,
-  messaging: Messaging,
-  log: ReturnType<typeof createLogger>,
-  metrics: Metrics,
-) {
-  const fanout = createFanout({
-    db: database.db,
-    platform: messaging.platform,
+/**
+ * The product wired from the process configuration: Redis-backed rate limits when REDIS_URL is set, the configured
+ * messaging platform (decisions §10: on the embedded database without ADMIN_TOKEN the sandbox reviews and reports by
+ * itself), the fan-out settings and the process metrics.
+ */
+export function wireFromConfig(config: Config, database: Database, log: ReturnType<typeof createLogger>): Wiring {
+  let rateLimitStore: RateLimitStore;
+  if (config.redisUrl) {
+    const redis = new Redis(config.redisUrl, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      lazyConnect: false,
+    });
+    redis.on('error', (error) => log.warn({ err: error }, 'redis error'));
+    rateLimitStore = createRedisRateLimitStore(redis);
+  } else rateLimitStore = createMemoryRateLimitStore();
+  const demoMode = database.kind === 'pglite' && !config.adminToken;
+  const messaging = messagingFromConfig(config, systemClock, demoMode, (error, what) =>
+    log.warn({ err: error }, `${what} failed`),
+  );
+  return wire({
+    database,
     log,
-    options: config.fanout,
-    onAccepted: recordInConversation,
-    onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
+    metrics: createMetrics(database.poolStats, { defaultMetrics: true }),
+    messaging,
+    rateLimitStore,
+    adminToken: config.adminToken,
+    webhookAppSecret: config.webhookAppSecret,
+    webhookVerifyToken: config.webhookVerifyToken,
+    mediaFetchAllowHosts: config.mediaFetchAllowHosts,
+    publicBaseUrl: config.publicBaseUrl,
+    metricsToken: config.metricsToken,
+    fanout: config.fanout,
+    worker: { pollMs: config.fanout.pollMs },
   });
-  const tasks: WorkerTask[] = [
-    {
-      name: 'fanout',
-      intervalMs: config.fanout.pollMs,
-      // Keeps claiming while there is work, for a bounded slice, then yields to the other tasks.
-      run: async () => {
-        const started = Date.now();
-        let handled = 0;
-        for (let batch = await fanout.runOnce(); batch > 0; batch = await fanout.runOnce()) {
-          handled += batch;
-          if (Date.now() - started >= FANOUT_SLICE_MS) break;
-        }
-        if (handled > 0) log.debug({ handled }, 'fan-out handed off recipients');
-      },
-    },
-    {
-      name: 'reconcile-handoffs',
-      intervalMs: Math.min(RECONCILE_INTERVAL_MS, Math.max(1000, config.fanout.reconcileAfterMs)),
-      run: async () => {
-        const settled = await fanout.reconcile();
-        if (settled > 0) log.warn({ settled }, 'hand-offs never confirmed by the platform were failed and refunded');
-      },
-    },
-  ];
-  return tasks;
-}
-
-function maintenanceTasks(database: Database): WorkerTask[] {
-  const tasks: WorkerTask[] = [
-    {
-      name: 'prune-webhook-events',
-      intervalMs: PRUNE_INTERVAL_MS,
-      run: () => pruneProcessedEvents(database.db, systemClock.now()),
-    },
-    {
-      name: 'purge-idempotency-keys',
-      intervalMs: PRUNE_INTERVAL_MS,
-      run: () => purgeExpiredIdempotencyKeys(database.db),
-    },
-    {
-      name: 'purge-send-windows',
-      intervalMs: 60_000,
-      run: async () =>
-        void (await database.db
-          .deleteFrom('channel_send_windows')
-          .where('window_start', '<', Math.floor(Date.now() / 1000) - 60)
-          .execute()),
-    },
-  ];
-  if (database.kind !== 'pglite') return tasks;
-  // PGlite has no autovacuum: gather planner statistics on a schedule.
-  return [
-    ...tasks,
-    {
-      name: 'analyze',
-      intervalMs: ANALYZE_INTERVAL_MS,
-      run: async () => void (await sql`analyze`.execute(database.db)),
-    },
-  ];
 }
 
 export interface RunOptions {
@@ -130,60 +116,16 @@ export interface RunOptions {
 
 export async function run(config: Config, options: RunOptions): Promise<void> {
   const log = createLogger(config);
-  const database = await openConfiguredDatabase(config);
-  await migrateToLatest(database.db);
+  const database = await openConfiguredDatabase(config, log);
+  await migrateWhenReachable(database, log);
   log.info({ database: database.kind }, 'migrations applied');
 
   let demo: Awaited<ReturnType<typeof seedDemo>>;
   if (options.http && database.kind === 'pglite' && !config.adminToken) demo = await seedDemo(database.db, systemClock);
 
-  let rateLimitStore: RateLimitStore;
-  let redis: Redis | undefined;
-  if (config.redisUrl) {
-    redis = new Redis(config.redisUrl, { maxRetriesPerRequest: 1, enableOfflineQueue: false, lazyConnect: false });
-    redis.on('error', (error) => log.warn({ err: error }, 'redis error'));
-    rateLimitStore = createRedisRateLimitStore(redis);
-  } else rateLimitStore = createMemoryRateLimitStore();
-
-  // decisions §10: on the embedded database without ADMIN_TOKEN the sandbox reviews and reports by itself.
-  const demoMode = database.kind === 'pglite' && !config.adminToken;
-  const messaging = messagingFromConfig(config, systemClock, demoMode, (error, what) =>
-    log.warn({ err: error }, `${what} failed`),
-  );
-
-  const metrics = createMetrics(database.poolStats, { defaultMetrics: true });
-  const { app } = options.http
-    ? await buildApp({
-        metrics,
-        database,
-        rateLimitStore,
-        platform: config.messagingPlatform,
-        messaging,
-        webhookAppSecret: config.webhookAppSecret,
-        webhookVerifyToken: config.webhookVerifyToken,
-        adminToken: config.adminToken,
-        mediaFetchAllowHosts: config.mediaFetchAllowHosts,
-        publicBaseUrl: config.publicBaseUrl,
-        metricsToken: config.metricsToken,
-        loggerInstance: log,
-      })
-    : { app: undefined };
-
-  if (!app && messaging.sandbox) {
-    // A worker without the HTTP server still hears the sandbox's reports, through the same webhook processing.
-    const processor = createWebhookProcessor({
-      db: database.db,
-      clock: systemClock,
-      appSecret: config.webhookAppSecret,
-      log,
-      messageStatusListeners: [recipientStatusListener],
-    });
-    connectSandbox(messaging.sandbox, processor, database.db, config.webhookAppSecret);
-  }
-
-  const worker: Worker | undefined = options.worker
-    ? startWorker([...fanoutTasks(config, database, messaging, log, metrics), ...maintenanceTasks(database)], log)
-    : undefined;
+  const wiring = wireFromConfig(config, database, log);
+  const app = options.http ? await buildApp(wiring) : undefined;
+  const worker: Worker | undefined = options.worker ? wiring.startWorker() : undefined;
 
   if (app) {
     const address = await app.listen({ port: config.port, host: config.host });
@@ -211,9 +153,7 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
       // Fastify stops accepting connections and waits for in-flight requests before resolving; the worker stops
       // claiming and finishes the hand-offs it has started, so none is left with an unknown outcome.
       await Promise.all([app?.close(), worker?.stop()]);
-      if (!app) messaging.sandbox?.close();
-      await rateLimitStore.close();
-      await database.close();
+      await wiring.close();
       log.info('shut down cleanly');
       process.exit(0);
     } catch (error) {

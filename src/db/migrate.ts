@@ -30,3 +30,8 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSe
   await sql`analyze`.execute(db);
   return result;
 }
+
+/** Gathers planner statistics (PGlite has no autovacuum to do it). */
+export async function analyze(db: Kysely<DB>): Promise<void> {
+  await sql`analyze`.execute(db);
+}

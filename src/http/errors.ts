@@ -1,5 +1,8 @@
 // One error type for the whole service, and the one handler that turns every failure into the contract's shapes.
-import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { errorResponse } from './schemas.ts';
 import { type ValidationIssue, validationIssues } from './validation.ts';
 
 export type ErrorDetail = string | ({ code: string } & Record<string, unknown>) | ValidationIssue[];
@@ -25,13 +28,28 @@ export function validationError(loc: (string | number)[], msg: string, type: str
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
+/** How long a client should wait before retrying a 503 (the database probe runs several times a second). */
+export const RETRY_AFTER_SECONDS = 1;
+
+export const serviceUnavailable = (): ApiError =>
+  new ApiError(503, 'service_unavailable', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+
 function send(reply: FastifyReply, status: number, detail: ErrorDetail): FastifyReply {
   // Error bodies bypass the route's success serializer: they are written as they are.
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send({ detail });
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+export interface ErrorHandlingOptions {
+  /** True for a failure that means "the database is unreachable now" (answered 503 with Retry-After). */
+  unavailable?: (error: unknown) => boolean;
+}
+
+export function registerErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions = {}): void {
   app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
+    if (!(error instanceof ApiError) && options.unavailable?.(error)) {
+      request.log.warn({ err: error }, 'database unavailable');
+      error = serviceUnavailable();
+    }
     if (error instanceof ApiError) {
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
       if (error.status >= 500) request.log.error({ err: error }, 'request failed');
@@ -60,6 +78,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
         return send(reply, 413, 'payload_too_large');
       case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
         return send(reply, 415, 'unsupported_media_type');
+      case 'FST_ERR_BAD_URL':
+        return send(reply, 400, 'bad_request');
+      case 'FST_ERR_MAX_PARAM_LENGTH':
+        return send(reply, 414, 'uri_too_long');
     }
     const status = fastifyError.statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
@@ -71,6 +93,25 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler(notFoundHandler(app));
+  app.addHook('onRoute', documentFrameworkErrors);
+}
+
+// Answers any /v1 route can give without its code knowing: a URL the router cannot decode (400), a path parameter
+// over the router's length limit (414), a body too large or not JSON (413, 415), and the database away (503).
+const FRAMEWORK_ERRORS: [number, string, (route: RouteOptions) => boolean][] = [
+  [400, 'Malformed request (e.g. invalid percent-encoding in the path): `bad_request`.', () => true],
+  [413, 'Body over 1 MiB: `payload_too_large`.', (route) => Boolean(route.schema?.body)],
+  [414, 'A path parameter too long: `uri_too_long`.', (route) => route.url.includes(':')],
+  [415, 'Body is not JSON: `unsupported_media_type`.', (route) => Boolean(route.schema?.body)],
+  [503, 'The database is unreachable for now: `service_unavailable`, with `Retry-After`.', () => true],
+];
+
+function documentFrameworkErrors(route: RouteOptions): void {
+  const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
+  if (!route.url.startsWith('/v1/') || !schema?.response || schema.hide) return;
+  for (const [status, description, applies] of FRAMEWORK_ERRORS) {
+    if (applies(route) && !schema.response[status]) schema.response[status] = errorResponse(status, description);
+  }
 }
 
 /** 404 for an unknown path; 405 with `Allow` when the path exists under another method. */
@@ -84,4 +125,39 @@ export function notFoundHandler(app: FastifyInstance) {
     }
     return send(reply, 404, 'not_found');
   };
+}
+
+/**
+ * Fastify's `frameworkErrors`: errors raised before routing (a path with invalid percent-encoding, a path parameter
+ * over the length limit) go through the same handler as every other error, so they answer in the `{detail}` shape.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  if (error.code === 'FST_ERR_BAD_URL') return send(reply, 400, 'bad_request');
+  if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return send(reply, 414, 'uri_too_long');
+  request.log.warn({ err: error }, 'framework error');
+  return send(reply, error.statusCode && error.statusCode < 500 ? error.statusCode : 400, 'bad_request');
+}
+
+const CLIENT_ERRORS: Record<string, [number, string]> = {
+  HPE_HEADER_OVERFLOW: [431, 'request_header_fields_too_large'],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, 'request_timeout'],
+  HPE_URI_TOO_LONG: [414, 'uri_too_long'],
+};
+
+/**
+ * Fastify's `clientErrorHandler`: a request the HTTP parser refuses never reaches a route. The answer keeps the
+ * `{detail}` shape and says `Connection: close`, since the socket is closed after it (a client that reused the
+ * connection would otherwise meet a reset on its next request).
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, detail] = CLIENT_ERRORS[error.code ?? ''] ?? [400, 'bad_request'];
+  const body = JSON.stringify({ detail });
+  if (socket.writable) {
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  }
+  // end() flushes the answer first; a socket that does not close by itself is dropped.
+  setTimeout(() => socket.destroy(), 1000).unref();
 }

@@ -3,6 +3,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import { ApiError } from './errors.ts';
 
 export interface ValidationIssue {
   loc: (string | number)[];
@@ -35,6 +36,41 @@ export function registerValidation(app: FastifyInstance): void {
     return validate as ReturnType<FastifySchemaCompiler<unknown>>;
   };
   app.setValidatorCompiler(compiler);
+  app.addHook('preValidation', refuseNul);
+}
+
+// PostgreSQL cannot store U+0000 in text or jsonb: such a value would fail in the database as a 500. It is refused
+// before validation: a 422 at its place in a body or query, a 404 in a path (no id contains it).
+const NUL = '\u0000';
+const NUL_ISSUE = { msg: 'String should not contain the NUL character (U+0000)', type: 'value_error' } as const;
+const MAX_NUL_ISSUES = 10;
+
+function nulPaths(root: unknown): (string | number)[][] {
+  const found: (string | number)[][] = [];
+  const stack: [unknown, (string | number)[]][] = [[root, []]];
+  while (stack.length > 0 && found.length < MAX_NUL_ISSUES) {
+    const [value, path] = stack.pop() as [unknown, (string | number)[]];
+    if (typeof value === 'string') {
+      if (value.includes(NUL)) found.push(path);
+    } else if (Array.isArray(value)) {
+      for (let index = value.length - 1; index >= 0; index--) stack.push([value[index], [...path, index]]);
+    } else if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) {
+      for (const [key, item] of Object.entries(value).reverse()) {
+        if (key.includes(NUL)) found.push([...path, key]);
+        else stack.push([item, [...path, key]]);
+      }
+    }
+  }
+  return found;
+}
+
+async function refuseNul(request: FastifyRequest): Promise<void> {
+  if (nulPaths(request.params).length > 0) throw new ApiError(404, 'not_found');
+  const issues: ValidationIssue[] = [
+    ...nulPaths(request.query).map((path) => ({ loc: ['query', ...path.slice(0, 1)], ...NUL_ISSUE })),
+    ...nulPaths(request.body).map((path) => ({ loc: ['body', ...path], ...NUL_ISSUE })),
+  ];
+  if (issues.length > 0) throw new ApiError(422, issues);
 }
 
 const PARTS: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
@@ -215,9 +251,33 @@ export function validationIssues(
     if (seen.has(key)) continue;
     seen.add(key);
     const issue: ValidationIssue = { loc, msg: described.msg, type: described.type };
-    if (input !== undefined) issue.input = input;
+    if (input !== undefined && echoable(input)) issue.input = input;
     if (described.ctx) issue.ctx = described.ctx;
     issues.push(issue);
   }
   return issues;
+}
+
+const MAX_ECHO_DEPTH = 4;
+const MAX_ECHO_NODES = 100;
+const MAX_ECHO_CHARS = 1000;
+
+/** A 422 echoes the offending input only when it is small and shallow: never a huge or deeply nested value. */
+function echoable(input: unknown): boolean {
+  let nodes = 0;
+  let chars = 0;
+  const stack: [unknown, number][] = [[input, 0]];
+  while (stack.length > 0) {
+    const [value, depth] = stack.pop() as [unknown, number];
+    if (++nodes > MAX_ECHO_NODES || depth > MAX_ECHO_DEPTH) return false;
+    if (typeof value === 'string') chars += value.length;
+    else if (value !== null && typeof value === 'object') {
+      for (const [name, item] of Object.entries(value)) {
+        chars += name.length;
+        stack.push([item, depth + 1]);
+      }
+    }
+    if (chars > MAX_ECHO_CHARS) return false;
+  }
+  return true;
 }

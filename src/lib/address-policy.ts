@@ -2,47 +2,46 @@
 // deliveries, decisions §11): never private, loopback, link-local or otherwise special ranges, unless the host is
 // explicitly allowed (MEDIA_FETCH_ALLOW_HOSTS, WEBHOOK_ALLOW_HOSTS). One policy, checked at connect time.
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
-const blocked = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.0.2.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['198.51.100.0', 24],
-  ['203.0.113.0', 24],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv4');
-}
-for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['64:ff9b::', 96],
-  ['2001:db8::', 32],
-] as const) {
-  blocked.addSubnet(network, prefix, 'ipv6');
-}
-
-/** True when the address is not publicly routable (IPv4-mapped IPv6 is judged by its IPv4 address). */
+/**
+ * True when the address is not public unicast: private, loopback, link-local, carrier-grade NAT, multicast,
+ * broadcast, documentation, benchmarking and every other special range that ipaddr.js names. An IPv4-mapped IPv6
+ * address (`::ffff:a.b.c.d`) is judged by its IPv4 address; every other IPv6 form that carries an IPv4 address
+ * (IPv4-compatible `::a.b.c.d`, IPv4-translated, 6to4 `2002::/16`, Teredo `2001::/32`, NAT64 `64:ff9b::/96`) is
+ * refused outright, since the address it reaches is not the one it shows. Anything that is not an address is
+ * refused too.
+ */
 export function isPrivateAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return blocked.check(mapped[1], 'ipv4');
-  const family = isIP(address);
-  if (family === 4) return blocked.check(address, 'ipv4');
-  if (family === 6) return blocked.check(address, 'ipv6');
-  return true;
+  const text = canonical(address.replace(/^\[|\]$/g, ''));
+  if (text === undefined || !ipaddr.isValid(text)) return true;
+  let parsed: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    parsed = ipaddr.parse(text);
+  } catch {
+    return true;
+  }
+  if (parsed.kind() === 'ipv6') {
+    const v6 = parsed as ipaddr.IPv6;
+    if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().range() !== 'unicast';
+    // IPv4-compatible (::/96, deprecated by RFC 4291) has no range name of its own in ipaddr.js.
+    if (v6.parts.slice(0, 6).every((part) => part === 0)) return true;
+  }
+  return parsed.range() !== 'unicast';
+}
+
+/**
+ * IPv6 in the form the socket will use. ipaddr.js reads any `::a.b.c.d` as IPv4-mapped, while it is the
+ * IPv4-compatible `::xxxx:xxxx` (and `64:ff9b::a.b.c.d` is NAT64): the WHATWG URL parser writes the hex form.
+ */
+function canonical(text: string): string | undefined {
+  if (isIP(text.replace(/%.*$/, '')) !== 6) return text;
+  try {
+    return new URL(`http://[${text.replace(/%.*$/, '')}]/`).hostname.slice(1, -1);
+  } catch {
+    return undefined;
+  }
 }
 
 export function isAllowedHost(hostname: string, allowHosts: readonly string[]): boolean {

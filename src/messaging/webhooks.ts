@@ -1,21 +1,55 @@
-// Inbound platform webhooks -> domain changes: verify the signature over the raw bytes, parse, and apply each
-// event once. Each event runs in its own short transaction that first records the event's identity in
-// processed_webhook_events: a replayed or concurrently duplicated delivery finds the key taken and changes nothing.
-// The real platform and the sandbox both come through `process` with raw bytes and a signature header.
-import type { Kysely } from 'kysely';
+// Inbound platform webhooks: verify the signature over the raw bytes, parse, record each event's identity once,
+// and dispatch it by kind to the handlers the features registered in the wiring (templates, conversations,
+// broadcasts). Nothing here knows a feature. Each event runs in its own short transaction that first records the
+// event's identity in processed_webhook_events: a replayed or concurrently duplicated delivery finds the key taken
+// and changes nothing. The real platform and the sandbox both come through `process` with raw bytes and a signature.
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { Clock } from '../lib/clock.ts';
 import { parseWebhookEntries, parseWebhookJson } from './cloud/webhook-parser.ts';
 import { verifySignature } from './cloud/webhook-signature.ts';
 import type { PlatformEvent } from './platform.ts';
-import {
-  type ApplyOutcome,
-  applyInboundMessage,
-  applyMessageStatus,
-  applyTemplateCategory,
-  applyTemplateStatus,
-  type MessageStatusListener,
-} from './webhook-events.ts';
+
+/** `stale`: known, but older than what is stored (nothing moves backwards); `unmatched`: nothing here names it. */
+export type ApplyOutcome = 'applied' | 'stale' | 'unmatched';
+
+export type PlatformEventKind = PlatformEvent['kind'];
+export type PlatformEventOf<K extends PlatformEventKind> = Extract<PlatformEvent, { kind: K }>;
+
+export interface EventContext {
+  orgId: string;
+  /** When this service received the event. */
+  receivedAt: Date;
+  /** The platform's time of the webhook entry, when it gave one. */
+  occurredAt: Date | undefined;
+  /** The live connected number an inbound message arrived at. */
+  channelId?: string;
+}
+
+/** Applies one event inside the transaction that recorded it as processed. */
+export type PlatformEventHandler<K extends PlatformEventKind> = (
+  trx: Transaction<DB>,
+  event: PlatformEventOf<K>,
+  context: EventContext,
+) => Promise<ApplyOutcome>;
+
+/** What the features registered, by event kind; an event matches when any of its handlers matched it. */
+export type PlatformEventHandlers = { [K in PlatformEventKind]?: PlatformEventHandler<K>[] };
+
+/** Joins the handlers several features registered: an event kind's handlers run in the order given. */
+export function joinHandlers(...sets: PlatformEventHandlers[]): PlatformEventHandlers {
+  const joined: Record<string, unknown[]> = {};
+  for (const set of sets) {
+    for (const [kind, handlers] of Object.entries(set)) joined[kind] = [...(joined[kind] ?? []), ...(handlers ?? [])];
+  }
+  return joined as PlatformEventHandlers;
+}
+
+/** Who owns what the platform names: the connected accounts and numbers (implemented by the channels feature). */
+export interface MessagingDirectory {
+  organizationOfAccount(businessAccountId: string): Promise<string | undefined>;
+  liveChannel(orgId: string, phoneNumberId: string): Promise<string | undefined>;
+}
 
 export interface WebhookProcessorDeps {
   db: Kysely<DB>;
@@ -23,8 +57,8 @@ export interface WebhookProcessorDeps {
   /** The app secret that signs `X-Hub-Signature-256`. */
   appSecret: string;
   log: { warn(object: object, message: string): void };
-  /** Records that follow message statuses besides the messages table (broadcast recipients). */
-  messageStatusListeners?: MessageStatusListener[];
+  directory: MessagingDirectory;
+  handlers: PlatformEventHandlers;
 }
 
 export type WebhookResult =
@@ -33,47 +67,58 @@ export type WebhookResult =
 
 class Unmatched extends Error {}
 
-export function createWebhookProcessor(deps: WebhookProcessorDeps) {
-  const { db, clock } = deps;
-  const listeners = deps.messageStatusListeners ?? [];
-
-  async function orgOfAccount(businessAccountId: string): Promise<string | undefined> {
-    const row = await db
-      .selectFrom('messaging_accounts')
-      .select('org_id')
-      .where('business_account_id', '=', businessAccountId)
-      .executeTakeFirst();
-    return row?.org_id;
+/** The event's identity for deduplication; undefined when it carries none of its own. */
+function eventKey(event: PlatformEvent, occurredAt: Date | undefined): string {
+  const seconds = occurredAt ? Math.floor(occurredAt.getTime() / 1000) : '';
+  switch (event.kind) {
+    case 'template_status':
+      // The same review can legitimately happen twice (APPROVED, PAUSED, APPROVED): the entry time tells them apart.
+      return `ts:${event.platformTemplateId}:${event.event}:${event.reason ?? ''}:${seconds}`;
+    case 'template_category':
+      return `tc:${event.platformTemplateId}:${event.newCategory}:${seconds}`;
+    case 'message_status':
+      // A message reaches each status once: the message id and status are the event's identity.
+      return `ms:${event.platformMessageId}:${event.status}`;
+    case 'inbound_message':
+      return `in:${event.platformMessageId}`;
   }
+}
 
-  async function liveChannel(orgId: string, phoneNumberId: string): Promise<string | undefined> {
-    const row = await db
-      .selectFrom('channels')
-      .select('id')
-      .where('org_id', '=', orgId)
-      .where('phone_number_id', '=', phoneNumberId)
-      .where('status', '=', 'live')
-      .executeTakeFirst();
-    return row?.id;
+export function createWebhookProcessor(deps: WebhookProcessorDeps) {
+  const { db, clock, directory } = deps;
+
+  async function dispatch<K extends PlatformEventKind>(
+    trx: Transaction<DB>,
+    event: PlatformEventOf<K>,
+    context: EventContext,
+  ): Promise<ApplyOutcome> {
+    const handlers = (deps.handlers[event.kind as K] ?? []) as PlatformEventHandler<K>[];
+    const outcomes: ApplyOutcome[] = [];
+    for (const handler of handlers) outcomes.push(await handler(trx, event, context));
+    if (outcomes.includes('applied')) return 'applied';
+    return outcomes.includes('stale') ? 'stale' : 'unmatched';
   }
 
   /** Records the event's identity and applies it in one transaction; 'duplicate' when it was applied before. */
-  async function once(
-    orgId: string,
-    key: string,
-    kind: string,
-    apply: (trx: Kysely<DB>) => Promise<ApplyOutcome>,
-  ): Promise<ApplyOutcome | 'duplicate'> {
+  async function applyEvent(event: PlatformEvent, occurredAt: Date | undefined): Promise<ApplyOutcome | 'duplicate'> {
+    const orgId = await directory.organizationOfAccount(event.businessAccountId);
+    if (!orgId) return 'unmatched';
+    const context: EventContext = { orgId, receivedAt: clock.now(), occurredAt };
+    if (event.kind === 'inbound_message') {
+      const channelId = await directory.liveChannel(orgId, event.phoneNumberId);
+      if (!channelId) return 'unmatched';
+      context.channelId = channelId;
+    }
     try {
       return await db.transaction().execute(async (trx) => {
         const recorded = await trx
           .insertInto('processed_webhook_events')
-          .values({ org_id: orgId, event_key: key, kind, received_at: clock.now() })
+          .values({ org_id: orgId, event_key: eventKey(event, occurredAt), kind: event.kind, received_at: clock.now() })
           .onConflict((conflict) => conflict.columns(['org_id', 'event_key']).doNothing())
           .returning('event_key')
           .executeTakeFirst();
         if (!recorded) return 'duplicate';
-        const outcome = await apply(trx);
+        const outcome = await dispatch(trx, event, context);
         // Nothing here knows the event: keep no record, so that a later delivery of it can still apply.
         if (outcome === 'unmatched') throw new Unmatched();
         return outcome;
@@ -81,42 +126,6 @@ export function createWebhookProcessor(deps: WebhookProcessorDeps) {
     } catch (error) {
       if (error instanceof Unmatched) return 'unmatched';
       throw error;
-    }
-  }
-
-  async function applyEvent(event: PlatformEvent, entryTime: Date | undefined): Promise<ApplyOutcome | 'duplicate'> {
-    const orgId = await orgOfAccount(event.businessAccountId);
-    if (!orgId) return 'unmatched';
-    const now = clock.now();
-    const seconds = entryTime ? Math.floor(entryTime.getTime() / 1000) : '';
-    switch (event.kind) {
-      case 'template_status':
-        // The same review can legitimately happen twice (APPROVED, PAUSED, APPROVED): the entry time tells them apart.
-        return once(
-          orgId,
-          `ts:${event.platformTemplateId}:${event.event}:${event.reason ?? ''}:${seconds}`,
-          event.kind,
-          (trx) => applyTemplateStatus(trx, orgId, event, entryTime, now),
-        );
-      case 'template_category':
-        return once(orgId, `tc:${event.platformTemplateId}:${event.newCategory}:${seconds}`, event.kind, (trx) =>
-          applyTemplateCategory(trx, orgId, event, now),
-        );
-      case 'message_status':
-        // A message reaches each status once: the message id and status are the event's identity.
-        return once(orgId, `ms:${event.platformMessageId}:${event.status}`, event.kind, async (trx) => {
-          const outcomes = [await applyMessageStatus(trx, orgId, event, now)];
-          for (const listener of listeners) outcomes.push(await listener(trx, orgId, event));
-          if (outcomes.includes('applied')) return 'applied';
-          return outcomes.includes('stale') ? 'stale' : 'unmatched';
-        });
-      case 'inbound_message': {
-        const channelId = await liveChannel(orgId, event.phoneNumberId);
-        if (!channelId) return 'unmatched';
-        return once(orgId, `in:${event.platformMessageId}`, event.kind, (trx) =>
-          applyInboundMessage(trx, orgId, channelId, event),
-        );
-      }
     }
   }
 
@@ -155,7 +164,6 @@ export function createWebhookProcessor(deps: WebhookProcessorDeps) {
 }
 
 export type WebhookProcessor = ReturnType<typeof createWebhookProcessor>;
-export type { MessageStatusListener } from './webhook-events.ts';
 
 /** Dedupe records outlive the platform's redelivery window (it retries for days), then they go. */
 export const PROCESSED_EVENT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;

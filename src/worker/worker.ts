@@ -1,5 +1,7 @@
 // The background loop that runs beside (or apart from) the HTTP server. Each task runs on its own interval,
-// never overlapping itself; stop() waits for running tasks to finish.
+// never overlapping itself; stop() waits for running tasks to finish. A task that fails is logged and backs off
+// (doubling up to MAX_BACKOFF_MS), and every task pauses while `paused()` says so (the database is unreachable):
+// nothing a task throws ever leaves the loop (issue 13).
 import type { FastifyBaseLogger } from 'fastify';
 
 export interface WorkerTask {
@@ -12,19 +14,57 @@ export interface Worker {
   stop(): Promise<void>;
 }
 
-export function startWorker(tasks: WorkerTask[], log: FastifyBaseLogger): Worker {
+export interface WorkerOptions {
+  /** While true no task starts (the database is known to be unreachable); checked on every tick. */
+  paused?: () => boolean;
+}
+
+// Short enough that the worker is back within a few seconds of the database (issue 13: 3 s).
+const FIRST_BACKOFF_MS = 250;
+export const MAX_BACKOFF_MS = 2000;
+
+export function startWorker(tasks: WorkerTask[], log: FastifyBaseLogger, options: WorkerOptions = {}): Worker {
   let stopping = false;
   const running = new Set<Promise<void>>();
   const timers: NodeJS.Timeout[] = [];
+  let pausedLogged = false;
+
+  const isPaused = () => {
+    let paused = false;
+    try {
+      paused = options.paused?.() ?? false;
+    } catch {
+      paused = false;
+    }
+    if (paused !== pausedLogged) {
+      pausedLogged = paused;
+      if (paused) log.warn('worker paused: the database is unreachable');
+      else log.info('worker resumed');
+    }
+    return paused;
+  };
 
   for (const task of tasks) {
     let busy = false;
+    let failures = 0;
+    let notBefore = 0;
     const tick = () => {
-      if (stopping || busy) return;
+      if (stopping || busy || Date.now() < notBefore || isPaused()) return;
       busy = true;
-      const run = task
-        .run()
-        .catch((error: unknown) => log.error({ err: error, task: task.name }, 'worker task failed'))
+      const run = Promise.resolve()
+        .then(() => task.run())
+        .then(
+          () => {
+            failures = 0;
+            notBefore = 0;
+          },
+          (error: unknown) => {
+            failures++;
+            const backoff = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (failures - 1));
+            notBefore = Date.now() + backoff;
+            log.error({ err: error, task: task.name, failures, backoffMs: backoff }, 'worker task failed');
+          },
+        )
         .finally(() => {
           busy = false;
           running.delete(run);

@@ -2,7 +2,7 @@
 // the count invariant while a fan-out runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../src/modules/broadcasts/idempotency.ts';
-import { chargeClaims, claimBatch } from '../../src/worker/fanout-claim.ts';
+import { chargeClaims, claimBatch } from '../../src/modules/broadcasts/recipient-claim.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { createMemoryRateLimitStore } from '../../src/http/rate-limit.ts';
+import { wire } from '../../src/wiring.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -14,12 +15,13 @@ afterAll(() => h.close());
 
 describe('METRICS_TOKEN', () => {
   it('makes /metrics answer only the bearer of the token', async () => {
-    const { app } = await buildApp({
-      database: h.database,
-      rateLimitStore: createMemoryRateLimitStore(),
-      platform: 'sandbox',
-      metricsToken: 'scrape-secret',
-    });
+    const app = await buildApp(
+      wire({
+        database: h.database,
+        rateLimitStore: createMemoryRateLimitStore(),
+        metricsToken: 'scrape-secret',
+      }),
+    );
     try {
       const none = await app.inject('/metrics');
       expect(none.statusCode).toBe(401);
@@ -52,12 +54,13 @@ describe('request logs', () => {
         done();
       },
     });
-    const { app } = await buildApp({
-      database: h.database,
-      rateLimitStore: createMemoryRateLimitStore(),
-      platform: 'sandbox',
-      loggerInstance: pino({ level: 'info' }, sink),
-    });
+    const app = await buildApp(
+      wire({
+        database: h.database,
+        rateLimitStore: createMemoryRateLimitStore(),
+        log: pino({ level: 'info' }, sink),
+      }),
+    );
     try {
       const { org, key } = await h.createOrg();
       const ok = await app.inject({ url: '/v1/me', headers: { authorization: `Bearer ${key}` } });

@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { createMemoryRateLimitStore } from '../../src/http/rate-limit.ts';
+import { wire } from '../../src/wiring.ts';
 import { ADMIN_TOKEN, type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -40,13 +41,14 @@ describe('logs', () => {
       },
     });
     const logger = pino({ level: 'trace' }, sink);
-    const { app } = await buildApp({
-      database: h.database,
-      rateLimitStore: createMemoryRateLimitStore(),
-      platform: 'sandbox',
-      adminToken: ADMIN_TOKEN,
-      loggerInstance: logger,
-    });
+    const app = await buildApp(
+      wire({
+        database: h.database,
+        rateLimitStore: createMemoryRateLimitStore(),
+        adminToken: ADMIN_TOKEN,
+        log: logger,
+      }),
+    );
     try {
       const { key } = await h.createOrg();
       const response = await app.inject({ url: '/v1/me', headers: { authorization: `Bearer ${key}` } });

@@ -8,6 +8,7 @@ import { buildApp } from '../../src/app.ts';
 import { seedDemo } from '../../src/demo.ts';
 import { createMemoryRateLimitStore } from '../../src/http/rate-limit.ts';
 import { systemClock } from '../../src/lib/clock.ts';
+import { wire } from '../../src/wiring.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 type Json = any;
@@ -116,7 +117,7 @@ describe('operations', () => {
       }
     }
     const send = document.paths['/v1/templates/{template_id}/send'].post.responses;
-    expect(send['400']['x-detail-codes']).toEqual(['invalid_channel', 'channel_id_required']);
+    expect(send['400']['x-detail-codes']).toEqual(['bad_request', 'invalid_channel', 'channel_id_required']);
     expect(document.paths['/v1/me'].get.responses['403']['x-detail-codes']).toContain('trial_expired');
   });
 
@@ -172,29 +173,31 @@ describe('info and servers', () => {
   });
 
   it('name PUBLIC_BASE_URL, or else the listen address', async () => {
-    const configured = await buildApp({
-      database: h.database,
-      rateLimitStore: createMemoryRateLimitStore(),
-      platform: 'sandbox',
-      publicBaseUrl: 'https://api.example.com',
-    });
-    const listening = await buildApp({
-      database: h.database,
-      rateLimitStore: createMemoryRateLimitStore(),
-      platform: 'sandbox',
-    });
+    const configured = await buildApp(
+      wire({
+        database: h.database,
+        rateLimitStore: createMemoryRateLimitStore(),
+        publicBaseUrl: 'https://api.example.com',
+      }),
+    );
+    const listening = await buildApp(
+      wire({
+        database: h.database,
+        rateLimitStore: createMemoryRateLimitStore(),
+      }),
+    );
     try {
-      const fromConfig = await configured.app.inject('/v1/openapi.json');
+      const fromConfig = await configured.inject('/v1/openapi.json');
       expect(fromConfig.json().servers).toEqual([{ url: 'https://api.example.com', description: 'This server.' }]);
-      await listening.app.listen({ host: '127.0.0.1', port: 0 });
-      const address = listening.app.server.address() as { port: number };
+      await listening.listen({ host: '127.0.0.1', port: 0 });
+      const address = listening.server.address() as { port: number };
       const served = await fetch(`http://127.0.0.1:${address.port}/v1/openapi.json`);
       expect(((await served.json()) as Json).servers).toEqual([
         { url: `http://127.0.0.1:${address.port}`, description: 'This server.' },
       ]);
     } finally {
-      await configured.app.close();
-      await listening.app.close();
+      await configured.close();
+      await listening.close();
     }
   });
 });

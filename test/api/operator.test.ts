@@ -2,6 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { createMemoryRateLimitStore } from '../../src/http/rate-limit.ts';
+import { wire } from '../../src/wiring.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -12,11 +13,7 @@ afterAll(() => h.close());
 
 describe('access', () => {
   it('is off (404) when no ADMIN_TOKEN is configured', async () => {
-    const { app } = await buildApp({
-      database: h.database,
-      rateLimitStore: createMemoryRateLimitStore(),
-      platform: 'sandbox',
-    });
+    const app = await buildApp(wire({ database: h.database, rateLimitStore: createMemoryRateLimitStore() }));
     try {
       const response = await app.inject({
         method: 'POST',

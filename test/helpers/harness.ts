@@ -6,9 +6,9 @@ import { createMemoryRateLimitStore, type RateLimitStore } from '../../src/http/
 import { type Clock, systemClock } from '../../src/lib/clock.ts';
 import { signPayload } from '../../src/messaging/cloud/webhook-signature.ts';
 import { createMessaging, type Messaging } from '../../src/messaging/platform-factory.ts';
-import { recordInConversation } from '../../src/modules/broadcasts/broadcast-hooks.ts';
-import type { PropertyKeysSource } from '../../src/modules/templates/templates.service.ts';
-import { createFanout, type Fanout, type FanoutOptions } from '../../src/worker/fanout.ts';
+import type { PropertyKeysSource } from '../../src/modules/templates/property-keys.ts';
+import { type Wiring, wire } from '../../src/wiring.ts';
+import type { Fanout, FanoutOptions } from '../../src/worker/fanout.ts';
 import { createConformanceChecker, type RecordedResponse } from './conformance.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -52,6 +52,8 @@ export const unlimitedStore: RateLimitStore = { hit: async () => 1, close: async
 
 export interface Harness {
   app: FastifyInstance;
+  /** Every part of the product this harness runs, as the one wiring built it. */
+  wiring: Wiring;
   database: Database;
   api<T = any>(method: string, url: string, options?: RequestOptions): Promise<Response<T>>;
   admin<T = any>(method: string, url: string, body?: unknown): Promise<Response<T>>;
@@ -82,18 +84,19 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     ...(options.cloud ? { cloud: options.cloud } : {}),
     ...(options.sandbox ? { sandbox: options.sandbox } : {}),
   });
-  const { app, metrics } = await buildApp({
+  const wiring = wire({
     database,
     rateLimitStore: options.rateLimitStore ?? (options.unlimited ? unlimitedStore : createMemoryRateLimitStore()),
-    platform,
     adminToken: ADMIN_TOKEN,
     messaging,
     webhookAppSecret: WEBHOOK_APP_SECRET,
     mediaFetchAllowHosts: options.mediaFetchAllowHosts ?? ['127.0.0.1'],
     webhookVerifyToken: WEBHOOK_VERIFY_TOKEN,
+    fanout: { perNumberPerSecond: null, ...options.fanout },
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
   });
+  const app = await buildApp(wiring);
   const recorded: RecordedResponse[] = [];
 
   async function call<T>(method: string, url: string, headers: Record<string, string>, body: unknown, raw?: string) {
@@ -131,14 +134,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     return { status: response.statusCode, body: parsed as T, headers: response.headers, text: response.body };
   }
 
-  const fanout = createFanout({
-    db: database.db,
-    platform: messaging.platform,
-    log: app.log,
-    options: { perNumberPerSecond: null, ...options.fanout },
-    onAccepted: recordInConversation,
-    onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
-  });
+  const { fanout } = wiring;
   const drain = async () => {
     let total = 0;
     for (let handled = await fanout.runOnce(); handled > 0; handled = await fanout.runOnce()) total += handled;
@@ -148,6 +144,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const harness: Harness = {
     fanout: { ...fanout, drain },
     app,
+    wiring,
     database,
     recorded,
     api(method, url, requestOptions = {}) {

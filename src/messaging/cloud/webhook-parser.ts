@@ -51,10 +51,13 @@ export function parseWebhookEntries(body: unknown): WebhookEntry[] {
  * Use it on the raw webhook body before parseWebhook.
  */
 export function parseWebhookJson(raw: string): unknown {
-  const reviver = (_key: string, value: unknown, context?: { source?: string }): unknown =>
-    typeof value === 'number' && !Number.isSafeInteger(value) && /^\d+$/.test(context?.source ?? '')
+  const reviver = (_key: string, value: unknown, context?: { source?: string }): unknown => {
+    // PostgreSQL cannot store U+0000: a text carrying one would fail the whole delivery, over and over.
+    if (typeof value === 'string') return value.includes('\u0000') ? value.replaceAll('\u0000', '') : value;
+    return typeof value === 'number' && !Number.isSafeInteger(value) && /^\d+$/.test(context?.source ?? '')
       ? context?.source
       : value;
+  };
   return JSON.parse(raw, reviver as (key: string, value: unknown) => unknown);
 }
 

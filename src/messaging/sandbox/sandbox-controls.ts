@@ -1,7 +1,5 @@
 // The sandbox's operator controls (decisions §9): each turns an operator's request into the platform event the
 // real platform would send, and delivers it as a signed webhook through the service's own handler.
-import type { Kysely } from 'kysely';
-import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { PlatformEvent, SendFailureReason } from '../platform.ts';
@@ -34,17 +32,33 @@ const failureCodes: Partial<Record<SendFailureReason, { code: number; title: str
   rate_limited: { code: 131056, title: 'Pair rate limit hit' },
 };
 
-export function createSandboxControls(deps: { db: Kysely<DB>; clock: Clock; sandbox: SandboxPlatform }) {
-  const { db, clock, sandbox } = deps;
+/** What the controls need to know about the records they name (implemented by the templates and channels features). */
+export interface SandboxLookup {
+  /** A live (not deleted) template's platform identity. */
+  template(templateId: string): Promise<
+    | {
+        business_account_id: string;
+        platform_template_id: string | null;
+        name: string;
+        language: string;
+        category: string;
+      }
+    | undefined
+  >;
+  /** Where an outbound message went: its account, sending number and recipient. */
+  outboundMessage(
+    platformMessageId: string,
+  ): Promise<{ business_account_id: string; phone_number_id: string; phone: string } | undefined>;
+  /** A live connected number's platform ids. */
+  liveNumber(channelId: string): Promise<{ business_account_id: string; phone_number_id: string } | undefined>;
+}
+
+export function createSandboxControls(deps: { clock: Clock; sandbox: SandboxPlatform; lookup: SandboxLookup }) {
+  const { clock, sandbox, lookup } = deps;
 
   return {
     async review(templateId: string, input: ReviewInput) {
-      const template = await db
-        .selectFrom('templates')
-        .select(['business_account_id', 'platform_template_id', 'name', 'language', 'category'])
-        .where('id', '=', templateId)
-        .where('deleted_at', 'is', null)
-        .executeTakeFirst();
+      const template = await lookup.template(templateId);
       if (!template) throw notFound();
       if (template.platform_template_id === null) throw new ApiError(409, { code: 'template_not_submitted' });
       const identity = {
@@ -68,20 +82,7 @@ export function createSandboxControls(deps: { db: Kysely<DB>; clock: Clock; sand
     },
 
     async messageStatus(platformMessageId: string, input: StatusInput) {
-      const known = await db
-        .selectFrom('messages')
-        .innerJoin('channels', (join) =>
-          join.onRef('channels.org_id', '=', 'messages.org_id').onRef('channels.id', '=', 'messages.channel_id'),
-        )
-        .innerJoin('messaging_accounts', (join) =>
-          join
-            .onRef('messaging_accounts.org_id', '=', 'channels.org_id')
-            .onRef('messaging_accounts.id', '=', 'channels.account_id'),
-        )
-        .select(['messaging_accounts.business_account_id', 'channels.phone_number_id', 'messages.phone'])
-        .where('messages.platform_message_id', '=', platformMessageId)
-        .where('messages.direction', '=', 'outbound')
-        .executeTakeFirst();
+      const known = await lookup.outboundMessage(platformMessageId);
       const accepted = sandbox.acceptedMessage(platformMessageId);
       const target = known
         ? { businessAccountId: known.business_account_id, phoneNumberId: known.phone_number_id, to: known.phone }
@@ -112,17 +113,7 @@ export function createSandboxControls(deps: { db: Kysely<DB>; clock: Clock; sand
     },
 
     async inbound(input: InboundInput) {
-      const channel = await db
-        .selectFrom('channels')
-        .innerJoin('messaging_accounts', (join) =>
-          join
-            .onRef('messaging_accounts.org_id', '=', 'channels.org_id')
-            .onRef('messaging_accounts.id', '=', 'channels.account_id'),
-        )
-        .select(['messaging_accounts.business_account_id', 'channels.phone_number_id'])
-        .where('channels.id', '=', input.channel_id)
-        .where('channels.status', '=', 'live')
-        .executeTakeFirst();
+      const channel = await lookup.liveNumber(input.channel_id);
       if (!channel) throw notFound();
       const platformMessageId = sandbox.newMessageId();
       const webhook = await sandbox.deliver([

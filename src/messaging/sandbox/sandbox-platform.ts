@@ -177,6 +177,16 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
     return { ok: true };
   }
 
+  // A number's business account never changes: asked once per number, not once per message.
+  const accountOfNumber = new Map<string, string>();
+  async function businessAccountOf(phoneNumberId: string): Promise<string> {
+    const known = accountOfNumber.get(phoneNumberId);
+    if (known !== undefined) return known;
+    const found = (await sink?.businessAccountOf(phoneNumberId)) ?? '';
+    if (found !== '') accountOfNumber.set(phoneNumberId, found);
+    return found;
+  }
+
   async function sendTemplate(message: TemplateMessage): Promise<SendResult> {
     const digits = message.to.replace(/\D/g, '');
     if (digits.endsWith(SANDBOX_NOT_ON_NETWORK_SUFFIX)) {
@@ -188,7 +198,7 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
       return { ok: false, reason, retryable: false, code: 131000, message: 'Something went wrong' };
     }
     const platformMessageId = newMessageId();
-    const waba = (await sink?.businessAccountOf(message.phoneNumberId)) ?? '';
+    const waba = await businessAccountOf(message.phoneNumberId);
     remember(platformMessageId, { businessAccountId: waba, phoneNumberId: message.phoneNumberId, to: message.to });
     if (options.autoReportsMs !== undefined && waba !== '') {
       const reportMs = options.autoReportsMs;

@@ -1,11 +1,21 @@
 // Reading and cancelling broadcasts. Counts and status are derived (decisions §7) on every read.
-import { type Kysely, sql } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
-import { type BroadcastRow, selectBroadcasts } from './broadcasts.repo.ts';
-import type { BroadcastListQuery, BroadcastStatus, RecipientListQuery } from './broadcasts.schemas.ts';
-import { RECIPIENT_LISTED_STATUSES } from './recipient-status.ts';
+import { type BroadcastRow, findBroadcast, listBroadcasts, lockBroadcast, markCancelled } from './broadcasts.repo.ts';
+import type {
+  BroadcastListQuery,
+  BroadcastStatus,
+  RECIPIENT_STATUSES,
+  RecipientListQuery,
+} from './broadcasts.schemas.ts';
+import { RECIPIENT_LISTED_STATUSES } from './recipient-rules.ts';
+import { cancelTail, listRecipients } from './recipients.repo.ts';
+
+export type { BroadcastStatus };
+
+type RecipientStatus = (typeof RECIPIENT_STATUSES)[number];
 
 export function broadcastView(row: BroadcastRow) {
   const sent = Number(row.sent);
@@ -31,17 +41,16 @@ export function broadcastView(row: BroadcastRow) {
     pending,
     // The ContactOrigin vocabulary (`API`); rows store the lower-case `api` they always had (CHANGELOG).
     origin: row.origin.toUpperCase(),
-    created_at: row.created_at,
+    created_at: row.created_at.toISOString(),
   };
 }
 
-export type { BroadcastStatus };
 export type BroadcastListFilter = BroadcastListQuery & { limit: number };
 export type RecipientListFilter = RecipientListQuery & { limit: number };
 
 export function createBroadcastsService(db: Kysely<DB>) {
   async function get(orgId: string, broadcastId: string) {
-    const row = await selectBroadcasts(db, orgId).where('broadcasts.id', '=', broadcastId).executeTakeFirst();
+    const row = await findBroadcast(db, orgId, broadcastId);
     if (!row) throw notFound();
     return broadcastView(row);
   }
@@ -52,38 +61,17 @@ export function createBroadcastsService(db: Kysely<DB>) {
     async list(orgId: string, filter: BroadcastListFilter) {
       const scope = 'broadcasts';
       const shape = { status: filter.status?.slice().sort() ?? null, template_id: filter.template_id ?? null };
-      let query = selectBroadcasts(db, orgId);
-      if (filter.template_id) query = query.where('broadcasts.template_id', '=', filter.template_id);
-      if (filter.status?.length) {
-        const wanted = new Set(filter.status);
-        query = query.where((eb) => {
-          const pending = sql<number>`broadcasts.requested - coalesce(c.sent, 0) - coalesce(c.failed, 0)`;
-          const stored =
-            filter.status?.filter((status) => status === 'cancelled' || status === 'stopped_low_balance') ?? [];
-          const options = [];
-          if (stored.length) options.push(eb('broadcasts.stored_status', 'in', stored));
-          if (wanted.has('completed'))
-            options.push(eb.and([eb('broadcasts.stored_status', 'is', null), eb(pending, '=', 0)]));
-          if (wanted.has('in_progress'))
-            options.push(eb.and([eb('broadcasts.stored_status', 'is', null), eb(pending, '>', 0)]));
-          return eb.or(options);
-        });
-      }
+      let after: [Date, string] | undefined;
       if (filter.cursor) {
         const [createdAt, id] = decodeCursor(filter.cursor, scope, shape) as [string, string];
-        query = query.where((eb) =>
-          eb.or([
-            eb('broadcasts.created_at', '<', new Date(createdAt)),
-            eb.and([eb('broadcasts.created_at', '=', new Date(createdAt)), eb('broadcasts.id', '<', id)]),
-          ]),
-        );
+        after = [new Date(createdAt), id];
       }
-      // Newest first (decisions §1).
-      const rows = await query
-        .orderBy('broadcasts.created_at', 'desc')
-        .orderBy('broadcasts.id', 'desc')
-        .limit(filter.limit + 1)
-        .execute();
+      const rows = await listBroadcasts(db, orgId, {
+        status: filter.status,
+        template_id: filter.template_id,
+        after,
+        limit: filter.limit + 1,
+      });
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
       return {
@@ -98,45 +86,25 @@ export function createBroadcastsService(db: Kysely<DB>) {
     async recipients(orgId: string, broadcastId: string, filter: RecipientListFilter) {
       await get(orgId, broadcastId);
       // contract: only recipients the worker has reached are listed.
-      const listed = RECIPIENT_LISTED_STATUSES as readonly string[];
-      const statuses = filter.status?.length ? filter.status.filter((status) => listed.includes(status)) : [...listed];
+      const listed: readonly string[] = RECIPIENT_LISTED_STATUSES;
+      const statuses = filter.status?.length ? filter.status.filter((status) => listed.includes(status)) : listed;
       const scope = `recipients:${broadcastId}`;
       const shape = { status: filter.status?.slice().sort() ?? null };
-      const base = db
-        .selectFrom('broadcast_recipients')
-        .where('org_id', '=', orgId)
-        .where('broadcast_id', '=', broadcastId)
-        .where('status', 'in', statuses.length ? statuses : ['-']);
-      let query = base.select([
-        'position',
-        'contact_id',
-        'phone',
-        'status',
-        'error',
-        'platform_message_id',
-        'delivered_at',
-        'read_at',
-        'reached_at',
-        'queued_at',
-      ]);
-      if (filter.cursor) {
-        const [position] = decodeCursor(filter.cursor, scope, shape) as [number];
-        query = query.where('position', '>', Number(position));
-      }
-      const [rows, total] = await Promise.all([
-        query
-          .orderBy('position')
-          .limit(filter.limit + 1)
-          .execute(),
-        base.select(sql<number>`count(*)::int`.as('count')).executeTakeFirstOrThrow(),
-      ]);
+      const afterPosition = filter.cursor
+        ? Number((decodeCursor(filter.cursor, scope, shape) as [number])[0])
+        : undefined;
+      const { rows, total } = await listRecipients(db, orgId, broadcastId, {
+        statuses,
+        afterPosition,
+        limit: filter.limit + 1,
+      });
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
       return {
         items: page.map((row) => ({
           contact_id: row.contact_id,
           phone: row.phone,
-          status: row.status,
+          status: row.status as RecipientStatus,
           error: row.status === 'failed' ? row.error : null,
           platform_message_id: row.platform_message_id,
           delivered_at: row.delivered_at,
@@ -144,40 +112,19 @@ export function createBroadcastsService(db: Kysely<DB>) {
           created_at: row.reached_at ?? row.queued_at,
         })),
         next_cursor: rows.length > filter.limit && last ? encodeCursor(scope, shape, [last.position]) : null,
-        total_count: Number(total.count),
+        total_count: total,
       };
     },
 
     async cancel(orgId: string, broadcastId: string) {
       await db.transaction().execute(async (trx) => {
-        const locked = await trx
-          .selectFrom('broadcasts')
-          .select('id')
-          .where('org_id', '=', orgId)
-          .where('id', '=', broadcastId)
-          .forUpdate()
-          .executeTakeFirst();
-        if (!locked) throw notFound();
-        const current = await selectBroadcasts(trx, orgId)
-          .where('broadcasts.id', '=', broadcastId)
-          .executeTakeFirstOrThrow();
-        if (broadcastView(current).status !== 'in_progress') {
-          throw new ApiError(409, { code: 'broadcast_not_cancellable', status: broadcastView(current).status });
+        if (!(await lockBroadcast(trx, orgId, broadcastId))) throw notFound();
+        const current = broadcastView((await findBroadcast(trx, orgId, broadcastId)) as BroadcastRow);
+        if (current.status !== 'in_progress') {
+          throw new ApiError(409, { code: 'broadcast_not_cancellable', status: current.status });
         }
-        await trx
-          .updateTable('broadcasts')
-          .set({ stored_status: 'cancelled', updated_at: sql`now()` })
-          .where('org_id', '=', orgId)
-          .where('id', '=', broadcastId)
-          .execute();
-        // The unsent remainder is abandoned; hand-offs already under way cannot be recalled.
-        await trx
-          .updateTable('broadcast_recipients')
-          .set({ status: 'cancelled', updated_at: sql`now()` })
-          .where('org_id', '=', orgId)
-          .where('broadcast_id', '=', broadcastId)
-          .where('status', '=', 'queued')
-          .execute();
+        await markCancelled(trx, orgId, broadcastId);
+        await cancelTail(trx, orgId, broadcastId);
       });
       return get(orgId, broadcastId);
     },

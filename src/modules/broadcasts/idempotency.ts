@@ -1,14 +1,21 @@
 // Idempotency keys with Stripe's semantics (decisions §7): per organization, 24 hours; the same key and body
 // return the original broadcast, a different body is 422 `idempotency_key_reused`, and a key whose first request
 // is still being queued is 409 `idempotency_key_in_flight`. The key is claimed in its own committed transaction,
-// so concurrent requests meet on the primary key; a refused request releases its key for a corrected retry.
+// so concurrent requests meet on the primary key; a refused request releases its key for a corrected retry. The
+// in-flight lock is a lease of a few seconds renewed while the request runs, so a request that died frees its key
+// within seconds.
 import { createHash, randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { ApiError } from '../../http/errors.ts';
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
-const IN_FLIGHT_LOCK_SECONDS = 120;
+// The in-flight lock is a short lease that the claiming process renews while its request runs: a request that died
+// (a crashed or killed process) frees its key within seconds, not minutes (issue 13).
+export const IN_FLIGHT_LEASE_SECONDS = 5;
+const RENEW_EVERY_MS = 1500;
+// A request never holds a key longer than this, however long it runs.
+const MAX_HOLD_MS = 5 * 60_000;
 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -33,6 +40,39 @@ export async function claimIdempotencyKey(
   key: string,
   hash: string,
 ): Promise<IdempotencyClaim> {
+  const claim = await claimKey(db, orgId, key, hash);
+  if (claim.kind === 'new') renewWhileHeld(db, orgId, key, claim.token);
+  return claim;
+}
+
+/**
+ * Renews the lease while the claim is held. It stops by itself once the key is completed (it names a broadcast),
+ * released (deleted) or taken over (another token): the renewal then finds no row. Failures are only skipped: a
+ * lease that cannot be renewed runs out, which is the safe side.
+ */
+function renewWhileHeld(db: Kysely<DB>, orgId: string, key: string, token: string): void {
+  const started = Date.now();
+  const timer = setInterval(() => {
+    if (Date.now() - started > MAX_HOLD_MS) return clearInterval(timer);
+    db.updateTable('idempotency_keys')
+      .set({ locked_until: sql<Date>`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})` })
+      .where('org_id', '=', orgId)
+      .where('key', '=', key)
+      .where('claim_token', '=', token)
+      .where('broadcast_id', 'is', null)
+      .executeTakeFirst()
+      .then(
+        (result) => {
+          if (Number(result.numUpdatedRows) === 0) clearInterval(timer);
+        },
+        () => {},
+      );
+  }, RENEW_EVERY_MS);
+  // A renewal never keeps the process alive.
+  timer.unref();
+}
+
+async function claimKey(db: Kysely<DB>, orgId: string, key: string, hash: string): Promise<IdempotencyClaim> {
   const token = randomUUID();
   return db.transaction().execute(async (trx) => {
     const inserted = await trx
@@ -42,12 +82,12 @@ export async function claimIdempotencyKey(
         key,
         request_hash: hash,
         claim_token: token,
-        locked_until: sql<Date>`now() + make_interval(secs => ${IN_FLIGHT_LOCK_SECONDS})`,
+        locked_until: sql<Date>`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})`,
       })
       .onConflict((conflict) => conflict.columns(['org_id', 'key']).doNothing())
       .returning('key')
       .executeTakeFirst();
-    if (inserted) return { kind: 'new', token };
+    if (inserted) return { kind: 'new', token } as const;
     const row = await trx
       .selectFrom('idempotency_keys')
       .select([
@@ -68,7 +108,7 @@ export async function claimIdempotencyKey(
           broadcast_id: null,
           claim_token: token,
           created_at: sql`now()`,
-          locked_until: sql<Date>`now() + make_interval(secs => ${IN_FLIGHT_LOCK_SECONDS})`,
+          locked_until: sql<Date>`now() + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS})`,
         })
         .where('org_id', '=', orgId)
         .where('key', '=', key)

@@ -1,12 +1,8 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { Static } from 'typebox';
-import type { DB } from '../../db/schema.ts';
 import { authOf } from '../../http/auth.ts';
 import { v1Errors } from '../../http/schemas.ts';
 import { BroadcastSchema } from './broadcasts.schemas.ts';
-import type { BroadcastsService } from './broadcasts.service.ts';
-import { claimIdempotencyKey, releaseIdempotencyKey, requestHash } from './idempotency.ts';
 import { SEND_ERRORS, SendBody, SendHeaders, TemplateParams } from './send.schemas.ts';
 import type { SendService } from './send.service.ts';
 
@@ -20,11 +16,8 @@ a recipient count outside 1–100 (422), \`contact_not_found\` (404, with \`inde
 \`idempotency_key_in_flight\` (409), \`idempotency_key_reused\` (422). Checks run in that order.
 The same \`Idempotency-Key\` and body within 24 hours answer the original broadcast (header \`Idempotent-Replayed: true\`).`;
 
-export function sendRoutes(
-  app: FastifyInstance,
-  deps: { db: Kysely<DB>; send: SendService; broadcasts: BroadcastsService },
-): void {
-  app.post(
+export function sendRoutes(app: FastifyInstance, send: SendService): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/templates/:template_id/send',
     {
       schema: {
@@ -40,25 +33,14 @@ export function sendRoutes(
     },
     async (request, reply) => {
       const { orgId } = authOf(request);
-      const { template_id } = request.params as Static<typeof TemplateParams>;
-      const body = request.body as Static<typeof SendBody>;
-      const key = (request.headers as Static<typeof SendHeaders>)['idempotency-key'];
-      if (key === undefined) return reply.code(202).send(await deps.send.send(orgId, template_id, body));
-
-      const claim = await claimIdempotencyKey(deps.db, orgId, key, requestHash({ template_id, body }));
-      if (claim.kind === 'replay') {
-        reply.header('Idempotent-Replayed', 'true');
-        return reply.code(202).send(await deps.broadcasts.get(orgId, claim.broadcastId));
-      }
-      const held = { key, token: claim.token };
-      try {
-        return reply.code(202).send(await deps.send.send(orgId, template_id, body, held));
-      } catch (error) {
-        // A refusal (or a fault before the commit) queued nothing; the key is released so that a corrected request
-        // can use it. A key that already names a broadcast is never released.
-        await releaseIdempotencyKey(deps.db, orgId, held);
-        throw error;
-      }
+      const { broadcast, replayed } = await send.send(
+        orgId,
+        request.params.template_id,
+        request.body,
+        request.headers['idempotency-key'],
+      );
+      if (replayed) reply.header('Idempotent-Replayed', 'true');
+      return reply.code(202).send(broadcast);
     },
   );
 }

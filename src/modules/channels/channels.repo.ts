@@ -23,3 +23,14 @@ export const listLivePhones = (db: Kysely<DB>, orgId: string) =>
     .orderBy('channels.created_at')
     .orderBy('channels.id')
     .execute();
+
+/** The live numbers of one messaging account, oldest first: the numbers a send from its templates can use. */
+export const liveNumbersOfAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
+  db
+    .selectFrom('channels')
+    .select(['id', 'phone'])
+    .where('org_id', '=', orgId)
+    .where('account_id', '=', accountId)
+    .where('status', '=', 'live')
+    .orderBy('created_at')
+    .execute();

@@ -13,6 +13,7 @@ import type { PropertyValueInput } from '../properties/properties.schemas.ts';
 import { checkValue, type Definition, type StoredValue, toPropertyValue } from '../properties/property-values.ts';
 import { findSubOrigin, findSubOriginByKey } from '../sub-origins/sub-origins.repo.ts';
 import { listConditions, listFingerprint } from './contact-filters.ts';
+import { initialMessagingStatus, messagingStatusAfterPhoneChange } from './contact-intake.ts';
 import { countContacts, pageOfContacts, planPage } from './contact-list.ts';
 import * as repo from './contacts.repo.ts';
 import type { Contact, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
@@ -199,8 +200,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
             social_handle: input.social_handle ?? null,
             origin: 'API',
             sub_origin_id: subOriginId ?? null,
-            // contract: unverified with a phone on file, unavailable without.
-            messaging_status: input.phone ? 'unverified' : 'unavailable',
+            messaging_status: initialMessagingStatus(input.phone),
             funnel_stage_id: stageId,
             owner_id: input.owner_id ?? null,
             created_at: now,
@@ -237,9 +237,8 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
           if ('phone' in patch) {
             const phone = patch.phone ?? null;
             set.phone = phone;
-            // decisions §5: setting a phone makes the contact unverified, removing it unavailable. A new number
-            // has not been verified either.
-            if (phone !== current.phone) set.messaging_status = phone ? 'unverified' : 'unavailable';
+            const status = messagingStatusAfterPhoneChange(current.phone, phone);
+            if (status) set.messaging_status = status;
           }
           if (Object.keys(patch).length > 0) set.updated_at = clock.now();
           const row = Object.keys(set).length > 0 ? await repo.updateContact(trx, orgId, id, set) : current;

@@ -111,6 +111,79 @@ export async function insertMessage(db: Kysely<DB>, row: Insertable<MessagesTabl
   return true;
 }
 
+/** One accepted outbound template message, as the fan-out records it (decisions §7: `sender: "system"`). */
+export interface OutboundMessage {
+  contactId: string;
+  channelId: string;
+  templateId: string;
+  phone: string;
+  platformMessageId: string;
+  /** Where the recipient stands now: a status report may have moved it on before the hand-off's answer came. */
+  status: string;
+  deliveredAt: Date | null;
+  readAt: Date | null;
+}
+
+/**
+ * Writes a batch of accepted hand-offs into their contacts' conversations: one statement opens (or moves the clock
+ * of) every conversation, one inserts every message. Messages are stored once per platform id.
+ */
+export async function recordOutboundMessages(db: Kysely<DB>, orgId: string, messages: OutboundMessage[], at: Date) {
+  if (messages.length === 0) return;
+  const pairs = new Map(messages.map((message) => [`${message.contactId} ${message.channelId}`, message]));
+  const conversations = await db
+    .insertInto('conversations')
+    .values(
+      [...pairs.values()].map((message) => ({
+        org_id: orgId,
+        id: newId('conv'),
+        contact_id: message.contactId,
+        channel_id: message.channelId,
+        last_message_at: at,
+        created_at: at,
+        updated_at: at,
+      })),
+    )
+    .onConflict((conflict) =>
+      conflict.columns(['org_id', 'contact_id', 'channel_id']).doUpdateSet({
+        last_message_at: sql<Date>`greatest(conversations.last_message_at, excluded.last_message_at)`,
+        updated_at: sql<Date>`excluded.updated_at`,
+      }),
+    )
+    .returning(['id', 'contact_id', 'channel_id'])
+    .execute();
+  const conversationOf = new Map(conversations.map((row) => [`${row.contact_id} ${row.channel_id}`, row.id]));
+  await db
+    .insertInto('messages')
+    .values(
+      messages.map((message) => ({
+        org_id: orgId,
+        id: newId('msg'),
+        conversation_id: conversationOf.get(`${message.contactId} ${message.channelId}`) as string,
+        contact_id: message.contactId,
+        channel_id: message.channelId,
+        direction: 'outbound',
+        sender: 'system', // decisions §7
+        type: 'template',
+        text: null,
+        template_id: message.templateId,
+        phone: message.phone,
+        platform_message_id: message.platformMessageId,
+        status: message.status === 'sending' ? 'sent' : message.status,
+        sent_at: at,
+        delivered_at: message.deliveredAt,
+        read_at: message.readAt,
+        error: null,
+        created_at: at,
+        updated_at: at,
+      })),
+    )
+    .onConflict((conflict) =>
+      conflict.columns(['org_id', 'platform_message_id']).where('platform_message_id', 'is not', null).doNothing(),
+    )
+    .execute();
+}
+
 /** The message a status webhook names, locked until the webhook's transaction ends. */
 export const lockMessageByPlatformId = (db: Kysely<DB>, orgId: string, platformMessageId: string) =>
   db
@@ -130,12 +203,19 @@ export const updateMessage = (
   },
 ) => db.updateTable('messages').set(patch).where('org_id', '=', orgId).where('id', '=', messageId).execute();
 
-/** contract: a not-on-the-network answer moves an `unverified` contact to `unavailable` (and nothing else). */
-export const markContactUnavailable = (db: Kysely<DB>, orgId: string, contactId: string, at: Date) =>
+/** Where an outbound message went (its account, sending number and recipient), by the platform's message id. */
+export const findOutboundMessageRoute = (db: Kysely<DB>, platformMessageId: string) =>
   db
-    .updateTable('contacts')
-    .set({ messaging_status: 'unavailable', updated_at: at })
-    .where('org_id', '=', orgId)
-    .where('id', '=', contactId)
-    .where('messaging_status', '=', 'unverified')
-    .execute();
+    .selectFrom('messages')
+    .innerJoin('channels', (join) =>
+      join.onRef('channels.org_id', '=', 'messages.org_id').onRef('channels.id', '=', 'messages.channel_id'),
+    )
+    .innerJoin('messaging_accounts', (join) =>
+      join
+        .onRef('messaging_accounts.org_id', '=', 'channels.org_id')
+        .onRef('messaging_accounts.id', '=', 'channels.account_id'),
+    )
+    .select(['messaging_accounts.business_account_id', 'channels.phone_number_id', 'messages.phone'])
+    .where('messages.platform_message_id', '=', platformMessageId)
+    .where('messages.direction', '=', 'outbound')
+    .executeTakeFirst();

@@ -54,3 +54,14 @@ export async function writeOrder(db: Kysely<DB>, orgId: string, ids: string[], n
     from (values ${rows}) as v (id, idx)
     where p.org_id = ${orgId} and p.id = v.id and p.order_idx <> v.idx`.execute(db);
 }
+
+/** The keys of the organization's live (not archived) custom properties. */
+export const liveKeys = async (db: Kysely<DB>, orgId: string): Promise<string[]> =>
+  (
+    await db
+      .selectFrom('crm_properties')
+      .select('key')
+      .where('org_id', '=', orgId)
+      .where('archived_at', 'is', null)
+      .execute()
+  ).map((row) => row.key);

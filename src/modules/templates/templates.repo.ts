@@ -112,3 +112,12 @@ export const updateTemplateById = (
     updated_at: Date;
   },
 ) => db.updateTable('templates').set(patch).where('org_id', '=', orgId).where('id', '=', templateId).execute();
+
+/** A live template's platform identity, by id alone (the sandbox's operator controls name templates this way). */
+export const findTemplateIdentity = (db: Kysely<DB>, templateId: string) =>
+  db
+    .selectFrom('templates')
+    .select(['business_account_id', 'platform_template_id', 'name', 'language', 'category'])
+    .where('id', '=', templateId)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();

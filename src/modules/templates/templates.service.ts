@@ -8,15 +8,12 @@ import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MessagingPlatform, TemplateCategory, TemplateComponent } from '../../messaging/platform.ts';
+import { noPropertyKeys, type PropertyKeysSource } from './property-keys.ts';
 import { analyzeTemplate, type CatalogSendDefaults, validateTemplateComponents } from './send-requirements.ts';
 import * as repo from './templates.repo.ts';
 import type { TemplateInput, TemplateListQuery } from './templates.schemas.ts';
 
-/** The organization's custom property keys (named placeholders that resolve from a contact). */
-export type PropertyKeysSource = (db: Kysely<DB>, orgId: string) => Promise<readonly string[]>;
-
-/** Until custom properties exist, no placeholder resolves from one. */
-export const noPropertyKeys: PropertyKeysSource = async () => [];
+export type { PropertyKeysSource } from './property-keys.ts';
 
 export interface TemplatesDeps {
   db: Kysely<DB>;

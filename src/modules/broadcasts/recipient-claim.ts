@@ -1,43 +1,49 @@
-// The claim step of the fan-out, in one transaction: lock due recipient rows (SKIP LOCKED, so workers never wait
-// on each other), respect each number's per-second cap, charge the balance, and lease what was taken.
-import { type Selectable, sql, type Transaction } from 'kysely';
-import type { DB, MessagingAccountsTable } from '../db/schema.ts';
-import { updateRecipient } from '../modules/broadcasts/recipient-status.ts';
+// The claim step of a recipient's life, in one transaction: lock due recipient rows (SKIP LOCKED, so workers never
+// wait on each other), respect each number's per-second cap, reserve the price against the balance (one balance
+// update per account and claim), and lease what was taken.
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { priceOf } from './recipient-rules.ts';
 
-export interface ClaimedRow {
+/** A broadcast recipient's primary key. */
+export interface RecipientKey {
   org_id: string;
   broadcast_id: string;
   position: number;
-  account_id: string;
-  channel_id: string;
-  contact_id: string;
-  phone: string;
-  send_components: unknown;
-  attempts: number;
-  template_id: string;
-  template_name: string;
-  template_language: string;
-  template_category: string;
-  phone_number_id: string;
-  channel_status: string;
-  lease_token: string;
-  charged: number;
 }
 
-type Candidate = Omit<ClaimedRow, 'lease_token' | 'charged'> & {
-  /** `sending` for a lease that ran out before the hand-off: its reservation must be given back first. */
-  previous_status: string;
-  previous_charge: number;
+/** An UPDATE of one broadcast recipient, by its primary key. */
+export const updateRecipient = (db: Kysely<DB>, key: RecipientKey) =>
+  db
+    .updateTable('broadcast_recipients')
+    .where('org_id', '=', key.org_id)
+    .where('broadcast_id', '=', key.broadcast_id)
+    .where('position', '=', key.position);
+
+/** Moves an account's balance by `change` (a refund when positive). */
+export async function adjustBalance(db: Kysely<DB>, orgId: string, accountId: string, change: number): Promise<void> {
+  if (change === 0) return;
+  await db
+    .updateTable('messaging_accounts')
+    .set({ balance: sql`balance + ${change}` })
+    .where('org_id', '=', orgId)
+    .where('id', '=', accountId)
+    .execute();
+}
+
+type Candidate = Awaited<ReturnType<typeof claimBatch>>[number];
+
+/** A recipient this worker holds: leased under `lease_token`, its price reserved as `charged`. */
+export type ClaimedRow = Omit<Candidate, 'previous_status' | 'previous_charge'> & {
+  lease_token: string;
+  charged: number;
 };
 
 /** The amount a stale claim reserved and never spent. */
 const staleCharge = (row: Candidate) => (row.previous_status === 'sending' ? Number(row.previous_charge) : 0);
 
-export async function claimBatch(
-  trx: Transaction<DB>,
-  options: { limit: number; leaseMs: number; token: string },
-): Promise<Candidate[]> {
-  const rows = await trx
+export async function claimBatch(trx: Transaction<DB>, options: { limit: number; leaseMs: number; token: string }) {
+  return trx
     .selectFrom('broadcast_recipients as r')
     .innerJoin('broadcasts as b', (join) =>
       join.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 'r.broadcast_id'),
@@ -81,7 +87,6 @@ export async function claimBatch(
     .forUpdate('r')
     .skipLocked()
     .execute();
-  return rows;
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
@@ -129,12 +134,6 @@ async function applyChannelCaps(trx: Transaction<DB>, rows: Candidate[], cap: nu
     taken.push(...group.slice(0, allowed));
   }
   return taken;
-}
-
-function priceOf(account: Pick<Selectable<MessagingAccountsTable>, 'prices'>, category: string): number {
-  const prices = account.prices as Record<string, number>;
-  const price = prices[category];
-  return typeof price === 'number' && price >= 0 ? price : 1;
 }
 
 /**
@@ -269,7 +268,7 @@ export async function chargeClaims(
     const paid: ClaimedRow[] = [];
     for (const row of group) {
       if (row.channel_status !== 'live') continue;
-      const price = priceOf(account, row.template_category);
+      const price = priceOf(account.prices, row.template_category);
       // contract: a broadcast stops when the balance cannot pay its next message; later rows of it wait too.
       if (unpaid.has(row.broadcast_id) || balance + 1e-9 < price) {
         unpaid.add(row.broadcast_id);
@@ -291,14 +290,27 @@ export async function chargeClaims(
     }
     const parkedReturns = await stopForBalance(trx, org_id, [...unpaid], options.token);
     const change = returned + parkedReturns - spent;
-    if (change !== 0) {
-      await trx
-        .updateTable('messaging_accounts')
-        .set({ balance: sql`balance + ${change}` })
-        .where('org_id', '=', org_id)
-        .where('id', '=', account_id)
-        .execute();
-    }
+    await adjustBalance(trx, org_id, account_id, change);
   }
   return claimed;
+}
+
+export interface ClaimOptions {
+  limit: number;
+  leaseMs: number;
+  token: string;
+  perNumberPerSecond: number | null;
+}
+
+/** Claims due recipients for one worker: locked, capped, paid for and leased, in one transaction. */
+export function claimRecipients(db: Kysely<DB>, options: ClaimOptions): Promise<ClaimedRow[]> {
+  return db.transaction().execute(async (trx) => chargeClaims(trx, await claimBatch(trx, options), options));
+}
+
+/** Per-second windows of the per-number cap are only read within their second: older ones go. */
+export async function purgeSendWindows(db: Kysely<DB>, nowSeconds: number): Promise<void> {
+  await db
+    .deleteFrom('channel_send_windows')
+    .where('window_start', '<', nowSeconds - 60)
+    .execute();
 }

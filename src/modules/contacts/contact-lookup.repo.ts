@@ -1,11 +1,9 @@
-// The contacts a send reads and creates. Kept apart so that the send rules do not depend on how contacts store
-// their custom properties.
-import { type Kysely, sql } from 'kysely';
+// The contacts a send addresses, with their custom property values keyed by property key (decisions §5), so that
+// named placeholders resolve from them. The send rules do not depend on how contacts store their properties.
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { newId } from '../../lib/ids.ts';
-import { loadValues } from '../contacts/contacts.repo.ts';
-import { findInitialStage } from '../funnel-stages/funnel-stages.repo.ts';
 import type { RecipientContact } from '../templates/send-requirements.ts';
+import { loadValues } from './contacts.repo.ts';
 
 export interface SendContact extends RecipientContact {
   id: string;
@@ -56,52 +54,4 @@ export async function contactsByPhone(
     .where('deleted_at', 'is', null)
     .execute();
   return new Map((await withProperties(db, orgId, rows)).map((row) => [row.phone as string, row]));
-}
-
-/**
- * decisions §5: a phone that matches no contact creates one, with origin API and `unverified` status. Race-safe:
- * a concurrent create of the same phone meets the unique index and the existing contact is used.
- */
-export async function ensureContactsForPhones(
-  trx: Kysely<DB>,
-  orgId: string,
-  phones: string[],
-): Promise<Map<string, string>> {
-  const ids = new Map<string, string>();
-  if (phones.length === 0) return ids;
-  const initialStage = await initialFunnelStage(trx, orgId);
-  await trx
-    .insertInto('contacts')
-    .values(
-      phones.map((phone) => ({
-        org_id: orgId,
-        id: newId('ct'),
-        phone,
-        origin: 'API',
-        messaging_status: 'unverified',
-        funnel_stage_id: initialStage,
-      })),
-    )
-    .onConflict((conflict) =>
-      conflict
-        .expression(sql`org_id, phone`)
-        .where('deleted_at', 'is', null)
-        .where('phone', 'is not', null)
-        .doNothing(),
-    )
-    .execute();
-  const rows = await trx
-    .selectFrom('contacts')
-    .select(['id', 'phone'])
-    .where('org_id', '=', orgId)
-    .where('phone', 'in', phones)
-    .where('deleted_at', 'is', null)
-    .execute();
-  for (const row of rows) ids.set(row.phone as string, row.id);
-  return ids;
-}
-
-/** decisions §5: a new contact starts in the organization's initial funnel stage, when it has one. */
-async function initialFunnelStage(trx: Kysely<DB>, orgId: string): Promise<string | null> {
-  return (await findInitialStage(trx, orgId))?.id ?? null;
 }

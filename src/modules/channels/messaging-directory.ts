@@ -1,0 +1,54 @@
+// The channels feature answers the messaging side's questions about what the platform's ids name: which
+// organization a business account belongs to, which live number a phone number id is, and (for the sandbox)
+// which business account a sending number belongs to, and a live number's platform ids.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import type { SandboxLookup } from '../../messaging/sandbox/sandbox-controls.ts';
+import type { MessagingDirectory } from '../../messaging/webhooks.ts';
+
+export function createMessagingDirectory(db: Kysely<DB>): MessagingDirectory & {
+  businessAccountOfNumber(phoneNumberId: string): Promise<string | undefined>;
+  liveNumber: SandboxLookup['liveNumber'];
+} {
+  const liveNumbers = () =>
+    db
+      .selectFrom('channels')
+      .innerJoin('messaging_accounts', (join) =>
+        join
+          .onRef('messaging_accounts.org_id', '=', 'channels.org_id')
+          .onRef('messaging_accounts.id', '=', 'channels.account_id'),
+      )
+      .where('channels.status', '=', 'live');
+  return {
+    async organizationOfAccount(businessAccountId) {
+      const row = await db
+        .selectFrom('messaging_accounts')
+        .select('org_id')
+        .where('business_account_id', '=', businessAccountId)
+        .executeTakeFirst();
+      return row?.org_id;
+    },
+    async liveChannel(orgId, phoneNumberId) {
+      const row = await db
+        .selectFrom('channels')
+        .select('id')
+        .where('org_id', '=', orgId)
+        .where('phone_number_id', '=', phoneNumberId)
+        .where('status', '=', 'live')
+        .executeTakeFirst();
+      return row?.id;
+    },
+    async businessAccountOfNumber(phoneNumberId) {
+      const row = await liveNumbers()
+        .select('messaging_accounts.business_account_id')
+        .where('channels.phone_number_id', '=', phoneNumberId)
+        .executeTakeFirst();
+      return row?.business_account_id;
+    },
+    liveNumber: (channelId) =>
+      liveNumbers()
+        .select(['messaging_accounts.business_account_id', 'channels.phone_number_id'])
+        .where('channels.id', '=', channelId)
+        .executeTakeFirst(),
+  };
+}

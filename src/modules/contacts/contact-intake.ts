@@ -1,0 +1,143 @@
+// Contacts own every contact write that the messaging side causes:
+// - one intake for "the live contact with this phone, created when there is none" (sends to unknown phones,
+//   inbound messages from unknown phones);
+// - the one place that moves `messaging_status` (contract: messaging_status rules; decisions §5).
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { newId } from '../../lib/ids.ts';
+import { findInitialStage } from '../funnel-stages/funnel-stages.repo.ts';
+import type { Contact } from './contacts.schemas.ts';
+
+export type MessagingStatus = Contact['messaging_status'];
+
+/** contract: a new contact starts `unverified` with a phone on file and `unavailable` without. */
+export function initialMessagingStatus(phone: string | null | undefined): MessagingStatus {
+  return phone ? 'unverified' : 'unavailable';
+}
+
+/**
+ * decisions §5: setting a phone makes the contact `unverified` (a new number has not been verified either),
+ * removing it makes it `unavailable`; the same phone changes nothing (undefined).
+ */
+export function messagingStatusAfterPhoneChange(
+  previous: string | null,
+  next: string | null,
+): MessagingStatus | undefined {
+  return next === previous ? undefined : initialMessagingStatus(next);
+}
+
+export interface PhoneIntake {
+  /** E.164. */
+  phone: string;
+  /** The sender's profile name on the chat network, used as the first name of a contact made here. */
+  firstName?: string | undefined;
+}
+
+export interface IntakeOptions {
+  /** decisions §5: `API` for a send to an unknown phone; `OTHER` for someone who wrote to a connected number. */
+  origin: 'API' | 'OTHER';
+  at?: Date | undefined;
+}
+
+/**
+ * The live contact of each phone, made when there is none. Race-safe: concurrent intakes of one phone meet on the
+ * unique index of live phones (contacts_phone_uq); the loser inserts nothing and reads the winner's row (a new
+ * statement sees rows committed meanwhile). Answers phone -> {id, created}.
+ */
+export async function contactsForPhones(
+  db: Kysely<DB>,
+  orgId: string,
+  intakes: PhoneIntake[],
+  options: IntakeOptions,
+): Promise<Map<string, { id: string; created: boolean }>> {
+  const found = new Map<string, { id: string; created: boolean }>();
+  if (intakes.length === 0) return found;
+  const phones = [...new Set(intakes.map((intake) => intake.phone))];
+  const existing = await livePhones(db, orgId, phones);
+  for (const row of existing) found.set(row.phone as string, { id: row.id, created: false });
+  const missing = intakes.filter((intake) => !found.has(intake.phone));
+  if (missing.length === 0) return found;
+  // decisions §5: a new contact starts in the initial funnel stage when the organization has one.
+  const stage = await findInitialStage(db, orgId);
+  const at = options.at;
+  const inserted = await db
+    .insertInto('contacts')
+    .values(
+      [...new Map(missing.map((intake) => [intake.phone, intake])).values()].map((intake) => ({
+        org_id: orgId,
+        id: newId('ct'),
+        phone: intake.phone,
+        first_name: intake.firstName?.slice(0, 120) ?? null,
+        origin: options.origin,
+        messaging_status: initialMessagingStatus(intake.phone),
+        funnel_stage_id: stage?.id ?? null,
+        ...(at ? { created_at: at, updated_at: at } : {}),
+      })),
+    )
+    .onConflict((conflict) =>
+      conflict.columns(['org_id', 'phone']).where('deleted_at', 'is', null).where('phone', 'is not', null).doNothing(),
+    )
+    .returning(['id', 'phone'])
+    .execute();
+  for (const row of inserted) found.set(row.phone as string, { id: row.id, created: true });
+  const raced = phones.filter((phone) => !found.has(phone));
+  if (raced.length > 0) {
+    for (const row of await livePhones(db, orgId, raced))
+      found.set(row.phone as string, { id: row.id, created: false });
+    const lost = raced.find((phone) => !found.has(phone));
+    if (lost) throw new Error('contact insert conflicted but no live contact has the phone');
+  }
+  return found;
+}
+
+const livePhones = (db: Kysely<DB>, orgId: string, phones: string[]) =>
+  db
+    .selectFrom('contacts')
+    .select(['id', 'phone'])
+    .where('org_id', '=', orgId)
+    .where('phone', 'in', phones)
+    .where('deleted_at', 'is', null)
+    .execute();
+
+/** What a message's outcome says about its contact's reachability on the chat network. */
+export type ReachabilityOutcome = 'reached' | 'not_on_network';
+
+export interface Reachability {
+  contactId: string;
+  outcome: ReachabilityOutcome;
+}
+
+/**
+ * contract (messaging_status): an `unverified` contact becomes `verified` after a successful send and
+ * `unavailable` after a not-on-the-chat-network answer (also once `verified`: see below); `unavailable` stays. One statement for a batch.
+ * With `contactedAt`, reached contacts also record when they were last contacted (a hand-off the platform took).
+ */
+export async function recordReachability(
+  db: Kysely<DB>,
+  orgId: string,
+  entries: Reachability[],
+  options: { contactedAt?: Date } = {},
+): Promise<void> {
+  if (entries.length === 0) return;
+  // One outcome per contact: the last one reported in the batch wins.
+  const byContact = new Map(entries.map((entry) => [entry.contactId, entry.outcome]));
+  const ids = [...byContact.keys()];
+  const outcomes = ids.map((id) => byContact.get(id) as ReachabilityOutcome);
+  const next = sql<string>`case v.outcome when 'reached' then 'verified' else 'unavailable' end`;
+  // The Cloud API accepts a send (the contact becomes `verified`) and may report 131026 later: the number is not on
+  // the network after all, so that report moves a `verified` contact too.
+  const moves = sql<boolean>`(contacts.messaging_status = 'unverified'
+    or (v.outcome = 'not_on_network' and contacts.messaging_status = 'verified'))`;
+  const contacted =
+    options.contactedAt === undefined
+      ? sql`contacts.last_contacted_at`
+      : sql`case when v.outcome = 'reached' then ${options.contactedAt} else contacts.last_contacted_at end`;
+  await sql`
+    update contacts set
+      messaging_status = case when ${moves} then ${next} else contacts.messaging_status end,
+      updated_at = case when ${moves} then now() else contacts.updated_at end,
+      last_contacted_at = ${contacted}
+    from unnest(${ids}::text[], ${outcomes}::text[]) as v(id, outcome)
+    where contacts.org_id = ${orgId} and contacts.id = v.id
+      and (${moves} or ${options.contactedAt !== undefined})`.execute(db);
+}

@@ -1,0 +1,70 @@
+// The conversations feature's answers to the platform: an inbound message (the contact, made when the phone is
+// new; the conversation with that number; the message, decisions §7: `sender: "contact"`), and status reports,
+// which move an outbound message forward only.
+import { newId } from '../../lib/ids.ts';
+import { isForward } from '../../messaging/message-status.ts';
+import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/webhooks.ts';
+import { contactsForPhones, recordReachability } from '../contacts/contact-intake.ts';
+import * as conversations from './conversations.repo.ts';
+
+const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx, event, { orgId, channelId }) => {
+  if (!channelId) return 'unmatched';
+  const at = event.timestamp;
+  // Not one of the named acquisition categories: the person wrote to a connected number. The channel is kept by
+  // the conversation, not in `origin` (contract: origin is the category, set once at first touch).
+  const contacts = await contactsForPhones(trx, orgId, [{ phone: event.from, firstName: event.profileName }], {
+    origin: 'OTHER',
+    at,
+  });
+  const contact = contacts.get(event.from) as { id: string };
+  const conversationId = await conversations.findOrCreateConversation(trx, orgId, contact.id, channelId, at);
+  await conversations.insertMessage(trx, {
+    org_id: orgId,
+    id: newId('msg'),
+    conversation_id: conversationId,
+    contact_id: contact.id,
+    channel_id: channelId,
+    direction: 'inbound',
+    sender: 'contact', // decisions §7
+    type: event.type,
+    text: event.text ?? null,
+    template_id: null,
+    phone: event.from,
+    platform_message_id: event.platformMessageId,
+    status: 'received',
+    error: null,
+    created_at: at,
+    updated_at: at,
+  });
+  return 'applied';
+};
+
+const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, event, { orgId, receivedAt }) => {
+  const message = await conversations.lockMessageByPlatformId(trx, orgId, event.platformMessageId);
+  if (!message) return 'unmatched';
+  const at = event.timestamp;
+  if (!isForward(message.status, event.status)) {
+    // A delivery report that arrives after the read report still tells when it was delivered.
+    if (event.status === 'delivered' && message.status === 'read' && message.delivered_at === null) {
+      await conversations.updateMessage(trx, orgId, message.id, { delivered_at: at, updated_at: receivedAt });
+    }
+    return 'stale';
+  }
+  const changes = {
+    sent: { status: 'sent', sent_at: at },
+    delivered: { status: 'delivered', delivered_at: at },
+    // read implies delivered
+    read: { status: 'read', read_at: at, delivered_at: message.delivered_at ?? at },
+    failed: { status: 'failed', failed_at: at, error: event.error?.reason ?? 'platform_error' },
+  }[event.status];
+  await conversations.updateMessage(trx, orgId, message.id, { ...changes, updated_at: receivedAt });
+  if (event.status === 'failed' && event.error?.reason === 'not_on_network') {
+    await recordReachability(trx, orgId, [{ contactId: message.contact_id, outcome: 'not_on_network' }]);
+  }
+  return 'applied';
+};
+
+export const conversationEventHandlers: PlatformEventHandlers = {
+  inbound_message: [applyInboundMessage],
+  message_status: [applyMessageStatus],
+};

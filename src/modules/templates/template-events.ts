@@ -1,0 +1,62 @@
+// The templates feature's answers to the platform's template webhooks (contract: template status; the stored
+// category follows the platform's re-categorisation). Registered with the webhook processor in the wiring.
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/webhooks.ts';
+import * as templates from './templates.repo.ts';
+
+/**
+ * The stored status a template-status event leads to; undefined leaves the status as it is. Events that are not
+ * states (the platform says the template stays APPROVED through FLAGGED, LOCKED, UNLOCKED) change nothing;
+ * REINSTATED and UNARCHIVED return it to APPROVED; anything else is stored as given.
+ */
+export function templateStatusFor(event: string): string | undefined {
+  const upper = event.toUpperCase();
+  if (['FLAGGED', 'LOCKED', 'UNLOCKED'].includes(upper)) return undefined;
+  if (upper === 'REINSTATED' || upper === 'UNARCHIVED') return 'APPROVED';
+  return upper;
+}
+
+const applyTemplateStatus: PlatformEventHandler<'template_status'> = async (trx, event, context) => {
+  const { orgId, occurredAt, receivedAt } = context;
+  const rows = await templates.lockTemplateByPlatformId(trx, orgId, event.businessAccountId, event.platformTemplateId);
+  if (rows.length === 0) return 'unmatched';
+  const status = templateStatusFor(event.event);
+  let outcome: 'applied' | 'stale' = 'stale';
+  for (const row of rows) {
+    // Template states go back and forth (APPROVED, PAUSED, APPROVED): order by the platform's time, not by rank.
+    if (occurredAt && row.status_event_at && occurredAt.getTime() < row.status_event_at.getTime()) continue;
+    if (status === undefined) continue;
+    await templates.updateTemplateById(trx, orgId, row.id, {
+      status,
+      ...(status === 'REJECTED' ? { rejected_reason: event.reason ?? null } : {}),
+      ...(status === 'APPROVED' ? { rejected_reason: null } : {}),
+      ...(occurredAt ? { status_event_at: occurredAt } : {}),
+      updated_at: receivedAt,
+    });
+    outcome = 'applied';
+  }
+  return outcome;
+};
+
+const applyTemplateCategory: PlatformEventHandler<'template_category'> = async (
+  trx: Transaction<DB>,
+  event,
+  { orgId, receivedAt },
+) => {
+  const rows = await templates.lockTemplateByPlatformId(trx, orgId, event.businessAccountId, event.platformTemplateId);
+  if (rows.length === 0) return 'unmatched';
+  // contract: the stored category follows the platform's re-categorisation.
+  for (const row of rows) {
+    await templates.updateTemplateById(trx, orgId, row.id, {
+      category: event.newCategory.toUpperCase(),
+      updated_at: receivedAt,
+    });
+  }
+  return 'applied';
+};
+
+export const templateEventHandlers: PlatformEventHandlers = {
+  template_status: [applyTemplateStatus],
+  template_category: [applyTemplateCategory],
+};

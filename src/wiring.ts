@@ -1,0 +1,162 @@
+// The one wiring: from a database, a clock, a messaging platform and a few settings to every part of the product —
+// the webhook processor with the features' handlers, the services, the fan-out and the other worker tasks.
+// server.ts, cli.ts, the benchmarks and the test harness all build the product here; buildApp only registers
+// plugins and routes over a Wiring, and startWorker runs its tasks.
+import { randomBytes } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import { pino } from 'pino';
+import type { Database } from './db/database.ts';
+import type { ReadinessCheck } from './http/health.ts';
+import { createMetrics, type Metrics } from './http/metrics.ts';
+import { createMemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
+import { type Clock, systemClock } from './lib/clock.ts';
+import { createMediaFetcher, type MediaFetcher } from './messaging/media/media-fetcher.ts';
+import { createMessaging, type Messaging } from './messaging/platform-factory.ts';
+import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
+import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
+import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
+import { broadcastEventHandlers } from './modules/broadcasts/broadcast-events.ts';
+import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
+import { createSendService } from './modules/broadcasts/send.service.ts';
+import { createChannelsService } from './modules/channels/channels.service.ts';
+import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
+import { createContactsService } from './modules/contacts/contacts.service.ts';
+import { conversationEventHandlers } from './modules/conversations/conversation-events.ts';
+import { findOutboundMessageRoute } from './modules/conversations/conversations.repo.ts';
+import { createConversationsService } from './modules/conversations/conversations.service.ts';
+import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
+import { createOperatorService } from './modules/operator/operator.service.ts';
+import { createPropertiesService } from './modules/properties/properties.service.ts';
+import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
+import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/property-keys.ts';
+import { templateEventHandlers } from './modules/templates/template-events.ts';
+import { findTemplateIdentity } from './modules/templates/templates.repo.ts';
+import { createTemplatesService } from './modules/templates/templates.service.ts';
+import { createFanout, type FanoutOptions } from './worker/fanout.ts';
+import { type WorkerTaskOptions, workerTasks } from './worker/tasks.ts';
+import { startWorker, type Worker } from './worker/worker.ts';
+
+export interface WiringInput {
+  database: Database;
+  clock?: Clock;
+  /** The platform adapter (and the sandbox's controls); a sandbox with default settings when absent. */
+  messaging?: Messaging;
+  log?: FastifyBaseLogger;
+  /** The process's metrics registry (shared by the API and the worker); a new one when absent. */
+  metrics?: Metrics;
+  /** Process-level metrics (CPU, memory, event loop) in a new registry; off in tests. */
+  processMetrics?: boolean;
+  rateLimitStore?: RateLimitStore;
+  /** ADMIN_TOKEN: turns on the operator API. */
+  adminToken?: string | undefined;
+  /** WEBHOOK_APP_SECRET: the key of X-Hub-Signature-256 (the sandbox signs with it too); random when absent. */
+  webhookAppSecret?: string;
+  /** WEBHOOK_VERIFY_TOKEN of the subscription handshake; without it the handshake is refused. */
+  webhookVerifyToken?: string | undefined;
+  /** Fetches and checks media URLs of sends; by default public addresses only, plus `mediaFetchAllowHosts`. */
+  mediaFetcher?: MediaFetcher;
+  mediaFetchAllowHosts?: readonly string[];
+  /** An organization's custom property keys, for send requirements; the live keys when absent. */
+  propertyKeys?: PropertyKeysSource;
+  fanout?: Partial<FanoutOptions>;
+  worker?: Partial<WorkerTaskOptions>;
+  /** Extra named checks of /readyz besides the database and its migrations (say, Redis). */
+  readinessChecks?: Record<string, ReadinessCheck>;
+  /** PUBLIC_BASE_URL: the `servers` entry of the OpenAPI document; the listen address when absent. */
+  publicBaseUrl?: string | undefined;
+  /** METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. */
+  metricsToken?: string | undefined;
+}
+
+export type Wiring = ReturnType<typeof wire>;
+
+export function wire(input: WiringInput) {
+  const { database } = input;
+  const { db } = database;
+  const clock = input.clock ?? systemClock;
+  const log = input.log ?? pino({ level: 'silent' });
+  const metrics = input.metrics ?? createMetrics(database.poolStats, { defaultMetrics: input.processMetrics ?? false });
+  const messaging = input.messaging ?? createMessaging({ kind: 'sandbox', clock });
+  const webhookAppSecret = input.webhookAppSecret ?? randomBytes(32).toString('hex');
+
+  // Features answer the platform's events: each registers its handlers by event kind.
+  const handlers = joinHandlers(templateEventHandlers, conversationEventHandlers, broadcastEventHandlers);
+  const directory = createMessagingDirectory(db);
+  const webhooks = createWebhookProcessor({ db, clock, appSecret: webhookAppSecret, log, directory, handlers });
+  if (messaging.sandbox)
+    connectSandbox(messaging.sandbox, webhooks, directory.businessAccountOfNumber, webhookAppSecret);
+
+  const propertyKeys = input.propertyKeys ?? livePropertyKeys;
+  const broadcasts = createBroadcastsService(db);
+  const services = {
+    contacts: createContactsService({ db, clock }),
+    properties: createPropertiesService({ db, clock }),
+    funnelStages: createFunnelStagesService({ db, clock }),
+    subOrigins: createSubOriginsService({ db, clock }),
+    templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
+    conversations: createConversationsService({ db }),
+    channels: createChannelsService(db),
+    broadcasts,
+    send: createSendService({
+      db,
+      broadcasts,
+      media: input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] }),
+      propertyKeys: (orgId) => propertyKeys(db, orgId),
+    }),
+    // The platform port says its own kind: with `cloud` the platform's own ids must be given.
+    operator: createOperatorService({ db, clock, platform: messaging.platform.name }),
+    sandbox: messaging.sandbox
+      ? createSandboxControls({
+          clock,
+          sandbox: messaging.sandbox,
+          lookup: {
+            template: (id) => findTemplateIdentity(db, id),
+            outboundMessage: (id) => findOutboundMessageRoute(db, id),
+            liveNumber: directory.liveNumber,
+          },
+        })
+      : undefined,
+  };
+
+  const rateLimitStore = input.rateLimitStore ?? createMemoryRateLimitStore();
+  const fanout = createFanout({
+    db,
+    platform: messaging.platform,
+    log,
+    options: input.fanout,
+    onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
+  });
+
+  return {
+    database,
+    db,
+    clock,
+    log,
+    metrics,
+    messaging,
+    rateLimitStore,
+    adminToken: input.adminToken,
+    webhookVerifyToken: input.webhookVerifyToken,
+    readinessChecks: input.readinessChecks ?? {},
+    publicBaseUrl: input.publicBaseUrl,
+    metricsToken: input.metricsToken,
+    webhooks,
+    services,
+    fanout,
+    /** Stops the sandbox's timers and closes the rate-limit store and the database. */
+    async close(): Promise<void> {
+      messaging.sandbox?.close();
+      await rateLimitStore.close();
+      await database.close();
+    },
+    /** Runs the fan-out, the reconciler and the maintenance tasks until stopped. */
+    startWorker(): Worker {
+      const options: Partial<WorkerTaskOptions> = { ...input.worker };
+      if (input.fanout?.reconcileAfterMs !== undefined) options.reconcileAfterMs = input.fanout.reconcileAfterMs;
+      // Every task pauses while the database is known to be unreachable (issue 13).
+      return startWorker(workerTasks({ database, fanout, log, clock, options }), log, {
+        paused: () => !database.health.available,
+      });
+    },
+  };
+}

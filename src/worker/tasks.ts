@@ -1,0 +1,73 @@
+// What the worker runs: the fan-out (claiming while there is work, in bounded slices), the reconciler of hand-offs
+// whose answer was lost, and the maintenance that keeps the queue tables small.
+import type { FastifyBaseLogger } from 'fastify';
+import type { Database } from '../db/database.ts';
+import { analyze } from '../db/migrate.ts';
+import type { Clock } from '../lib/clock.ts';
+import { pruneProcessedEvents } from '../messaging/webhooks.ts';
+import { purgeExpiredIdempotencyKeys } from '../modules/broadcasts/idempotency.ts';
+import { purgeSendWindows } from '../modules/broadcasts/recipient-claim.ts';
+import type { Fanout } from './fanout.ts';
+import type { WorkerTask } from './worker.ts';
+
+export interface WorkerTaskOptions {
+  /** How often an idle worker looks for recipients to hand off. */
+  pollMs: number;
+  /** How long a hand-off whose answer was lost waits for the platform's report before it fails. */
+  reconcileAfterMs: number;
+}
+
+const DEFAULTS: WorkerTaskOptions = { pollMs: 200, reconcileAfterMs: 15 * 60_000 };
+const FANOUT_SLICE_MS = 2000;
+const RECONCILE_INTERVAL_MS = 30_000;
+const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
+const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+
+export interface WorkerTaskDeps {
+  database: Database;
+  fanout: Fanout;
+  log: FastifyBaseLogger;
+  clock: Clock;
+  options?: Partial<WorkerTaskOptions> | undefined;
+}
+
+export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
+  const { database, fanout, log, clock } = deps;
+  const options = { ...DEFAULTS, ...deps.options };
+  const { db } = database;
+  const tasks: WorkerTask[] = [
+    {
+      name: 'fanout',
+      intervalMs: options.pollMs,
+      // Keeps claiming while there is work, for a bounded slice, then yields to the other tasks.
+      run: async () => {
+        const started = Date.now();
+        let handled = 0;
+        for (let batch = await fanout.runOnce(); batch > 0; batch = await fanout.runOnce()) {
+          handled += batch;
+          if (Date.now() - started >= FANOUT_SLICE_MS) break;
+        }
+        if (handled > 0) log.debug({ handled }, 'fan-out handed off recipients');
+      },
+    },
+    {
+      name: 'reconcile-handoffs',
+      intervalMs: Math.min(RECONCILE_INTERVAL_MS, Math.max(1000, options.reconcileAfterMs)),
+      run: async () => {
+        const settled = await fanout.reconcile();
+        if (settled > 0) log.warn({ settled }, 'hand-offs never confirmed by the platform were failed and refunded');
+      },
+    },
+    { name: 'prune-webhook-events', intervalMs: PRUNE_INTERVAL_MS, run: () => pruneProcessedEvents(db, clock.now()) },
+    { name: 'purge-idempotency-keys', intervalMs: PRUNE_INTERVAL_MS, run: () => purgeExpiredIdempotencyKeys(db) },
+    {
+      name: 'purge-send-windows',
+      intervalMs: 60_000,
+      run: () => purgeSendWindows(db, Math.floor(clock.now().getTime() / 1000)),
+    },
+  ];
+  // PGlite has no autovacuum: gather planner statistics on a schedule.
+  if (database.kind === 'pglite')
+    tasks.push({ name: 'analyze', intervalMs: ANALYZE_INTERVAL_MS, run: () => analyze(db) });
+  return tasks;
+}

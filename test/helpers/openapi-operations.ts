@@ -1,0 +1,111 @@
+// The /v1 operations of the OpenAPI document, for suites that run one case against every route (auth, isolation,
+// bad input, fuzzing): new routes join them without anyone remembering to add them.
+
+export interface JsonSchema {
+  type?: string | string[];
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
+  enum?: unknown[];
+  const?: unknown;
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  format?: string;
+  pattern?: string;
+  minLength?: number;
+  maxLength?: number;
+  minimum?: number;
+  maximum?: number;
+  minItems?: number;
+  maxItems?: number;
+}
+
+export interface Parameter {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required?: boolean;
+  schema?: JsonSchema;
+}
+
+export interface Operation {
+  method: string;
+  /** The path as documented, `{name}` for parameters. */
+  path: string;
+  operationId: string;
+  pathParams: string[];
+  query: Parameter[];
+  body: JsonSchema | undefined;
+}
+
+interface Document {
+  paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId?: string;
+        parameters?: Parameter[];
+        requestBody?: { content?: Record<string, { schema?: JsonSchema }> };
+      }
+    >
+  >;
+}
+
+/** The document with every `#/components/...` reference replaced by what it names (the schemas are not recursive). */
+function dereferenced(document: unknown): Document {
+  const root = document as Record<string, unknown>;
+  const resolve = (node: unknown, depth: number): unknown => {
+    if (Array.isArray(node)) return node.map((item) => resolve(item, depth));
+    if (node === null || typeof node !== 'object') return node;
+    const { $ref, ...rest } = node as Record<string, unknown>;
+    if (typeof $ref === 'string' && $ref.startsWith('#/') && depth < 32) {
+      const target = $ref
+        .slice(2)
+        .split('/')
+        .reduce<unknown>((parent, key) => (parent as Record<string, unknown> | undefined)?.[key], root);
+      return resolve({ ...(target as object), ...rest }, depth + 1);
+    }
+    return Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, resolve(value, depth)]));
+  };
+  return { paths: resolve(root.paths, 0) as Document['paths'] };
+}
+
+export function operationsOf(document: unknown): Operation[] {
+  return Object.entries(dereferenced(document).paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({
+      method: method.toUpperCase(),
+      path,
+      operationId: operation.operationId ?? `${method} ${path}`,
+      pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string),
+      query: (operation.parameters ?? []).filter((parameter) => parameter.in === 'query'),
+      body: operation.requestBody?.content?.['application/json']?.schema,
+    })),
+  );
+}
+
+/** The path with each parameter replaced by the value `ids` gives for its name. */
+export function fillPath(operation: Operation, ids: (name: string) => string): string {
+  return operation.path.replace(/\{([^}]+)\}/g, (_match, name: string) => encodeURIComponent(ids(name).toWellFormed()));
+}
+
+/** One value of a JSON type other than the schema's (for "wrong type" cases). */
+export function wrongTypeFor(schema: JsonSchema): unknown {
+  const types = new Set(
+    [schema.type, ...(schema.anyOf ?? []).map((branch) => branch.type), ...(schema.oneOf ?? []).map((b) => b.type)]
+      .flat()
+      .filter(Boolean),
+  );
+  const candidates: [string, unknown][] = [
+    ['object', { wrong: true }],
+    ['array', ['wrong']],
+    ['boolean', true],
+    ['string', 'wrong'],
+    ['number', 12.5],
+  ];
+  for (const [type, value] of candidates) {
+    if (types.size === 0) return undefined; // any JSON is accepted: no wrong type exists
+    if (!types.has(type) && !(type === 'number' && types.has('integer'))) return value;
+  }
+  return undefined;
+}

@@ -1,0 +1,37 @@
+// An organization holding one of each resource a /v1 path names by id, for the suites that run against every route.
+import type { Harness } from './harness.ts';
+import { approvedTemplate, phones } from './sends.ts';
+
+export interface OwnedResources {
+  key: string;
+  /** Ids by path parameter name (`contact_id`, `template_id`, …). */
+  ids: Record<string, string>;
+}
+
+export async function createOwnedResources(h: Harness): Promise<OwnedResources> {
+  const { org, key } = await h.createOrg();
+  const account = await h.createAccount(org.id);
+  const channelId = account.numbers[0].id as string;
+  const [phone] = phones(1) as [string];
+  const contact = await h.api('POST', '/v1/contacts', { key, body: { first_name: 'Owned', phone } });
+  const property = await h.api('POST', '/v1/properties', { key, body: { key: 'owned', label: 'Owned', kind: 'TEXT' } });
+  const stage = await h.api('POST', '/v1/funnel-stages', { key, body: { name: 'Owned' } });
+  const template = await approvedTemplate(h, key);
+  const broadcast = await h.api('POST', `/v1/templates/${template.id}/send`, {
+    key,
+    body: { recipients: [{ contact_id: contact.body.id, variables: { 'body.1': '1' } }] },
+  });
+  await h.fanout.drain();
+  await h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from: phone, text: 'hello' });
+  const conversation = (await h.api('GET', '/v1/conversations', { key })).body.items[0];
+  const ids: Record<string, string> = {
+    contact_id: contact.body.id,
+    property_id: property.body.id,
+    stage_id: stage.body.id,
+    template_id: template.id,
+    broadcast_id: broadcast.body.id,
+    conversation_id: conversation?.id,
+  };
+  for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`fixture ${name} was not created`);
+  return { key, ids };
+}
