@@ -25,7 +25,6 @@ import { subOriginsRoutes } from './modules/sub-origins/sub-origins.routes.ts';
 import { templateRoutes } from './modules/templates/templates.routes.ts';
 import type { Wiring } from './wiring.ts';
 
-export const API_VERSION = '1.0.0';
 export const BODY_LIMIT = 1024 * 1024;
 
 export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
