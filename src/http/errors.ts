@@ -132,6 +132,8 @@ export function notFoundHandler(app: FastifyInstance) {
  * over the length limit) go through the same handler as every other error, so they answer in the `{detail}` shape.
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  // These answers skip the onRequest hooks; the contract's X-Request-Id is on every response all the same.
+  reply.header('X-Request-Id', request.id);
   if (error.code === 'FST_ERR_BAD_URL') return send(reply, 400, 'bad_request');
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return send(reply, 414, 'uri_too_long');
   request.log.warn({ err: error }, 'framework error');
