@@ -87,9 +87,9 @@ export function broadcastsRoutes(parent: FastifyInstance, broadcasts: Broadcasts
           ...v1Errors({ 404: [], 409: ['broadcast_not_cancellable'], 422: [] }),
         },
       },
-      // The body is optional: no body is the same as `{}`.
+      // The body is optional: no body is the same as `{}` (a JSON `null` is a body, and a wrong one).
       preValidation: async (request) => {
-        request.body ??= {};
+        if (request.body === undefined) request.body = {};
       },
     },
     async (request) => broadcasts.cancel(authOf(request).orgId, request.params.broadcast_id),
