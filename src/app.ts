@@ -18,13 +18,16 @@ import { sendRoutes } from './modules/broadcasts/send.routes.ts';
 import { channelRoutes } from './modules/channels/channels.routes.ts';
 import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
+import { webhooksDocument } from './modules/events/events.openapi.ts';
 import { funnelStagesRoutes } from './modules/funnel-stages/funnel-stages.routes.ts';
 import { operatorRoutes } from './modules/operator/operator.routes.ts';
 import { propertiesRoutes } from './modules/properties/properties.routes.ts';
 import { subOriginsRoutes } from './modules/sub-origins/sub-origins.routes.ts';
 import { templateRoutes } from './modules/templates/templates.routes.ts';
+import { webhookEndpointsRoutes } from './modules/webhook-endpoints/webhook-endpoints.routes.ts';
 import type { Wiring } from './wiring.ts';
 
+export const API_VERSION = '1.0.0';
 export const BODY_LIMIT = 1024 * 1024;
 
 export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
@@ -49,7 +52,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
     reply.header('X-Request-Id', request.id);
   });
   registerMetrics(app, metrics, { token: wiring.metricsToken });
-  await registerOpenApi(app, { publicBaseUrl: wiring.publicBaseUrl });
+  await registerOpenApi(app, { publicBaseUrl: wiring.publicBaseUrl, webhooks: webhooksDocument() });
 
   registerHealthRoutes(app, { database, checks: wiring.readinessChecks });
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
@@ -81,6 +84,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
       propertiesRoutes(v1, services.properties);
       funnelStagesRoutes(v1, services.funnelStages);
       subOriginsRoutes(v1, services.subOrigins);
+      webhookEndpointsRoutes(v1, services.webhookEndpoints);
     },
     { prefix: '/v1' },
   );

@@ -17,6 +17,16 @@ export interface Config {
   sandboxAutoReportsMs: number | undefined;
   sandboxNameCooldownMs: number;
   mediaFetchAllowHosts: string[];
+  webhookAllowHosts: string[];
+  /** Deliveries of events to API clients' webhook endpoints (decisions §11). */
+  webhooks: {
+    /** Delays before each retry; WEBHOOK_RETRY_SCHEDULE_MS replaces decisions §11's schedule. */
+    retryScheduleMs: number[];
+    timeoutMs: number;
+    leaseMs: number;
+    concurrency: number;
+    perEndpointConcurrency: number;
+  };
   publicBaseUrl: string | undefined;
   /** METRICS_TOKEN: /metrics requires `Authorization: Bearer <token>` when set. */
   metricsToken: string | undefined;
@@ -33,6 +43,31 @@ export interface Config {
 }
 
 export class ConfigError extends Error {}
+
+/** decisions §11: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then failed. */
+export const WEBHOOK_RETRY_SCHEDULE_MS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000);
+
+function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
+  return (text(env, name) ?? '')
+    .split(',')
+    .map((host) =>
+      host
+        .trim()
+        .toLowerCase()
+        .replace(/^\[|\]$/g, ''),
+    )
+    .filter(Boolean);
+}
+
+function schedule(env: NodeJS.ProcessEnv, name: string, fallback: number[]): number[] {
+  const raw = text(env, name);
+  if (raw === undefined) return fallback;
+  const values = raw.split(',').map((part) => Number(part.trim()));
+  if (values.some((value) => !Number.isInteger(value) || value < 0)) {
+    throw new ConfigError(`${name} must be comma-separated non-negative integers (milliseconds), got "${raw}"`);
+  }
+  return values;
+}
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number | undefined, min = 0): number | undefined {
   const raw = env[name];
@@ -79,6 +114,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .split(',')
       .map((host) => host.trim().toLowerCase())
       .filter(Boolean),
+    webhookAllowHosts: hostList(env, 'WEBHOOK_ALLOW_HOSTS'),
+    webhooks: {
+      retryScheduleMs: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_MS', WEBHOOK_RETRY_SCHEDULE_MS),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100) as number,
+      leaseMs: integer(env, 'WEBHOOK_LEASE_MS', 60_000, 100) as number,
+      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 32, 1) as number,
+      perEndpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 4, 1) as number,
+    },
     publicBaseUrl: text(env, 'PUBLIC_BASE_URL'),
     metricsToken: text(env, 'METRICS_TOKEN'),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000) as number,

@@ -104,6 +104,8 @@ export function wireFromConfig(config: Config, database: Database, log: ReturnTy
     mediaFetchAllowHosts: config.mediaFetchAllowHosts,
     publicBaseUrl: config.publicBaseUrl,
     metricsToken: config.metricsToken,
+    webhookAllowHosts: config.webhookAllowHosts,
+    webhookDeliveries: config.webhooks,
     fanout: config.fanout,
     worker: { pollMs: config.fanout.pollMs },
   });

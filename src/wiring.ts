@@ -24,6 +24,7 @@ import { createContactsService } from './modules/contacts/contacts.service.ts';
 import { conversationEventHandlers } from './modules/conversations/conversation-events.ts';
 import { findOutboundMessageRoute } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
+import { pruneWebhookHistory } from './modules/events/events.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
 import { createPropertiesService } from './modules/properties/properties.service.ts';
@@ -32,8 +33,10 @@ import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/p
 import { templateEventHandlers } from './modules/templates/template-events.ts';
 import { findTemplateIdentity } from './modules/templates/templates.repo.ts';
 import { createTemplatesService } from './modules/templates/templates.service.ts';
+import { createWebhookEndpointsService } from './modules/webhook-endpoints/webhook-endpoints.service.ts';
 import { createFanout, type FanoutOptions } from './worker/fanout.ts';
 import { type WorkerTaskOptions, workerTasks } from './worker/tasks.ts';
+import { createWebhookDeliverer, type WebhookDelivererOptions } from './worker/webhook-deliveries.ts';
 import { startWorker, type Worker } from './worker/worker.ts';
 
 export interface WiringInput {
@@ -56,16 +59,20 @@ export interface WiringInput {
   /** Fetches and checks media URLs of sends; by default public addresses only, plus `mediaFetchAllowHosts`. */
   mediaFetcher?: MediaFetcher;
   mediaFetchAllowHosts?: readonly string[];
+  /** WEBHOOK_ALLOW_HOSTS: hosts webhook endpoints may use with http:// or on private addresses (decisions §11). */
+  webhookAllowHosts?: readonly string[];
+  /** Options of the webhook deliveries task (retry schedule, timeout, lease, concurrency). */
+  webhookDeliveries?: Partial<WebhookDelivererOptions>;
   /** An organization's custom property keys, for send requirements; the live keys when absent. */
   propertyKeys?: PropertyKeysSource;
   fanout?: Partial<FanoutOptions>;
   worker?: Partial<WorkerTaskOptions>;
-  /** Extra named checks of /readyz besides the database and its migrations (say, Redis). */
-  readinessChecks?: Record<string, ReadinessCheck>;
   /** PUBLIC_BASE_URL: the `servers` entry of the OpenAPI document; the listen address when absent. */
   publicBaseUrl?: string | undefined;
   /** METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. */
   metricsToken?: string | undefined;
+  /** Extra named checks of /readyz besides the database and its migrations (say, Redis). */
+  readinessChecks?: Record<string, ReadinessCheck>;
 }
 
 export type Wiring = ReturnType<typeof wire>;
@@ -104,6 +111,7 @@ export function wire(input: WiringInput) {
       propertyKeys: (orgId) => propertyKeys(db, orgId),
     }),
     // The platform port says its own kind: with `cloud` the platform's own ids must be given.
+    webhookEndpoints: createWebhookEndpointsService({ db, clock, allowHosts: input.webhookAllowHosts ?? [] }),
     operator: createOperatorService({ db, clock, platform: messaging.platform.name }),
     sandbox: messaging.sandbox
       ? createSandboxControls({
@@ -127,6 +135,16 @@ export function wire(input: WiringInput) {
     onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
   });
 
+  // Webhook deliveries run in their own task beside the fan-out, so a slow endpoint never holds the fan-out back.
+  const deliveries = createWebhookDeliverer({
+    db,
+    log,
+    allowHosts: input.webhookAllowHosts ?? [],
+    options: { pollMs: input.worker?.pollMs ?? 200, ...input.webhookDeliveries },
+    onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+    onPendingDepth: (depth) => metrics.webhookPending.set(depth),
+  });
+
   return {
     database,
     db,
@@ -143,9 +161,11 @@ export function wire(input: WiringInput) {
     webhooks,
     services,
     fanout,
+    deliveries,
     /** Stops the sandbox's timers and closes the rate-limit store and the database. */
     async close(): Promise<void> {
       messaging.sandbox?.close();
+      await deliveries.stop();
       await rateLimitStore.close();
       await database.close();
     },
@@ -154,9 +174,18 @@ export function wire(input: WiringInput) {
       const options: Partial<WorkerTaskOptions> = { ...input.worker };
       if (input.fanout?.reconcileAfterMs !== undefined) options.reconcileAfterMs = input.fanout.reconcileAfterMs;
       // Every task pauses while the database is known to be unreachable (issue 13).
-      return startWorker(workerTasks({ database, fanout, log, clock, options }), log, {
-        paused: () => !database.health.available,
-      });
+      const tasks = [
+        ...workerTasks({ database, fanout, log, clock, options }),
+        deliveries.task,
+        {
+          name: 'prune-webhook-history',
+          intervalMs: 60 * 60 * 1000,
+          run: async () => void (await pruneWebhookHistory(db)),
+        },
+      ];
+      const worker = startWorker(tasks, log, { paused: () => !database.health.available });
+      // Stopping waits for the webhook attempts in flight too, so none is left to a lease.
+      return { stop: async () => void (await Promise.all([worker.stop(), deliveries.stop()])) };
     },
   };
 }

@@ -271,6 +271,47 @@ export interface AppStateTable {
   created_at: Generated<Date>;
 }
 
+export interface WebhookEndpointsTable {
+  org_id: string;
+  id: string;
+  url: string;
+  events: Json<string[]>;
+  description: string | null;
+  enabled: Generated<boolean>;
+  disabled_reason: string | null;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: NullableTimestamp;
+  failing_since: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface WebhookEventsTable {
+  org_id: string;
+  id: string;
+  type: string;
+  payload: string;
+  created_at: Timestamp;
+}
+
+export interface WebhookDeliveriesTable {
+  org_id: string;
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  status: Generated<string>;
+  attempts: Generated<number>;
+  attempt_limit: number | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  next_attempt_at: Timestamp;
+  lease_token: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
 export interface DB {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
@@ -291,4 +332,7 @@ export interface DB {
   sub_origins: SubOriginsTable;
   contact_sort_versions: ContactSortVersionsTable;
   app_state: AppStateTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }

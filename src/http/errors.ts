@@ -1,4 +1,5 @@
 // One error type for the whole service, and the one handler that turns every failure into the contract's shapes.
+import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
@@ -98,19 +99,25 @@ export function registerErrorHandling(app: FastifyInstance, options: ErrorHandli
 
 // Answers any /v1 route can give without its code knowing: a URL the router cannot decode (400), a path parameter
 // over the router's length limit (414), a body too large or not JSON (413, 415), and the database away (503).
-const FRAMEWORK_ERRORS: [number, string, (route: RouteOptions) => boolean][] = [
-  [400, 'Malformed request (e.g. invalid percent-encoding in the path): `bad_request`.', () => true],
-  [413, 'Body over 1 MiB: `payload_too_large`.', (route) => Boolean(route.schema?.body)],
-  [414, 'A path parameter too long: `uri_too_long`.', (route) => route.url.includes(':')],
-  [415, 'Body is not JSON: `unsupported_media_type`.', (route) => Boolean(route.schema?.body)],
-  [503, 'The database is unreachable for now: `service_unavailable`, with `Retry-After`.', () => true],
+const FRAMEWORK_ERRORS: [number, string, string, (route: RouteOptions) => boolean][] = [
+  [400, 'bad_request', 'Malformed request (e.g. invalid percent-encoding in the path).', () => true],
+  [413, 'payload_too_large', 'Body over 1 MiB.', (route) => Boolean(route.schema?.body)],
+  [414, 'uri_too_long', 'A path parameter too long.', (route) => route.url.includes(':')],
+  [415, 'unsupported_media_type', 'Body is not JSON.', (route) => Boolean(route.schema?.body)],
+  [
+    503,
+    'service_unavailable',
+    'The database is unreachable for now; `Retry-After` says when to try again.',
+    () => true,
+  ],
 ];
 
 function documentFrameworkErrors(route: RouteOptions): void {
   const schema = route.schema as { hide?: boolean; response?: Record<string, unknown> } | undefined;
   if (!route.url.startsWith('/v1/') || !schema?.response || schema.hide) return;
-  for (const [status, description, applies] of FRAMEWORK_ERRORS) {
-    if (applies(route) && !schema.response[status]) schema.response[status] = errorResponse(status, description);
+  for (const [status, code, description, applies] of FRAMEWORK_ERRORS) {
+    if (applies(route) && !schema.response[status])
+      schema.response[status] = errorResponse(status, description, [code]);
   }
 }
 
@@ -132,7 +139,7 @@ export function notFoundHandler(app: FastifyInstance) {
  * over the length limit) go through the same handler as every other error, so they answer in the `{detail}` shape.
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
-  // These answers skip the onRequest hooks; the contract's X-Request-Id is on every response all the same.
+  // Raised before the onRequest hooks: every answer still carries its request id.
   reply.header('X-Request-Id', request.id);
   if (error.code === 'FST_ERR_BAD_URL') return send(reply, 400, 'bad_request');
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') return send(reply, 414, 'uri_too_long');
@@ -157,7 +164,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   const body = JSON.stringify({ detail });
   if (socket.writable) {
     socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nX-Request-Id: req_${randomBytes(12).toString('hex')}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
     );
   }
   // end() flushes the answer first; a socket that does not close by itself is dropped.

@@ -12,6 +12,10 @@ export interface Metrics {
   rateLimitRejections: Counter<'scope'>;
   /** Hand-offs to the messaging platform by outcome (sent, failed, retry, uncertain). */
   handoffs: Counter<'outcome'>;
+  /** Webhook delivery attempts by outcome (succeeded, retry, failed), decisions §11. */
+  webhookDeliveries: Counter<'outcome'>;
+  /** Webhook deliveries waiting (due or scheduled for a retry), as last measured by this process's worker. */
+  webhookPending: Gauge;
 }
 
 export function createMetrics(poolStats: () => PoolStats, options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -56,7 +60,18 @@ export function createMetrics(poolStats: () => PoolStats, options: { defaultMetr
     labelNames: ['outcome'] as const,
     registers: [registry],
   });
-  return { registry, requests, duration, rateLimitRejections, handoffs };
+  const webhookDeliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Webhook delivery attempts to API clients, by outcome',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookPending = new Gauge({
+    name: 'webhook_deliveries_pending',
+    help: 'Webhook deliveries waiting to be attempted (due or scheduled for a retry)',
+    registers: [registry],
+  });
+  return { registry, requests, duration, rateLimitRejections, handoffs, webhookDeliveries, webhookPending };
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

@@ -45,6 +45,8 @@ function listenAddress(app: FastifyInstance): string | undefined {
 export interface OpenApiOptions {
   /** PUBLIC_BASE_URL: the address clients reach; the listen address when absent. */
   publicBaseUrl?: string | undefined;
+  /** The OpenAPI 3.1 `webhooks` section describing the events sent to API clients (decisions §11). */
+  webhooks?: Record<string, unknown>;
 }
 
 export async function registerOpenApi(app: FastifyInstance, options: OpenApiOptions = {}): Promise<void> {
@@ -70,6 +72,7 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
         securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An `oak_` API key.' } },
       },
       security: [{ apiKey: [] }],
+      ...(options.webhooks ? { webhooks: options.webhooks } : {}),
     },
     transformObject: (built) => finishDocument((built as { openapiObject: unknown }).openapiObject),
   });

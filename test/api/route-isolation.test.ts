@@ -74,6 +74,9 @@ describe('isolation: every by-id route', () => {
 
 describe('bad input: every body route', () => {
   const bodyOperations = () => operations.filter((operation) => operation.body);
+  // A body the document leaves untyped (cancel's: not read) accepts any JSON value: only malformed JSON is refused.
+  const typedBodyOperations = () =>
+    bodyOperations().filter((operation) => (operation.body as Record<string, unknown>).type !== undefined);
   const urlOf = (operation: Operation) => fillPath(operation, () => 'id_from_nowhere');
 
   it('is listed', () => {
@@ -96,7 +99,8 @@ describe('bad input: every body route', () => {
   });
 
   it('answers a body of the wrong type, and a field of the wrong type, with a 422 at that place', async () => {
-    for (const operation of bodyOperations()) {
+    // A body the document marks as not read (cancel) accepts any JSON value.
+    for (const operation of typedBodyOperations()) {
       const schema = operation.body ?? {};
       for (const wrong of [[], 'text', 42, null]) {
         const response = await h.api(operation.method, urlOf(operation), { key: owner.key, body: wrong });
@@ -117,7 +121,7 @@ describe('bad input: every body route', () => {
   });
 
   it('answers an unknown field with extra_forbidden at its place', async () => {
-    for (const operation of bodyOperations()) {
+    for (const operation of typedBodyOperations()) {
       const response = await h.api(operation.method, urlOf(operation), {
         key: owner.key,
         body: { unknown_field_xyz: 1 },

@@ -104,12 +104,12 @@ export async function createConformanceChecker(document: object) {
     // Requests are checked only where they were recorded, and only once the key was accepted (401/403/429 come
     // before validation).
     if (!exchange.requestHeaders || [401, 403, 429].includes(exchange.status)) return undefined;
-    let validated: { valid: boolean; errors?: unknown };
+    let validated: ReturnType<typeof api.validateRequest>;
     try {
       validated = api.validateRequest(request, operation);
     } catch (error) {
-      // A path the validator cannot even decode (bad percent-encoding) is a request the document refuses.
-      validated = { valid: false, errors: [{ message: String(error) }] };
+      // A URL the validator cannot even decode (invalid percent-encoding): the server must have refused it too.
+      return exchange.status >= 400 ? undefined : `${key}: accepted an undecodable request (${String(error)})`;
     }
     if (!validated.valid && exchange.status < 400) {
       return `${key}: accepted a request the document refuses: ${messages(validated.errors)} (${exchange.url} ${JSON.stringify(exchange.requestBody)?.slice(0, 300)})`;

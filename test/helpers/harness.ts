@@ -9,6 +9,7 @@ import { createMessaging, type Messaging } from '../../src/messaging/platform-fa
 import type { PropertyKeysSource } from '../../src/modules/templates/property-keys.ts';
 import { type Wiring, wire } from '../../src/wiring.ts';
 import type { Fanout, FanoutOptions } from '../../src/worker/fanout.ts';
+import type { WebhookDeliverer, WebhookDelivererOptions } from '../../src/worker/webhook-deliveries.ts';
 import { createConformanceChecker, type RecordedResponse } from './conformance.ts';
 import { createTestDatabase, type TestDatabase } from './database.ts';
 
@@ -32,6 +33,10 @@ export interface HarnessOptions {
   mediaFetchAllowHosts?: string[];
   /** Options of the fan-out that `h.fanout` runs. */
   fanout?: Partial<FanoutOptions>;
+  /** Hosts webhook endpoints may use with http:// or on private addresses (default: the tests' 127.0.0.1). */
+  webhookAllowHosts?: string[];
+  /** Options of the webhook deliverer that `h.deliveries` runs. */
+  webhooks?: Partial<WebhookDelivererOptions>;
 }
 
 export interface Response<T = any> {
@@ -66,6 +71,8 @@ export interface Harness {
   messaging: Messaging;
   /** The fan-out worker on this harness's database and platform; `drain()` runs it until the queue is empty. */
   fanout: Fanout & { drain(): Promise<number> };
+  /** The webhook deliverer on this harness's database; `drain()` attempts every due delivery until none is due. */
+  deliveries: WebhookDeliverer & { drain(): Promise<number> };
   recorded: RecordedResponse[];
   close(): Promise<void>;
 }
@@ -93,6 +100,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     mediaFetchAllowHosts: options.mediaFetchAllowHosts ?? ['127.0.0.1'],
     webhookVerifyToken: WEBHOOK_VERIFY_TOKEN,
     fanout: { perNumberPerSecond: null, ...options.fanout },
+    webhookAllowHosts: options.webhookAllowHosts ?? ['127.0.0.1'],
+    ...(options.webhooks ? { webhookDeliveries: options.webhooks } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
   });
@@ -141,8 +150,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     return total;
   };
 
+  const { deliveries } = wiring;
+  const drainDeliveries = async () => {
+    let total = 0;
+    for (let handled = await deliveries.runOnce(); handled > 0; handled = await deliveries.runOnce()) total += handled;
+    return total;
+  };
+
   const harness: Harness = {
     fanout: { ...fanout, drain },
+    deliveries: { ...deliveries, drain: drainDeliveries },
     app,
     wiring,
     database,
@@ -191,6 +208,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     messaging,
     async close() {
       const check = await createConformanceChecker(app.swagger());
+      await deliveries.stop();
       await app.close();
       await testDatabase?.drop();
       const problems = [...new Set(recorded.map(check).filter((problem): problem is string => Boolean(problem)))];

@@ -52,34 +52,23 @@ interface Document {
   >;
 }
 
-/** The document with every `#/components/...` reference replaced by what it names (the schemas are not recursive). */
-function dereferenced(document: unknown): Document {
-  const root = document as Record<string, unknown>;
-  const resolve = (node: unknown, depth: number): unknown => {
-    if (Array.isArray(node)) return node.map((item) => resolve(item, depth));
-    if (node === null || typeof node !== 'object') return node;
-    const { $ref, ...rest } = node as Record<string, unknown>;
-    if (typeof $ref === 'string' && $ref.startsWith('#/') && depth < 32) {
-      const target = $ref
-        .slice(2)
-        .split('/')
-        .reduce<unknown>((parent, key) => (parent as Record<string, unknown> | undefined)?.[key], root);
-      return resolve({ ...(target as object), ...rest }, depth + 1);
-    }
-    return Object.fromEntries(Object.entries(rest).map(([key, value]) => [key, resolve(value, depth)]));
-  };
-  return { paths: resolve(root.paths, 0) as Document['paths'] };
+/** A schema with a `$ref` to `#/components/schemas/…` replaced by what it names (one level, as bodies use it). */
+function resolve(document: Document, schema: JsonSchema | undefined): JsonSchema | undefined {
+  const ref = (schema as { $ref?: string } | undefined)?.$ref;
+  if (!ref?.startsWith('#/components/schemas/')) return schema;
+  const components = (document as { components?: { schemas?: Record<string, JsonSchema> } }).components;
+  return components?.schemas?.[ref.slice('#/components/schemas/'.length)];
 }
 
 export function operationsOf(document: unknown): Operation[] {
-  return Object.entries(dereferenced(document).paths).flatMap(([path, methods]) =>
+  return Object.entries((document as Document).paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, operation]) => ({
       method: method.toUpperCase(),
       path,
       operationId: operation.operationId ?? `${method} ${path}`,
       pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string),
       query: (operation.parameters ?? []).filter((parameter) => parameter.in === 'query'),
-      body: operation.requestBody?.content?.['application/json']?.schema,
+      body: resolve(document as Document, operation.requestBody?.content?.['application/json']?.schema),
     })),
   );
 }

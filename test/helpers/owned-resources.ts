@@ -24,6 +24,11 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
   await h.fanout.drain();
   await h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from: phone, text: 'hello' });
   const conversation = (await h.api('GET', '/v1/conversations', { key })).body.items[0];
+  const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
+    key,
+    body: { url: 'https://93.184.216.34/owned', events: ['*'] },
+  });
+  const ping = await h.api('POST', `/v1/webhook-endpoints/${endpoint.body.id}/test`, { key });
   const ids: Record<string, string> = {
     contact_id: contact.body.id,
     property_id: property.body.id,
@@ -31,6 +36,8 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
     template_id: template.id,
     broadcast_id: broadcast.body.id,
     conversation_id: conversation?.id,
+    endpoint_id: endpoint.body.id,
+    delivery_id: ping.body.id,
   };
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`fixture ${name} was not created`);
   return { key, ids };

@@ -1,6 +1,7 @@
 // A TCP proxy in front of a real server (PostgreSQL) for outage tests: it listens on a random 127.0.0.1 port and
 // forwards every connection to the target. `cut()` resets every open connection, `refuse()` also refuses new ones
-// (the port stays bound, so the same address comes back), and `restore()` forwards again.
+// (the port stays bound, so the same address comes back), `hang()` accepts new ones and never answers, and
+// `restore()` forwards again.
 import { connect, createServer, type Server, type Socket } from 'node:net';
 
 export interface TcpProxy {
@@ -11,18 +12,32 @@ export interface TcpProxy {
   cut(): void;
   /** Resets every open connection and refuses new ones until restore(). */
   refuse(): void;
+  /** Resets every open connection and accepts new ones without ever answering (a silent database). */
+  hang(): void;
   restore(): void;
   /** Connections currently forwarded. */
   open(): number;
+  /** Connections refused so far. */
+  refused(): number;
   close(): Promise<void>;
 }
 
 export async function startTcpProxy(target: { host?: string; port: number }): Promise<TcpProxy> {
   const pairs = new Set<[Socket, Socket]>();
+  const held = new Set<Socket>();
   let refusing = false;
+  let hanging = false;
+  let refusedCount = 0;
   const server: Server = createServer((client) => {
     if (refusing) {
+      refusedCount++;
       client.resetAndDestroy();
+      return;
+    }
+    if (hanging) {
+      held.add(client);
+      client.on('error', () => held.delete(client));
+      client.on('close', () => held.delete(client));
       return;
     }
     const upstream = connect({ host: target.host ?? '127.0.0.1', port: target.port });
@@ -49,6 +64,8 @@ export async function startTcpProxy(target: { host?: string; port: number }): Pr
       upstream.resetAndDestroy();
     }
     pairs.clear();
+    for (const client of held) client.resetAndDestroy();
+    held.clear();
   };
   return {
     port: address.port,
@@ -63,10 +80,20 @@ export async function startTcpProxy(target: { host?: string; port: number }): Pr
       refusing = true;
       cutAll();
     },
+    hang() {
+      hanging = true;
+      cutAll();
+    },
     restore() {
       refusing = false;
+      if (hanging) {
+        hanging = false;
+        for (const client of held) client.resetAndDestroy();
+        held.clear();
+      }
     },
     open: () => pairs.size,
+    refused: () => refusedCount,
     close: () =>
       new Promise<void>((resolve) => {
         cutAll();

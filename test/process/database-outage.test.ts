@@ -44,7 +44,8 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
       ADMIN_TOKEN: 'secret',
       WORKER_POLL_MS: '50',
     });
-    await sleep(2500);
+    // Restored only after the process has tried (and been refused) twice.
+    while (proxy.refused() < 2) await sleep(50);
     proxy.restore();
     server = await starting;
     expect(server.output()).toContain('database unreachable at start; retrying migrations');
@@ -113,7 +114,8 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
   it('survives connections reset during queries, one at a time, and answers normally afterwards', async () => {
     const untilHealthy = async () => {
       for (let attempt = 0; attempt < 100; attempt++) {
-        if ((await call('GET', '/v1/me')).status === 200) return;
+        // /readyz spends no rate budget (the organization has 20 requests a second).
+        if ((await call('GET', '/readyz')).status === 200) return;
         await sleep(50);
       }
       throw new Error('did not recover');
@@ -134,11 +136,35 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
         expect([201, 503]).toContain((answer as Answer).status);
       }
       expect(server.child.exitCode).toBeNull();
+      await sleep(400); // stays within the organization's rate budget
     }
     // The cuts did land on requests in flight (they were answered 503, not 500 and not by a dead process).
     expect(cutDuringQuery).toBeGreaterThan(0);
     await untilHealthy();
     expect(server.child.exitCode).toBeNull();
     expect(server.output()).not.toMatch(/Unhandled|uncaught/i);
+  });
+
+  it('answers 503 without waiting for a database that accepts connections and never answers', async () => {
+    await sleep(1100); // a fresh rate-limit window
+    expect((await call('GET', '/v1/me')).status).toBe(200);
+    proxy.hang();
+    const answers: Answer[] = [];
+    for (let index = 0; index < 5; index++) answers.push(await call('GET', '/v1/me'));
+    proxy.restore();
+    // Each answer came (the 10 s client timeout never fired): the connect timeout bounds the wait.
+    for (const answer of answers) {
+      expect(answer.status).toBe(503);
+      expect(answer.body).toEqual({ detail: 'service_unavailable' });
+    }
+    let status = 0;
+    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
+      status = (await call('GET', '/readyz')).status;
+      if (status !== 200) await sleep(50);
+    }
+    expect(status).toBe(200);
+    await sleep(1100);
+    expect((await call('GET', '/v1/me')).status).toBe(200);
+    expect(server.child.exitCode).toBeNull();
   });
 });

@@ -7,6 +7,7 @@ import { ApiError, notFound, validationError } from '../../http/errors.ts';
 import type { ValidationIssue } from '../../http/validation.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
+import { recordEvents } from '../events/events.ts';
 import { findInitialStage, findStage } from '../funnel-stages/funnel-stages.repo.ts';
 import { listProperties } from '../properties/properties.repo.ts';
 import type { PropertyValueInput } from '../properties/properties.schemas.ts';
@@ -207,7 +208,10 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
             updated_at: now,
           });
           await repo.writeValues(trx, orgId, row.id, properties.write);
-          return (await view(trx, orgId, [row]))[0] as Contact;
+          const contact = (await view(trx, orgId, [row]))[0] as Contact;
+          // decisions §11: the event is recorded in the transaction of the change.
+          await recordEvents(trx, orgId, [{ type: 'contact.created', data: contact }], now);
+          return contact;
         }),
       );
     },
@@ -245,7 +249,11 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
           if (!row) throw notFound();
           await repo.removeValues(trx, orgId, id, properties.remove);
           await repo.writeValues(trx, orgId, id, properties.write);
-          return (await view(trx, orgId, [row]))[0] as Contact;
+          const contact = (await view(trx, orgId, [row]))[0] as Contact;
+          if (Object.keys(patch).length > 0) {
+            await recordEvents(trx, orgId, [{ type: 'contact.updated', data: contact }], clock.now());
+          }
+          return contact;
         }),
       );
     },
@@ -255,6 +263,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
         // decisions §5: gone from every read; its email, phone and handle are free again (partial unique indexes).
         if (!(await repo.softDeleteContact(trx, orgId, id, clock.now()))) throw notFound();
         await repo.removeValues(trx, orgId, id);
+        await recordEvents(trx, orgId, [{ type: 'contact.deleted', data: { id } }], clock.now());
       });
     },
 

@@ -1,0 +1,90 @@
+// The events an organization's webhook endpoints can receive (decisions §11): each type's name and the TypeBox
+// schema of its `data`. These schemas document the OpenAPI `webhooks` section and type `recordEvents` calls.
+import { type Static, type TSchema, Type } from 'typebox';
+import { DateTime } from '../../http/schemas.ts';
+import { BroadcastSchema, RecipientSchema } from '../broadcasts/broadcasts.schemas.ts';
+import { ContactSchema } from '../contacts/contacts.schemas.ts';
+import { MessageSchema } from '../conversations/conversations.schemas.ts';
+import { TemplateSchema } from '../templates/templates.schemas.ts';
+
+export const ContactDeletedData = Type.Object({ id: Type.String() }, { additionalProperties: false });
+
+export const RecipientEventData = Type.Object(
+  {
+    broadcast_id: Type.String(),
+    ...RecipientSchema.properties,
+  },
+  { additionalProperties: false },
+);
+
+export const PingData = Type.Object({ endpoint_id: Type.String() }, { additionalProperties: false });
+
+/** Every event type with the schema of its `data` and what causes it (the OpenAPI description). */
+export const EVENT_DEFINITIONS = {
+  'contact.created': {
+    data: ContactSchema,
+    summary: 'A contact was created',
+    description: 'Data: the Contact, as `GET /v1/contacts/{contact_id}` returns it.',
+  },
+  'contact.updated': {
+    data: ContactSchema,
+    summary: 'A contact was updated',
+    description: 'Data: the Contact after the change.',
+  },
+  'contact.deleted': {
+    data: ContactDeletedData,
+    summary: 'A contact was deleted',
+    description: 'Data: `{id}` of the deleted contact.',
+  },
+  'template.status_updated': {
+    data: TemplateSchema,
+    summary: 'A template’s review status or category changed',
+    description: 'Data: the Template after a review result or a category change.',
+  },
+  'broadcast.recipient.updated': {
+    data: RecipientEventData,
+    summary: 'A broadcast recipient moved',
+    description:
+      'Data: the Broadcast recipient with `broadcast_id`, each time it moves to `sent`, `delivered`, `read` or `failed`.',
+  },
+  'broadcast.finished': {
+    data: BroadcastSchema,
+    summary: 'A broadcast finished',
+    description: 'Data: the Broadcast, when it becomes `completed`, `cancelled` or `stopped_low_balance`.',
+  },
+  'message.received': {
+    data: MessageSchema,
+    summary: 'A contact sent a message',
+    description: 'Data: the inbound Message, with its `conversation_id`, `contact_id` and `channel_id`.',
+  },
+  ping: {
+    data: PingData,
+    summary: 'A test event',
+    description: 'Sent only by `POST /v1/webhook-endpoints/{endpoint_id}/test`, to that endpoint alone.',
+  },
+} as const satisfies Record<string, { data: TSchema; summary: string; description: string }>;
+
+export type EventType = keyof typeof EVENT_DEFINITIONS;
+
+/** The types an endpoint can subscribe to (`ping` goes only where the test call sends it). */
+export const SUBSCRIBABLE_EVENT_TYPES = Object.keys(EVENT_DEFINITIONS).filter((type) => type !== 'ping') as Exclude<
+  EventType,
+  'ping'
+>[];
+
+export type EventData<T extends EventType> = Static<(typeof EVENT_DEFINITIONS)[T]['data']>;
+
+/** One event as a feature records it: its type and its data (typed by the type). */
+export type EventInput = { [T in EventType]: { type: T; data: EventData<T> } }[EventType];
+
+/** The envelope every delivery carries as its body. */
+export const eventEnvelope = <T extends TSchema>(type: string, data: T) =>
+  Type.Object(
+    {
+      id: Type.String({ description: '`evt_…`; also the `webhook-id` header, the same on every retry.' }),
+      type: Type.Literal(type),
+      created_at: DateTime,
+      data,
+    },
+    { additionalProperties: false },
+  );

@@ -1,0 +1,115 @@
+import { type Static, Type } from 'typebox';
+import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
+import { DateTime, Nullable, StringEnum } from '../../http/schemas.ts';
+import { SUBSCRIBABLE_EVENT_TYPES } from '../events/event-types.ts';
+
+export const MAX_ENDPOINTS_PER_ORG = 20;
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export const DISABLED_REASONS = ['gone', 'failing'] as const;
+
+const Url = Type.String({
+  minLength: 1,
+  maxLength: 2048,
+  description:
+    '`https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for ' +
+    'hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`.',
+});
+const Events = Type.Array(StringEnum([...SUBSCRIBABLE_EVENT_TYPES, '*'] as const), {
+  minItems: 1,
+  maxItems: 32,
+  uniqueItems: true,
+  description: 'Event types this endpoint receives, or `["*"]` for all.',
+});
+const Description = Type.String({ maxLength: 500 });
+
+export const WebhookEndpointSchema = Type.Object(
+  {
+    id: Type.String(),
+    url: Type.String(),
+    events: Type.Array(Type.String()),
+    description: Nullable(Type.String()),
+    enabled: Type.Boolean(),
+    disabled_reason: Nullable(
+      StringEnum(DISABLED_REASONS, {
+        description:
+          '`gone`: the endpoint answered 410. `failing`: every attempt failed for 5 days. Null when enabled or ' +
+          'when disabled through the API.',
+      }),
+    ),
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  { additionalProperties: false },
+);
+export type WebhookEndpoint = Static<typeof WebhookEndpointSchema>;
+
+export const WebhookEndpointWithSecret = Type.Object(
+  {
+    ...WebhookEndpointSchema.properties,
+    secret: Type.String({
+      description: '`whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer.',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type WebhookEndpointWithSecret = Static<typeof WebhookEndpointWithSecret>;
+
+export const WebhookEndpointList = Type.Object(
+  { items: Type.Array(WebhookEndpointSchema) },
+  { additionalProperties: false },
+);
+
+export const WebhookEndpointInput = Type.Object(
+  { url: Url, events: Events, description: Type.Optional(Nullable(Description)) },
+  { additionalProperties: false },
+);
+export type WebhookEndpointInput = Static<typeof WebhookEndpointInput>;
+
+export const WebhookEndpointPatch = Type.Object(
+  {
+    url: Type.Optional(Url),
+    events: Type.Optional(Events),
+    description: Type.Optional(Nullable(Description)),
+    enabled: Type.Optional(
+      Type.Boolean({
+        description:
+          '`false` stops deliveries (pending ones fail with `endpoint_disabled`); `true` enables it again and ' +
+          'clears `disabled_reason`.',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type WebhookEndpointPatch = Static<typeof WebhookEndpointPatch>;
+
+export const WebhookDeliverySchema = Type.Object(
+  {
+    id: Type.String(),
+    event_id: Type.String({ description: 'The event’s id, sent as the `webhook-id` header.' }),
+    event_type: Type.String(),
+    status: StringEnum(DELIVERY_STATUSES),
+    attempts: Type.Integer({ description: 'Attempts made so far.' }),
+    last_status_code: Nullable(Type.Integer({ description: 'HTTP status of the last answer; null without one.' })),
+    last_error: Nullable(Type.String({ description: 'Why the last attempt failed (timeout, connection, status).' })),
+    next_attempt_at: Nullable(
+      Type.String({ format: 'date-time', description: 'When the next attempt is due; null unless `pending`.' }),
+    ),
+    created_at: DateTime,
+    updated_at: DateTime,
+  },
+  { additionalProperties: false },
+);
+export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
+
+export const WebhookDeliveryPage = Page(WebhookDeliverySchema);
+
+export const DeliveryListQuery = Type.Object({
+  limit: Type.Optional(LimitQuery()),
+  cursor: Type.Optional(CursorQuery),
+  status: Type.Optional(Type.Array(StringEnum(DELIVERY_STATUSES))),
+});
+export type DeliveryListQuery = Static<typeof DeliveryListQuery>;
+
+const Id = Type.String({ minLength: 1, maxLength: 64 });
+export const EndpointParams = Type.Object({ endpoint_id: Id }, { additionalProperties: false });
+export const DeliveryParams = Type.Object({ endpoint_id: Id, delivery_id: Id }, { additionalProperties: false });

@@ -1,0 +1,121 @@
+// One webhook delivery attempt over HTTP, in the Standard Webhooks wire format (decisions §11): POST the event's
+// JSON with `webhook-id`, `webhook-timestamp` and `webhook-signature` (`v1,` + base64 HMAC-SHA256 over
+// `{id}.{timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`; one signature per
+// valid secret, space-separated). The address policy applies at connect time (the same one as media fetching);
+// redirects are not followed; the whole attempt has a deadline.
+import { createHmac } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { AddressRefused, checkLiteralHost, guardedLookup } from '../lib/address-policy.ts';
+
+const SECRET_PREFIX = 'whsec_';
+/** Answers are read only to keep the connection reusable; beyond this the connection is dropped. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
+export function signature(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+export interface AttemptResult {
+  /** The HTTP status, when the endpoint answered. */
+  statusCode: number | null;
+  /** Why it failed; null on a 2xx answer. */
+  error: string | null;
+}
+
+export interface WebhookSender {
+  send(input: { url: string; eventId: string; body: string; secrets: string[] }): Promise<AttemptResult>;
+  close(): void;
+}
+
+export function createWebhookSender(options: { allowHosts: readonly string[]; timeoutMs: number }): WebhookSender {
+  // Connections are kept alive between deliveries; each was checked against the address policy when it connected.
+  const agents = {
+    'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
+  };
+
+  function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
+    return new Promise<AttemptResult>((resolve, reject) => {
+      let allowed: boolean;
+      try {
+        ({ allowed } = checkLiteralHost(url.hostname, options.allowHosts));
+      } catch (error) {
+        return reject(error);
+      }
+      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowed)) {
+        return reject(new AddressRefused(`${url.protocol}// is not allowed for ${url.hostname}`));
+      }
+      const client = url.protocol === 'https:' ? https : http;
+      const request = client.request(
+        url,
+        {
+          method: 'POST',
+          signal,
+          agent: agents[url.protocol as 'http:' | 'https:'],
+          lookup: guardedLookup(allowed),
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        },
+        (response) => {
+          const statusCode = response.statusCode ?? 0;
+          let size = 0;
+          response.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_ANSWER_BYTES) response.destroy();
+          });
+          const settle = () =>
+            resolve({
+              statusCode,
+              error:
+                statusCode >= 200 && statusCode < 300
+                  ? null
+                  : statusCode >= 300 && statusCode < 400
+                    ? `redirect ${statusCode} not followed`
+                    : `HTTP ${statusCode}`,
+            });
+          response.once('end', settle);
+          response.once('close', settle);
+        },
+      );
+      request.once('error', reject);
+      request.end(body);
+    });
+  }
+
+  return {
+    async send({ url, eventId, body, secrets }) {
+      let target: URL;
+      try {
+        target = new URL(url);
+      } catch {
+        return { statusCode: null, error: 'invalid URL' };
+      }
+      const timestamp = Math.floor(Date.now() / 1000);
+      const headers = {
+        'content-type': 'application/json',
+        'user-agent': 'crm-messaging-webhooks/1',
+        'webhook-id': eventId,
+        'webhook-timestamp': String(timestamp),
+        'webhook-signature': secrets.map((secret) => signature(secret, eventId, timestamp, body)).join(' '),
+      };
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(), options.timeoutMs);
+      try {
+        return await post(target, headers, body, controller.signal);
+      } catch (error) {
+        if (controller.signal.aborted)
+          return { statusCode: null, error: `timeout: no answer within ${options.timeoutMs} ms` };
+        if (error instanceof AddressRefused) return { statusCode: null, error: `address refused: ${error.message}` };
+        const code = (error as NodeJS.ErrnoException).code;
+        return { statusCode: null, error: `connection failed: ${code ?? (error as Error).message}` };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    close() {
+      agents['http:'].destroy();
+      agents['https:'].destroy();
+    },
+  };
+}

@@ -1,0 +1,73 @@
+// Which failures mean "the database is unreachable" (503 and a probe), and the probe's cycle (issue 13).
+import { describe, expect, it } from 'vitest';
+import { isConnectionFailure, isDatabaseUnavailable, trackHealth } from '../../../src/db/health.ts';
+
+const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('isDatabaseUnavailable', () => {
+  it.each([
+    withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
+    withCode('read ECONNRESET', 'ECONNRESET'),
+    new Error('Connection terminated unexpectedly'),
+    new Error('timeout exceeded when trying to connect'),
+    new Error('Query read timeout'),
+    withCode('terminating connection due to administrator command', '57P01'),
+    withCode('the database system is starting up', '57P03'),
+    withCode('connection failure', '08006'),
+    new AggregateError([withCode('connect ECONNREFUSED ::1:5432', 'ECONNREFUSED')], 'all refused'),
+  ])('is true for %s', (error) => {
+    expect(isDatabaseUnavailable(error)).toBe(true);
+    expect(isConnectionFailure(error)).toBe(true);
+  });
+
+  it('is true for a statement timeout, which is no connection failure', () => {
+    const timeout = withCode('canceling statement due to statement timeout', '57014');
+    expect(isDatabaseUnavailable(timeout)).toBe(true);
+    expect(isConnectionFailure(timeout)).toBe(false);
+  });
+
+  it.each([
+    withCode('duplicate key value violates unique constraint', '23505'),
+    withCode('invalid byte sequence for encoding "UTF8": 0x00', '22021'),
+    new Error('something else'),
+    'not an error',
+    undefined,
+  ])('is false for %s', (error) => {
+    expect(isDatabaseUnavailable(error)).toBe(false);
+  });
+});
+
+describe('trackHealth', () => {
+  it('stays available after a lost connection when a probe gets through', async () => {
+    const health = trackHealth(async () => {}, 20);
+    expect(health.report(withCode('read ECONNRESET', 'ECONNRESET'))).toBe(true);
+    await sleep(30);
+    expect(health.available).toBe(true);
+    health.stop();
+  });
+
+  it('is unavailable while probes fail, and available again after the first one that succeeds', async () => {
+    let reachable = false;
+    const health = trackHealth(async () => {
+      if (!reachable) throw withCode('connect ECONNREFUSED', 'ECONNREFUSED');
+    }, 20);
+    health.report(withCode('connect ECONNREFUSED', 'ECONNREFUSED'));
+    await sleep(50);
+    expect(health.available).toBe(false);
+    reachable = true;
+    await sleep(60);
+    expect(health.available).toBe(true);
+    health.stop();
+  });
+
+  it('ignores failures that are not about the connection', async () => {
+    let probes = 0;
+    const health = trackHealth(async () => void probes++, 20);
+    expect(health.report(withCode('duplicate key', '23505'))).toBe(false);
+    await sleep(50);
+    expect(probes).toBe(0);
+    expect(health.available).toBe(true);
+    health.stop();
+  });
+});
