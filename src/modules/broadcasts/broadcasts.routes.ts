@@ -78,7 +78,7 @@ export function broadcastsRoutes(parent: FastifyInstance, broadcasts: Broadcasts
         tags,
         summary: 'Abandon the unsent remainder',
         description:
-          'Messages already handed to the platform cannot be recalled. 409 `broadcast_not_cancellable` unless in progress. Takes no fields: send no body, or `{}`.',
+          'Messages already handed to the platform cannot be recalled. 409 `broadcast_not_cancellable` unless in progress. Takes no body; a JSON body is ignored.',
         operationId: 'cancelBroadcast',
         params: BroadcastParams,
         body: CancelBody,
@@ -86,10 +86,6 @@ export function broadcastsRoutes(parent: FastifyInstance, broadcasts: Broadcasts
           200: described('The broadcast, now `cancelled`.', BroadcastSchema),
           ...v1Errors({ 404: [], 409: ['broadcast_not_cancellable'], 422: [] }),
         },
-      },
-      // The body is optional: no body is the same as `{}` (a JSON `null` is a body, and a wrong one).
-      preValidation: async (request) => {
-        if (request.body === undefined) request.body = {};
       },
     },
     async (request) => broadcasts.cancel(authOf(request).orgId, request.params.broadcast_id),

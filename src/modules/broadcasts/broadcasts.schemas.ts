@@ -93,20 +93,12 @@ export const RecipientPage = Page(
 
 export const BroadcastParams = IdParam('broadcast_id');
 
-/**
- * Cancel takes no fields: no body, or an empty JSON object. Anything else is the contract's 422 like on every body
- * route (the document said "no body" while any JSON was accepted and ignored; issue 11).
- */
-export const CancelBody = Type.Object(
-  {},
-  {
-    additionalProperties: false,
-    title: 'CancelRequest',
-    description: 'Optional and empty: cancel takes no fields.',
-    'x-optional-body': true,
-    examples: [{}],
-  },
-);
+/** Cancel reads no body; one sent anyway (JSON) is accepted and ignored, as it always was. */
+export const CancelBody = Type.Unsafe<unknown>({
+  description: 'Not read: cancel takes no fields. A JSON body, when sent, is ignored.',
+  'x-optional-body': true,
+  examples: [{}],
+});
 
 export const BroadcastListQuery = Type.Object({
   limit: Type.Optional(LimitQuery()),
