@@ -46,6 +46,8 @@ export default defineConfig(async () => {
       hookTimeout: 60_000,
       projects: [
         { extends: true, test: { name: 'unit', include: unitTests, env: shared } },
+        // The SDK's own tests (no database); its tests against a live server are under test/sdk.
+        { extends: true, test: { name: 'sdk', include: ['sdk/test/**/*.test.ts'], env: shared } },
         ...(hasPostgres
           ? [
               {

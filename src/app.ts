@@ -68,10 +68,17 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
     webhookRoutes(scope, { processor: wiring.webhooks, verifyToken: wiring.webhookVerifyToken }),
   );
 
-  const guard = createV1Guard({ db: wiring.db, clock: wiring.clock, rateLimitStore: wiring.rateLimitStore, metrics });
+  const guard = createV1Guard({
+    db: wiring.db,
+    clock: wiring.clock,
+    rateLimitStore: wiring.rateLimitStore,
+    metrics,
+    cacheKeys: wiring.cacheKeys,
+  });
   await app.register(
     async (v1) => {
-      v1.addHook('onRequest', guard);
+      v1.addHook('onRequest', guard.guard);
+      v1.addHook('onSend', guard.settle);
       v1.setNotFoundHandler(notFoundHandler(app));
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       accountRoutes(v1);

@@ -3,7 +3,9 @@ import { parseArgs } from 'node:util';
 import { pino } from 'pino';
 import type { TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { API_USAGE, apiCommand, describeApiFailure } from './cli-api.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { DataDirLockedError } from './db/data-dir-lock.ts';
 import { migrateToLatest } from './db/migrate.ts';
 import { ApiError } from './http/errors.ts';
 import { MessagingAccountInput, OrganizationInput, OrganizationPatch } from './modules/operator/operator.schemas.ts';
@@ -16,17 +18,22 @@ Roles:
   worker                        the worker loop alone
   migrate                       apply database migrations and exit
 
-Operator records (same rules as /admin/v1; prints JSON):
+Operator records (same rules as /admin/v1; prints JSON). On the embedded database (DATA_DIR) they refuse to run
+while another process, such as a running server, holds it: use that server's /admin/v1 API instead.
+  org list                      every organization
   org create --name NAME [--plan scale] [--trial] [--trial-ends-at ISO] [--subscription-status active]
              [--timezone UTC] [--language en]
   org update ORG_ID [same options as create]
   org show ORG_ID
+  key list --org ORG_ID                     the organization's keys (never the keys themselves)
   key create --org ORG_ID [--name NAME]     prints the key once
   key revoke --org ORG_ID KEY_ID
   account create --org ORG_ID [--business-account-id ID] [--balance 100] [--limit 1000]
                  [--phone +15551234567 [--phone-number-id ID]]...
 
-Configuration comes from the environment (DATABASE_URL, DATA_DIR, ...); see the README.`;
+${API_USAGE}
+
+Configuration comes from the environment (DATABASE_URL, DATA_DIR, CRM_API_KEY, CRM_BASE_URL, ...); see the README.`;
 
 const options = {
   name: { type: 'string' },
@@ -44,6 +51,9 @@ const options = {
   phone: { type: 'string', multiple: true },
   'phone-number-id': { type: 'string', multiple: true },
   'no-worker': { type: 'boolean' },
+  q: { type: 'string' },
+  cursor: { type: 'string' },
+  all: { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -105,6 +115,10 @@ async function operatorCommand(
             check(OrganizationPatch, organizationFields(values)),
           ),
         );
+      case 'org list':
+        return print(await operator.listOrganizations());
+      case 'key list':
+        return print(await operator.listApiKeys(required(values.org as string, '--org')));
       case 'org show':
         return print(await operator.getOrganization(required(rest[0], 'ORG_ID')));
       case 'key create':
@@ -167,6 +181,9 @@ async function main(argv: string[]): Promise<void> {
     case 'key':
     case 'account':
       return operatorCommand(command, sub, rest, values);
+    case 'me':
+    case 'contacts':
+      return apiCommand(command, sub, rest, values);
     default:
       throw new UsageError(`unknown command: ${command}`);
   }
@@ -182,6 +199,15 @@ try {
   ) {
     process.stderr.write(`crm: ${(error as Error).message}\n\n${USAGE}\n`);
     process.exit(2);
+  }
+  if (error instanceof DataDirLockedError) {
+    process.stderr.write(`crm: ${error.message}\n`);
+    process.exit(1);
+  }
+  const apiFailure = describeApiFailure(error);
+  if (apiFailure) {
+    process.stderr.write(`crm: ${apiFailure.message}\n`);
+    process.exit(apiFailure.exitCode);
   }
   if (error instanceof ApiError) {
     process.stderr.write(`crm: ${JSON.stringify({ status: error.status, detail: error.detail })}\n`);

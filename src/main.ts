@@ -1,5 +1,6 @@
 // `npm start`: the API and the worker in one process.
 import { ConfigError, loadConfig } from './config.ts';
+import { DataDirLockedError } from './db/data-dir-lock.ts';
 import { run } from './server.ts';
 
 try {
@@ -8,6 +9,10 @@ try {
   if (error instanceof ConfigError) {
     process.stderr.write(`Configuration error: ${error.message}\n`);
     process.exit(2);
+  }
+  if (error instanceof DataDirLockedError) {
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
   }
   throw error;
 }

@@ -72,22 +72,38 @@ async function migrateWhenReachable(database: Database, log: ReturnType<typeof c
   }
 }
 
+/** Redis commands that take longer than this count as an outage: the request goes on with a local budget. */
+const REDIS_COMMAND_TIMEOUT_MS = 500;
+
+/**
+ * The rate-limit store (and access generation): Redis when REDIS_URL is set, else this process's memory. An
+ * unreachable Redis never fails a request nor crashes the process (decisions: "Redis outage").
+ */
+export function openRateLimitStore(config: Config, log: ReturnType<typeof createLogger>): RateLimitStore {
+  if (!config.redisUrl) return createMemoryRateLimitStore();
+  const redis = new Redis(config.redisUrl, {
+    // Fail at once while disconnected (no queue to wait in), and give up on a Redis that stopped answering.
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 1,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: 2000,
+  });
+  redis.on('error', (error) => log.debug({ err: error }, 'redis error'));
+  return createRedisRateLimitStore(redis, {
+    onOutage: (down, error) =>
+      down
+        ? log.warn({ err: error }, 'redis unreachable: rate limits per process and API keys read from the database')
+        : log.info('redis reachable again: shared rate limits and key cache resumed'),
+  });
+}
+
 /**
  * The product wired from the process configuration: Redis-backed rate limits when REDIS_URL is set, the configured
  * messaging platform (decisions §10: on the embedded database without ADMIN_TOKEN the sandbox reviews and reports by
  * itself), the fan-out settings and the process metrics.
  */
 export function wireFromConfig(config: Config, database: Database, log: ReturnType<typeof createLogger>): Wiring {
-  let rateLimitStore: RateLimitStore;
-  if (config.redisUrl) {
-    const redis = new Redis(config.redisUrl, {
-      maxRetriesPerRequest: 1,
-      enableOfflineQueue: false,
-      lazyConnect: false,
-    });
-    redis.on('error', (error) => log.warn({ err: error }, 'redis error'));
-    rateLimitStore = createRedisRateLimitStore(redis);
-  } else rateLimitStore = createMemoryRateLimitStore();
+  const rateLimitStore = openRateLimitStore(config, log);
   const demoMode = database.kind === 'pglite' && !config.adminToken;
   const messaging = messagingFromConfig(config, systemClock, demoMode, (error, what) =>
     log.warn({ err: error }, `${what} failed`),

@@ -93,6 +93,15 @@ export function wire(input: WiringInput) {
   if (messaging.sandbox)
     connectSandbox(messaging.sandbox, webhooks, directory.businessAccountOfNumber, webhookAppSecret);
 
+  const rateLimitStore = input.rateLimitStore ?? createMemoryRateLimitStore();
+  // Keys are cached only where every revocation reaches this process: a shared generation (Redis), or the
+  // embedded database, which no other process opens (decisions: "Keys, cache and Redis").
+  const cacheKeys =
+    Boolean(rateLimitStore.bumpGeneration) && (rateLimitStore.sharedGeneration === true || database.kind === 'pglite');
+  const announceAccessChange = rateLimitStore.bumpGeneration
+    ? { announceAccessChange: () => rateLimitStore.bumpGeneration?.() ?? Promise.resolve() }
+    : {};
+
   const propertyKeys = input.propertyKeys ?? livePropertyKeys;
   const broadcasts = createBroadcastsService(db);
   const services = {
@@ -112,7 +121,7 @@ export function wire(input: WiringInput) {
     }),
     // The platform port says its own kind: with `cloud` the platform's own ids must be given.
     webhookEndpoints: createWebhookEndpointsService({ db, clock, allowHosts: input.webhookAllowHosts ?? [] }),
-    operator: createOperatorService({ db, clock, platform: messaging.platform.name }),
+    operator: createOperatorService({ db, clock, platform: messaging.platform.name, ...announceAccessChange }),
     sandbox: messaging.sandbox
       ? createSandboxControls({
           clock,
@@ -126,7 +135,6 @@ export function wire(input: WiringInput) {
       : undefined,
   };
 
-  const rateLimitStore = input.rateLimitStore ?? createMemoryRateLimitStore();
   const fanout = createFanout({
     db,
     platform: messaging.platform,
@@ -153,6 +161,7 @@ export function wire(input: WiringInput) {
     metrics,
     messaging,
     rateLimitStore,
+    cacheKeys,
     adminToken: input.adminToken,
     webhookVerifyToken: input.webhookVerifyToken,
     readinessChecks: input.readinessChecks ?? {},

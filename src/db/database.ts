@@ -2,9 +2,11 @@
 // Both return the same JS types: int8 and numeric as numbers, timestamptz as Date, date as 'YYYY-MM-DD'.
 import { mkdirSync } from 'node:fs';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { withDataDirLock } from './data-dir-lock.ts';
 import { type DatabaseHealth, steadyHealth, trackHealth } from './health.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
 import type { DB } from './schema.ts';
@@ -63,7 +65,7 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
-  return openPGlite(options.dataDir ?? './data');
+  return withDataDirLock(options.dataDir ?? './data', openPGlite);
 }
 
 function openPostgres(connectionString: string, options: DatabaseOptions): Database {
@@ -116,7 +118,7 @@ async function openPGlite(dataDir: string): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   const pglite = await PGlite.create({
     dataDir,
-    extensions: { pg_trgm },
+    extensions: { pg_trgm, btree_gin },
     parsers: {
       [pgliteTypes.INT8]: toNumber,
       [pgliteTypes.NUMERIC]: toNumber,

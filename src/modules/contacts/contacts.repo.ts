@@ -1,5 +1,6 @@
 // SQL for contacts and their custom property values. Every query filters by org_id; reads see live contacts only.
-import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import { type CompiledQuery, type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { ContactsTable, DB } from '../../db/schema.ts';
 import type { StoredValue } from '../properties/property-values.ts';
 
@@ -39,6 +40,65 @@ export const findContact = (db: Kysely<DB>, orgId: string, id: string, options: 
     .where('deleted_at', 'is', null);
   return (options.lock ? query.forUpdate() : query).executeTakeFirst();
 };
+
+const contactWithValues = (db: Kysely<DB>, orgId: string, id: string) =>
+  db
+    .selectFrom('contacts as c')
+    .select(CONTACT_COLUMNS.map((column) => `c.${column}` as const))
+    .select((eb) =>
+      jsonArrayFrom(
+        eb
+          .selectFrom('contact_property_values as v')
+          .innerJoin('crm_properties as p', (join) =>
+            join.onRef('p.org_id', '=', 'v.org_id').onRef('p.id', '=', 'v.property_id'),
+          )
+          .select([
+            'v.property_id',
+            'p.key',
+            'p.kind',
+            'v.value_text',
+            'v.value_number',
+            'v.value_bool',
+            'v.value_date',
+            'v.value_json',
+          ])
+          .whereRef('v.org_id', '=', 'c.org_id')
+          .whereRef('v.contact_id', '=', 'c.id')
+          .orderBy('p.order_idx'),
+      ).as('property_values'),
+    )
+    .where('c.org_id', '=', orgId)
+    .where('c.id', '=', id)
+    .where('c.deleted_at', 'is', null);
+
+type ContactWithValues = NonNullable<Awaited<ReturnType<ReturnType<typeof contactWithValues>['executeTakeFirst']>>>;
+
+// Placeholders of the compiled statement, replaced by the request's values (a string no id can hold).
+const ORG_PLACEHOLDER = '\u0000org_id';
+const ID_PLACEHOLDER = '\u0000id';
+const compiledContactWithValues = new WeakMap<Kysely<DB>, CompiledQuery>();
+
+/**
+ * A live contact and its custom property values (with each value's key and kind, in property order), in one
+ * statement: the values are aggregated as JSON beside the row (issue 9: one round trip per read). The hottest
+ * read of the API: its SQL is built once per database handle, not per request.
+ */
+export async function findContactWithValues(
+  db: Kysely<DB>,
+  orgId: string,
+  id: string,
+): Promise<ContactWithValues | undefined> {
+  let compiled = compiledContactWithValues.get(db);
+  if (!compiled) {
+    compiled = contactWithValues(db, ORG_PLACEHOLDER, ID_PLACEHOLDER).compile();
+    compiledContactWithValues.set(db, compiled);
+  }
+  const parameters = compiled.parameters.map((value) =>
+    value === ORG_PLACEHOLDER ? orgId : value === ID_PLACEHOLDER ? id : value,
+  );
+  const result = await db.executeQuery<ContactWithValues>({ ...compiled, parameters });
+  return result.rows[0];
+}
 
 export const findContacts = (db: Kysely<DB>, orgId: string, ids: string[]) =>
   ids.length === 0

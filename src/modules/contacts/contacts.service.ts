@@ -11,11 +11,17 @@ import { recordEvents } from '../events/events.ts';
 import { findInitialStage, findStage } from '../funnel-stages/funnel-stages.repo.ts';
 import { listProperties } from '../properties/properties.repo.ts';
 import type { PropertyValueInput } from '../properties/properties.schemas.ts';
-import { checkValue, type Definition, type StoredValue, toPropertyValue } from '../properties/property-values.ts';
+import {
+  checkValue,
+  type Definition,
+  propertiesOf,
+  type StoredValue,
+  toPropertyValue,
+} from '../properties/property-values.ts';
 import { findSubOrigin, findSubOriginByKey } from '../sub-origins/sub-origins.repo.ts';
 import { listConditions, listFingerprint } from './contact-filters.ts';
 import { initialMessagingStatus, messagingStatusAfterPhoneChange } from './contact-intake.ts';
-import { countContacts, pageOfContacts, planPage } from './contact-list.ts';
+import { pageAndCount, planPage } from './contact-list.ts';
 import * as repo from './contacts.repo.ts';
 import type { Contact, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
 
@@ -106,6 +112,18 @@ async function checkStage(db: Kysely<DB>, orgId: string, stageId: string) {
   }
 }
 
+function present(row: repo.ContactRecord, properties: Contact['properties']): Contact {
+  return {
+    ...row,
+    origin: row.origin as Contact['origin'],
+    messaging_status: row.messaging_status as Contact['messaging_status'],
+    properties,
+    last_contacted_at: row.last_contacted_at?.toISOString() ?? null,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
 export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
   const { db, clock } = deps;
 
@@ -121,15 +139,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
       properties[value.key] = toPropertyValue(value.kind, value);
       byContact.set(value.contact_id, properties);
     }
-    return rows.map((row) => ({
-      ...row,
-      origin: row.origin as Contact['origin'],
-      messaging_status: row.messaging_status as Contact['messaging_status'],
-      properties: byContact.get(row.id) ?? {},
-      last_contacted_at: row.last_contacted_at?.toISOString() ?? null,
-      created_at: row.created_at.toISOString(),
-      updated_at: row.updated_at.toISOString(),
-    }));
+    return rows.map((row) => present(row, byContact.get(row.id) ?? {}));
   }
 
   /** Runs a write; a duplicate email, phone or social handle becomes the contract's 409 `duplicate_contact`. */
@@ -172,9 +182,10 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
   }
 
   async function get(orgId: string, id: string): Promise<Contact> {
-    const row = await repo.findContact(db, orgId, id);
-    if (!row) throw notFound();
-    return (await view(db, orgId, [row]))[0] as Contact;
+    const found = await repo.findContactWithValues(db, orgId, id);
+    if (!found) throw notFound();
+    const { property_values: values, ...row } = found;
+    return present(row, propertiesOf(values));
   }
 
   return {
@@ -268,14 +279,11 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
     },
 
     async list(orgId: string, timezone: string, query: ContactListQuery) {
-      const definitions = await definitionsByKey(db, orgId);
+      // Property definitions only matter to property_filter: no round trip for them otherwise.
+      const definitions = query.property_filter === undefined ? new Map() : await definitionsByKey(db, orgId);
       const filters = listConditions(query, timezone, definitions);
-      // The page and the exact count are independent queries: run them side by side.
       const plan = planPage(query, listFingerprint(query), clock.now());
-      const [page, total] = await Promise.all([
-        pageOfContacts(db, orgId, plan, filters),
-        countContacts(db, orgId, filters),
-      ]);
+      const { page, total } = await pageAndCount(db, orgId, plan, filters, query.include_total === true);
       const rows = await repo.findContacts(db, orgId, page.ids);
       const byId = new Map(rows.map((row) => [row.id, row]));
       const ordered = page.ids.map((contactId) => byId.get(contactId)).filter((row) => row !== undefined);

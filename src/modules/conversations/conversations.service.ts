@@ -52,10 +52,19 @@ export function createConversationsService(deps: { db: Kysely<DB> }) {
     get,
 
     async messages(orgId: string, conversationId: string, query: MessageListQuery) {
-      await get(orgId, conversationId);
       const limit = query.limit ?? 50;
       const scope = `messages:${conversationId}`;
-      const rows = await repo.listMessages(db, orgId, conversationId, limit + 1, position(query.cursor, scope, null));
+      let after: repo.Position | undefined;
+      try {
+        after = position(query.cursor, scope, null);
+      } catch (error) {
+        await get(orgId, conversationId); // an unknown conversation answers 404 before a bad cursor's 422
+        throw error;
+      }
+      const rows = await repo.listMessages(db, orgId, conversationId, limit + 1, after);
+      // Messages belong to their conversation (foreign key; conversations are never deleted): a page with messages
+      // proves it exists, so only an empty page costs a second statement (issue 9: one per read).
+      if (rows.length === 0) await get(orgId, conversationId);
       const result = page(rows, limit, scope, null, (row) => row.created_at);
       return { ...result, items: result.items.map(({ org_id: _org, updated_at: _updated, ...message }) => message) };
     },

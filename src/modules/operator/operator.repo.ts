@@ -30,6 +30,20 @@ export const revokeApiKey = (db: Kysely<DB>, orgId: string, keyId: string, at: D
     .returning('id')
     .executeTakeFirst();
 
+/** Every organization, oldest first (the operator's `crm org list`). */
+export const listOrganizations = (db: Kysely<DB>) =>
+  db.selectFrom('organizations').selectAll().orderBy('created_at').orderBy('id').execute();
+
+/** An organization's keys, revoked ones too, without their hashes. */
+export const listApiKeys = (db: Kysely<DB>, orgId: string) =>
+  db
+    .selectFrom('api_keys')
+    .select(['id', 'name', 'display_prefix as prefix', 'created_at', 'revoked_at'])
+    .where('org_id', '=', orgId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+
 export const findApiKey = (db: Kysely<DB>, orgId: string, keyId: string) =>
   db
     .selectFrom('api_keys')

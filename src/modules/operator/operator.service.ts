@@ -21,6 +21,11 @@ export interface OperatorDeps {
   clock: Clock;
   /** With `cloud`, the platform's own ids must be given; the sandbox makes them up. */
   platform: 'sandbox' | 'cloud';
+  /**
+   * Tells every API process that a key was revoked or an organization changed, so that cached keys are read
+   * again on their next use (decisions §8: a revoked key stops working at once). Absent: nothing caches.
+   */
+  announceAccessChange?: () => Promise<void>;
 }
 
 const DEFAULT_PRICES = { MARKETING: 1, UTILITY: 1, AUTHENTICATION: 1 };
@@ -41,6 +46,17 @@ function sandboxPlatformId(): string {
 
 export function createOperatorService(deps: OperatorDeps) {
   const { db, clock } = deps;
+
+  /** Runs after the change is committed; a change that could not be announced is not reported as done. */
+  async function announce() {
+    if (!deps.announceAccessChange) return;
+    try {
+      await deps.announceAccessChange();
+    } catch {
+      // The change is stored; repeating the request (revoking twice, the same patch) announces it again.
+      throw new ApiError(503, 'service_unavailable', { 'Retry-After': '1' });
+    }
+  }
 
   async function getOrganization(orgId: string) {
     const org = await repo.findOrganization(db, orgId);
@@ -105,7 +121,15 @@ export function createOperatorService(deps: OperatorDeps) {
       checkTimezone(patch.timezone, ['body', 'timezone']);
       const updated = await repo.updateOrganization(db, orgId, { ...patch, updated_at: clock.now() });
       if (!updated) throw notFound();
+      await announce();
       return updated;
+    },
+
+    listOrganizations: () => repo.listOrganizations(db),
+
+    async listApiKeys(orgId: string) {
+      await getOrganization(orgId);
+      return repo.listApiKeys(db, orgId);
     },
 
     async createApiKey(orgId: string, name: string | null | undefined) {
@@ -123,9 +147,9 @@ export function createOperatorService(deps: OperatorDeps) {
 
     async revokeApiKey(orgId: string, keyId: string) {
       const revoked = await repo.revokeApiKey(db, orgId, keyId, clock.now());
-      if (revoked) return;
-      // Revoking twice is harmless; an unknown key is a 404.
-      if (!(await repo.findApiKey(db, orgId, keyId))) throw notFound();
+      // Revoking twice is harmless (and announces again); an unknown key is a 404.
+      if (!revoked && !(await repo.findApiKey(db, orgId, keyId))) throw notFound();
+      await announce();
     },
 
     async createMessagingAccount(orgId: string, input: MessagingAccountInput) {

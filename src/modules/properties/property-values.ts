@@ -179,3 +179,10 @@ export function toPropertyValue(kind: string, row: StoredValue): PropertyValue {
     value_json: row.value_json ?? null,
   };
 }
+
+/** Values read with their property's key and kind -> a contact's `properties` map, keyed by property key. */
+export function propertiesOf(values: (StoredValue & { key: string; kind: string })[]): Record<string, PropertyValue> {
+  const properties: Record<string, PropertyValue> = {};
+  for (const value of values) properties[value.key] = toPropertyValue(value.kind, value);
+  return properties;
+}

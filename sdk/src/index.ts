@@ -1,0 +1,30 @@
+// @crm-messaging/sdk: a typed client for the CRM and Messaging public API. Fetch only: Node 20+ and browsers.
+export { type ClientOptions, CrmClient, newIdempotencyKey, type SendOptions } from './client.ts';
+export {
+  ApiError,
+  AuthenticationError,
+  BadRequestError,
+  ConflictError,
+  ConnectionError,
+  type ErrorDetail,
+  InternalServerError,
+  NotFoundError,
+  PayloadError,
+  PaymentRequiredError,
+  PermissionDeniedError,
+  RateLimitError,
+  ValidationError,
+  type ValidationIssue,
+} from './errors.ts';
+export type { CallOptions, TransportOptions } from './http.ts';
+export type { components, operations, paths } from './openapi.ts';
+export { type Page, walk } from './pagination.ts';
+export type * from './types.ts';
+export {
+  signWebhook,
+  type VerifyWebhookOptions,
+  verifyWebhook,
+  type WebhookEvent,
+  type WebhookHeaders,
+  WebhookVerificationError,
+} from './webhooks.ts';

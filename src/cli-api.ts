@@ -1,0 +1,79 @@
+// `crm me`, `crm contacts …`: the CLI as a client of the public API, through the SDK, with CRM_API_KEY and
+// CRM_BASE_URL. Nothing here touches the database, so these commands work beside a running server and against a
+// remote one alike.
+import { ApiError, ConnectionError, CrmClient } from '../sdk/src/index.ts';
+
+export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CRM_BASE_URL unless http://127.0.0.1:8080):
+  me                            the organization behind the key
+  contacts list [--limit N] [--q TEXT] [--cursor C] [--all]
+                                one page as JSON; --all prints every contact, one JSON line each
+  contacts get CONTACT_ID`;
+
+export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
+
+/** A mistake in how the command was called (exit code 2, like the other usage errors). */
+export class ApiUsageError extends Error {}
+
+export interface ApiCommandValues {
+  limit?: string | undefined;
+  q?: string | undefined;
+  cursor?: string | undefined;
+  all?: boolean | undefined;
+}
+
+function clientFromEnv(env: NodeJS.ProcessEnv): CrmClient {
+  const apiKey = env.CRM_API_KEY;
+  if (!apiKey) throw new ApiUsageError('CRM_API_KEY is required for the public API commands (an oak_… key)');
+  return new CrmClient({ apiKey, baseUrl: env.CRM_BASE_URL || DEFAULT_BASE_URL });
+}
+
+function pageSize(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new ApiUsageError('--limit must be a whole number');
+  return Number(value);
+}
+
+const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+export async function apiCommand(
+  command: string,
+  sub: string | undefined,
+  rest: string[],
+  values: ApiCommandValues,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<void> {
+  const client = clientFromEnv(env);
+  switch (command === 'me' ? 'me' : `${command} ${sub}`) {
+    case 'me':
+      return print(await client.me());
+    case 'contacts list': {
+      const query = {
+        ...(values.limit !== undefined ? { limit: pageSize(values.limit) } : {}),
+        ...(values.q !== undefined ? { q: values.q } : {}),
+        ...(values.cursor !== undefined ? { cursor: values.cursor } : {}),
+      };
+      if (!values.all) return print(await client.contacts.list(query));
+      for await (const contact of client.contacts.iterate(query)) process.stdout.write(`${JSON.stringify(contact)}\n`);
+      return;
+    }
+    case 'contacts get': {
+      const id = rest[0];
+      if (!id) throw new ApiUsageError('CONTACT_ID is required');
+      return print(await client.contacts.get(id));
+    }
+    default:
+      throw new ApiUsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
+  }
+}
+
+/** The message and exit code for an error of the API commands, or undefined when it is not one of theirs. */
+export function describeApiFailure(error: unknown): { message: string; exitCode: number } | undefined {
+  if (error instanceof ApiUsageError) return { message: error.message, exitCode: 2 };
+  if (error instanceof ApiError) {
+    return { message: JSON.stringify({ status: error.status, code: error.code, detail: error.detail }), exitCode: 1 };
+  }
+  if (error instanceof ConnectionError) {
+    return { message: `cannot reach the API (CRM_BASE_URL): ${error.message}`, exitCode: 1 };
+  }
+  return undefined;
+}

@@ -1,0 +1,110 @@
+// Issue 9: an authenticated read costs at most one statement on the database once its key is known (the key is
+// then resolved from the in-process cache, checked against the access generation in the rate-limit round trip).
+// Statements are counted by a Kysely plugin on the app's own database handle.
+
+import { Redis } from 'ioredis';
+import type { KyselyPlugin } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createMemoryRateLimitStore,
+  createRedisRateLimitStore,
+  type RateLimitStore,
+} from '../../src/http/rate-limit.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+import { phones, recipientsFor, sender } from '../helpers/sends.ts';
+
+let statements = 0;
+// Counted when a result comes back: statements compiled once and executed many times count each time.
+const counter: KyselyPlugin = {
+  transformQuery: (args) => args.node,
+  transformResult: async (args) => {
+    statements++;
+    return args.result;
+  },
+};
+
+let test: TestDatabase;
+let closeStore = async () => {};
+let h: Harness;
+beforeAll(async () => {
+  test = await createTestDatabase();
+  // Keys are cached with the memory store on PGlite (one process) and with Redis on PostgreSQL; the budget is
+  // reported as never spent, so these many reads are not refused.
+  const store =
+    test.url === undefined
+      ? createMemoryRateLimitStore()
+      : createRedisRateLimitStore(new Redis(process.env.TEST_REDIS_URL as string), `rl-test-${Date.now()}`);
+  closeStore = () => store.close();
+  const hitWithGeneration = store.hitWithGeneration as NonNullable<RateLimitStore['hitWithGeneration']>;
+  const rateLimitStore: RateLimitStore = {
+    ...store,
+    hitWithGeneration: async (key, windowStart) => ({ ...(await hitWithGeneration(key, windowStart)), count: 1 }),
+  };
+  h = await startHarness({ database: { ...test.database, db: test.database.db.withPlugin(counter) }, rateLimitStore });
+});
+afterAll(async () => {
+  await h.close();
+  await closeStore();
+  await test.drop();
+});
+
+async function statementsOf(key: string, path: string) {
+  const before = statements;
+  const response = await h.api('GET', path, { key });
+  expect(response.status, `${path}: ${response.text}`).toBe(200);
+  return statements - before;
+}
+
+describe.skipIf(process.env.TEST_DB === 'postgres' && !process.env.TEST_REDIS_URL)('a read with a known key', () => {
+  it('makes one statement: a contact with its property values, other reads by id, and the lists', async () => {
+    const { key, template, account } = await sender(h);
+    const property = await h.api('POST', '/v1/properties', { key, body: { key: 'tier', label: 'Tier', kind: 'TEXT' } });
+    expect(property.status, property.text).toBe(201);
+    const contact = await h.api('POST', '/v1/contacts', {
+      key,
+      body: { first_name: 'Ana', phone: phones(1)[0], properties: { tier: { kind: 'TEXT', value_text: 'gold' } } },
+    });
+    expect(contact.status, contact.text).toBe(201);
+    const stage = await h.api('POST', '/v1/funnel-stages', { key, body: { name: 'Lead' } });
+    expect(stage.status, stage.text).toBe(201);
+    // The key is now cached: reads below are counted without the key lookup.
+    await h.api('GET', '/v1/me', { key });
+
+    expect(await statementsOf(key, `/v1/contacts/${contact.body.id}`)).toBe(1);
+    expect((await h.api('GET', `/v1/contacts/${contact.body.id}`, { key })).body.properties.tier.value_text).toBe(
+      'gold',
+    );
+    expect(await statementsOf(key, `/v1/properties/${property.body.id}`)).toBe(1);
+    expect(await statementsOf(key, `/v1/funnel-stages/${stage.body.id}`)).toBe(1);
+    expect(await statementsOf(key, `/v1/templates/${template.id}`)).toBe(1);
+    expect(await statementsOf(key, '/v1/me')).toBe(0);
+    const send = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: recipientsFor(phones(2)) },
+    });
+    expect(send.status, send.text).toBe(202);
+    const inbound = await h.admin('POST', '/sandbox/inbound', {
+      channel_id: account.numbers[0].id,
+      from: phones(1)[0],
+      text: 'hello',
+    });
+    expect(inbound.status, inbound.text).toBeLessThan(300);
+    const conversations = await h.api('GET', '/v1/conversations', { key });
+    const conversation = conversations.body.items[0].id as string;
+    for (const path of [
+      `/v1/broadcasts/${send.body.id}`,
+      '/v1/broadcasts',
+      '/v1/conversations',
+      `/v1/conversations/${conversation}`,
+      `/v1/conversations/${conversation}/messages`,
+      '/v1/templates',
+      '/v1/properties',
+      '/v1/funnel-stages',
+      '/v1/sub-origins',
+      '/v1/channels/messaging/phones',
+    ]) {
+      expect(await statementsOf(key, path), path).toBe(1);
+    }
+  });
+});

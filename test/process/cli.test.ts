@@ -1,0 +1,234 @@
+// The CLI as a real process: operator commands refuse an embedded database that a running server holds (and write
+// nothing), a lock left by a killed server is taken over, exactly one of many contenders wins a stale lock, the
+// list commands, the `crm` bin shim, and the public API commands against a live server with CRM_API_KEY.
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { delimiter, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createPostgresDatabase } from '../helpers/database.ts';
+import { runCli, startServer } from '../helpers/process.ts';
+
+const onPGlite = process.env.TEST_DB !== 'postgres';
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'crm-cli-test-'));
+  dirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+});
+const json = (stdout: string) => JSON.parse(stdout);
+
+describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () => {
+  it('refuses to write while a server holds the data dir, writes nothing, and works again once it stops', async () => {
+    const dataDir = tempDir();
+    const env = { DATA_DIR: dataDir };
+    const org = runCli(['org', 'create', '--name', 'Before'], env);
+    expect(org.status, org.stderr).toBe(0);
+    const orgId = json(org.stdout).id as string;
+    expect(existsSync(join(dataDir, 'crm.lock'))).toBe(false);
+
+    const server = await startServer({ ...env, ADMIN_TOKEN: 'secret' });
+    let serverPid: number | undefined;
+    try {
+      serverPid = server.child.pid;
+      expect(json(readFileSync(join(dataDir, 'crm.lock'), 'utf8')).pid).toBe(serverPid);
+      for (const args of [
+        ['key', 'create', '--org', orgId],
+        ['org', 'create', '--name', 'During'],
+      ]) {
+        const refused = runCli(args, env);
+        expect(refused.status, args.join(' ')).toBe(1);
+        expect(refused.stdout).toBe('');
+        expect(refused.stderr).toContain(`is in use by another process (pid ${serverPid}`);
+        expect(refused.stderr).toContain('/admin/v1');
+      }
+      // A second server on the same directory refuses to start, whichever way it is started.
+      for (const args of [['src/main.ts'], ['src/cli.ts', 'serve']]) {
+        const second = spawnSync(process.execPath, args, {
+          cwd: root,
+          env: { PATH: process.env.PATH ?? '', ...env, PORT: '0', ADMIN_TOKEN: 'secret' },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        expect(second.status, args.join(' ')).toBe(1);
+        expect(second.stderr).toContain(`is in use by another process (pid ${serverPid}`);
+      }
+      // The server is untouched: it still answers, and its data is what it was.
+      const response = await fetch(`${server.baseUrl}/admin/v1/organizations/${orgId}`, {
+        headers: { authorization: 'Bearer secret' },
+      });
+      expect(response.status).toBe(200);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    expect(existsSync(join(dataDir, 'crm.lock'))).toBe(false);
+
+    const orgs = runCli(['org', 'list'], env);
+    expect(orgs.status, orgs.stderr).toBe(0);
+    expect(json(orgs.stdout).map((row: { name: string }) => row.name)).toEqual(['Before']);
+    const keys = runCli(['key', 'list', '--org', orgId], env);
+    expect(keys.status, keys.stderr).toBe(0);
+    expect(json(keys.stdout)).toEqual([]);
+  });
+
+  it('takes over the lock of a server killed with SIGKILL', async () => {
+    const dataDir = tempDir();
+    const server = await startServer({ DATA_DIR: dataDir, ADMIN_TOKEN: 'secret' });
+    const pid = server.child.pid;
+    expect(await server.stop('SIGKILL')).toBeNull();
+    expect(json(readFileSync(join(dataDir, 'crm.lock'), 'utf8')).pid).toBe(pid);
+    const created = runCli(['org', 'create', '--name', 'After the crash'], { DATA_DIR: dataDir });
+    expect(created.status, created.stderr).toBe(0);
+    expect(existsSync(join(dataDir, 'crm.lock'))).toBe(false);
+  });
+
+  it('gives a stale lock to exactly one of eight processes racing for it', async () => {
+    const dataDir = tempDir();
+    // A pid that is surely dead: a process that has exited.
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    writeFileSync(join(dataDir, 'crm.lock'), JSON.stringify({ pid: Number(dead.stdout), command: 'dead' }));
+    const lockModule = join(root, 'src/db/data-dir-lock.ts');
+    const script = `
+      import { lockDataDir } from ${JSON.stringify(lockModule)};
+      const start = Number(process.argv[1]);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, start - Date.now())));
+      try {
+        const lock = await lockDataDir(${JSON.stringify(dataDir)});
+        process.stdout.write('won');
+        await new Promise((resolve) => setTimeout(resolve, 1500));
+        lock.release();
+      } catch (error) {
+        process.stdout.write(error.name === 'Error' && /in use/.test(error.message) ? 'refused' : String(error));
+      }`;
+    // All start together once loaded (loading takes a while on a busy machine).
+    const start = String(Date.now() + 4000);
+    const outcomes = await Promise.all(
+      Array.from(
+        { length: 8 },
+        () =>
+          new Promise<string>((resolve) => {
+            const child = spawn(process.execPath, ['--input-type=module', '-e', script, start], { cwd: root });
+            let output = '';
+            child.stdout.on('data', (chunk) => {
+              output += chunk;
+            });
+            let errors = '';
+            child.stderr.on('data', (chunk) => {
+              errors += chunk;
+            });
+            child.on('exit', () => resolve(output || errors));
+          }),
+      ),
+    );
+    expect(
+      outcomes.filter((outcome) => outcome === 'won'),
+      outcomes.join('\n'),
+    ).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === 'refused')).toHaveLength(7);
+    expect(existsSync(join(dataDir, 'crm.lock'))).toBe(false);
+  });
+
+  it('speaks the public API with CRM_API_KEY beside a running server (crm me, crm contacts)', async () => {
+    const dataDir = tempDir();
+    const server = await startServer({ DATA_DIR: dataDir, ADMIN_TOKEN: 'secret' });
+    try {
+      const admin = async (path: string, body: unknown) =>
+        (
+          await fetch(`${server.baseUrl}/admin/v1${path}`, {
+            method: 'POST',
+            headers: { authorization: 'Bearer secret', 'content-type': 'application/json' },
+            body: JSON.stringify(body),
+          })
+        ).json() as Promise<any>;
+      const org = await admin('/organizations', { name: 'API Corp' });
+      const { key } = await admin(`/organizations/${org.id}/api-keys`, {});
+      const env = { CRM_API_KEY: key, CRM_BASE_URL: server.baseUrl };
+      const me = runCli(['me'], env);
+      expect(me.status, me.stderr).toBe(0);
+      expect(json(me.stdout)).toMatchObject({ id: org.id, name: 'API Corp' });
+
+      const created = await fetch(`${server.baseUrl}/v1/contacts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ first_name: 'Lina' }),
+      }).then((response) => response.json() as Promise<any>);
+      const got = runCli(['contacts', 'get', created.id], env);
+      expect(got.status, got.stderr).toBe(0);
+      expect(json(got.stdout)).toMatchObject({ id: created.id, first_name: 'Lina' });
+      const list = runCli(['contacts', 'list', '--limit', '5'], env);
+      expect(json(list.stdout)).toMatchObject({ items: [{ id: created.id }], next_cursor: null });
+      const all = runCli(['contacts', 'list', '--all', '--limit', '1'], env);
+      expect(
+        all.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line).id),
+      ).toEqual([created.id]);
+
+      const missing = runCli(['contacts', 'get', 'ct_missing'], env);
+      expect(missing.status).toBe(1);
+      expect(missing.stderr).toContain('"status":404');
+      expect(missing.stderr).toContain('"code":"not_found"');
+      const badKey = runCli(['me'], { ...env, CRM_API_KEY: 'oak_wrong' });
+      expect(badKey.status).toBe(1);
+      expect(badKey.stderr).toContain('invalid_api_key');
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+    const noKey = runCli(['me'], {});
+    expect(noKey.status).toBe(2);
+    expect(noKey.stderr).toContain('CRM_API_KEY is required');
+    const unreachable = runCli(['me'], { CRM_API_KEY: 'oak_x', CRM_BASE_URL: 'http://127.0.0.1:9' });
+    expect(unreachable.status).toBe(1);
+    expect(unreachable.stderr).toContain('cannot reach the API');
+  });
+
+  it('runs through the bin shim on the pinned Node and on an older one', () => {
+    const viaShim = spawnSync(process.execPath, [join(root, 'bin/crm.js'), '--help'], { encoding: 'utf8' });
+    expect(viaShim.status, viaShim.stderr).toBe(0);
+    expect(viaShim.stdout).toContain('Usage: crm');
+    for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+      const node = join(dir, 'node');
+      const version = spawnSync(node, ['--version'], { encoding: 'utf8' }).stdout?.trim() ?? '';
+      if (!/^v(20|21|22)\./.test(version)) continue;
+      // An older Node hands the CLI to the pinned one, with its arguments and exit code.
+      const older = spawnSync(node, [join(root, 'bin/crm.js'), 'org', 'frobnicate'], {
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, DATA_DIR: tempDir() },
+      });
+      expect(older.status, older.stderr).toBe(2);
+      expect(older.stderr).toContain('unknown command: org frobnicate');
+      return;
+    }
+  });
+});
+
+describe.skipIf(onPGlite)('on a PostgreSQL server', { timeout: 120_000 }, () => {
+  it('lists organizations and keys (crm org list, crm key list)', async () => {
+    const database = await createPostgresDatabase();
+    try {
+      const env = { DATABASE_URL: database.url };
+      const orgId = json(runCli(['org', 'create', '--name', 'Listed'], env).stdout).id;
+      const key = json(runCli(['key', 'create', '--org', orgId, '--name', 'one'], env).stdout);
+      runCli(['key', 'revoke', '--org', orgId, key.id], env);
+      runCli(['key', 'create', '--org', orgId, '--name', 'two'], env);
+      expect(json(runCli(['org', 'list'], env).stdout)).toMatchObject([{ id: orgId, name: 'Listed' }]);
+      const keys = json(runCli(['key', 'list', '--org', orgId], env).stdout);
+      expect(keys.map((row: { name: string }) => row.name)).toEqual(['one', 'two']);
+      expect(keys[0].revoked_at).not.toBeNull();
+      expect(keys[1].revoked_at).toBeNull();
+      expect(Object.keys(keys[0]).sort()).toEqual(['created_at', 'id', 'name', 'prefix', 'revoked_at']);
+      expect(JSON.stringify(keys)).not.toContain(key.key);
+      const unknown = runCli(['key', 'list', '--org', 'org_missing'], env);
+      expect(unknown.status).toBe(1);
+      expect(unknown.stderr).toContain('not_found');
+    } finally {
+      await database.drop();
+    }
+  });
+});
