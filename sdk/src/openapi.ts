@@ -1636,6 +1636,112 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /**
+         * WebhookDelivery
+         * @description One delivery of an event to an endpoint.
+         */
+        WebhookDelivery: {
+            id: string;
+            /** @description The event’s id, sent as the `webhook-id` header. */
+            event_id: string;
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "succeeded" | "failed";
+            /** @description Attempts made so far. */
+            attempts: number;
+            last_status_code: number | null;
+            last_error: string | null;
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * WebhookDeliveryPage
+         * @description A page of deliveries.
+         */
+        WebhookDeliveryPage: {
+            items: components["schemas"]["WebhookDelivery"][];
+            next_cursor: string | null;
+        };
+        /**
+         * WebhookEndpoint
+         * @description An endpoint that receives the organization's events.
+         */
+        WebhookEndpoint: {
+            id: string;
+            url: string;
+            events: string[];
+            description: string | null;
+            enabled: boolean;
+            disabled_reason: ("gone" | "failing") | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /** WebhookEndpointInput */
+        WebhookEndpointInput: {
+            /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
+            url: string;
+            /** @description Event types this endpoint receives, or `["*"]` for all. */
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.finished" | "message.received" | "*")[];
+            description?: string | null;
+        };
+        /**
+         * WebhookEndpointList
+         * @description Every endpoint of the organization.
+         */
+        WebhookEndpointList: {
+            items: components["schemas"]["WebhookEndpoint"][];
+        };
+        /** WebhookEndpointPatch */
+        WebhookEndpointPatch: {
+            /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
+            url?: string;
+            /** @description Event types this endpoint receives, or `["*"]` for all. */
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.finished" | "message.received" | "*")[];
+            description?: string | null;
+            /** @description `false` stops deliveries (pending ones fail with `endpoint_disabled`); `true` enables it again and clears `disabled_reason`. */
+            enabled?: boolean;
+        };
+        /**
+         * WebhookEndpointWithSecret
+         * @description An endpoint with its signing secret (shown on create and rotate only).
+         */
+        WebhookEndpointWithSecret: {
+            id: string;
+            url: string;
+            events: string[];
+            description: string | null;
+            enabled: boolean;
+            disabled_reason: ("gone" | "failing") | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+            /** @description `whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer. */
+            secret: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -2113,7 +2219,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The platform did not answer; nothing was stored, try again. `detail` codes: `platform_unavailable`. */
+            /** @description The platform did not answer; nothing was stored, try again. `detail` codes: `service_unavailable`, `platform_unavailable`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3266,7 +3372,7 @@ export interface operations {
                     "application/json": components["schemas"]["Broadcast"];
                 };
             };
-            /** @description Request addressed wrongly. `detail` codes: `invalid_channel`, `channel_id_required`. */
+            /** @description Request addressed wrongly. `detail` codes: `bad_request`, `invalid_channel`, `channel_id_required`. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4150,6 +4256,8 @@ export interface operations {
                 created_to?: string;
                 /** @description `KEY:OP:VALUE`, ANDed, as repeated keys (or comma-separated: a comma followed by `KEY:OP:` starts the next entry). OP: `eq neq gt gte lt lte contains in exists`; `in` takes `|`-separated values; `exists` takes `true` or `false`. */
                 property_filter?: string | string[];
+                /** @description `total_count` is exact up to 10,000 matches and `null` above; `true` makes it exact always, at the cost of counting every match. */
+                include_total?: boolean;
                 sort?: "recent" | "name" | "country" | "city" | "origin";
                 /** @description Default: `desc` for `recent`, `asc` for the others. */
                 sort_dir?: "asc" | "desc";
@@ -7373,7 +7481,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Every endpoint of the organization. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7401,26 +7509,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": {
-                        items: {
-                            id: string;
-                            url: string;
-                            events: string[];
-                            description: string | null;
-                            enabled: boolean;
-                            disabled_reason: ("gone" | "failing") | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-01-15T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-01-15T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointList"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
@@ -7524,17 +7613,11 @@ export interface operations {
                  *       "description": "string"
                  *     }
                  */
-                "application/json": {
-                    /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
-                    url: string;
-                    /** @description Event types this endpoint receives, or `["*"]` for all. */
-                    events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.finished" | "message.received" | "*")[];
-                    description?: string | null;
-                };
+                "application/json": components["schemas"]["WebhookEndpointInput"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An endpoint with its signing secret (shown on create and rotate only). */
             201: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7559,26 +7642,7 @@ export interface operations {
                      *       "secret": "string"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                        url: string;
-                        events: string[];
-                        description: string | null;
-                        enabled: boolean;
-                        disabled_reason: ("gone" | "failing") | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        /** @description `whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer. */
-                        secret: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
@@ -7714,7 +7778,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An endpoint that receives the organization's events. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7738,24 +7802,7 @@ export interface operations {
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                        url: string;
-                        events: string[];
-                        description: string | null;
-                        enabled: boolean;
-                        disabled_reason: ("gone" | "failing") | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
@@ -8045,19 +8092,11 @@ export interface operations {
                  *       "enabled": true
                  *     }
                  */
-                "application/json": {
-                    /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
-                    url?: string;
-                    /** @description Event types this endpoint receives, or `["*"]` for all. */
-                    events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.finished" | "message.received" | "*")[];
-                    description?: string | null;
-                    /** @description `false` stops deliveries (pending ones fail with `endpoint_disabled`); `true` enables it again and clears `disabled_reason`. */
-                    enabled?: boolean;
-                };
+                "application/json": components["schemas"]["WebhookEndpointPatch"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description An endpoint that receives the organization's events. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8081,24 +8120,7 @@ export interface operations {
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                        url: string;
-                        events: string[];
-                        description: string | null;
-                        enabled: boolean;
-                        disabled_reason: ("gone" | "failing") | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
@@ -8260,7 +8282,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description An endpoint with its signing secret (shown on create and rotate only). */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8285,26 +8307,7 @@ export interface operations {
                      *       "secret": "string"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                        url: string;
-                        events: string[];
-                        description: string | null;
-                        enabled: boolean;
-                        disabled_reason: ("gone" | "failing") | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        updated_at: string;
-                        /** @description `whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer. */
-                        secret: string;
-                    };
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
@@ -8440,7 +8443,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description One delivery of an event to an endpoint. */
             202: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8464,29 +8467,7 @@ export interface operations {
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                        /** @description The event’s id, sent as the `webhook-id` header. */
-                        event_id: string;
-                        event_type: string;
-                        /** @enum {string} */
-                        status: "pending" | "succeeded" | "failed";
-                        /** @description Attempts made so far. */
-                        attempts: number;
-                        last_status_code: number | null;
-                        last_error: string | null;
-                        next_attempt_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
@@ -8642,7 +8623,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description A page of deliveries. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8671,32 +8652,7 @@ export interface operations {
                      *       "next_cursor": "string"
                      *     }
                      */
-                    "application/json": {
-                        items: {
-                            id: string;
-                            /** @description The event’s id, sent as the `webhook-id` header. */
-                            event_id: string;
-                            event_type: string;
-                            /** @enum {string} */
-                            status: "pending" | "succeeded" | "failed";
-                            /** @description Attempts made so far. */
-                            attempts: number;
-                            last_status_code: number | null;
-                            last_error: string | null;
-                            next_attempt_at: string | null;
-                            /**
-                             * Format: date-time
-                             * @example 2026-01-15T09:30:00.000Z
-                             */
-                            created_at: string;
-                            /**
-                             * Format: date-time
-                             * @example 2026-01-15T09:30:00.000Z
-                             */
-                            updated_at: string;
-                        }[];
-                        next_cursor: string | null;
-                    };
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
@@ -8833,7 +8789,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description One delivery of an event to an endpoint. */
             202: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8857,29 +8813,7 @@ export interface operations {
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                        /** @description The event’s id, sent as the `webhook-id` header. */
-                        event_id: string;
-                        event_type: string;
-                        /** @enum {string} */
-                        status: "pending" | "succeeded" | "failed";
-                        /** @description Attempts made so far. */
-                        attempts: number;
-                        last_status_code: number | null;
-                        last_error: string | null;
-                        next_attempt_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
+                    "application/json": components["schemas"]["WebhookDelivery"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */

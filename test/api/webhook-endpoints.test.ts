@@ -215,7 +215,9 @@ describe('the OpenAPI document', () => {
     expect(body.required).toEqual(['id', 'type', 'created_at', 'data']);
     expect(body.properties.type.const).toBe('contact.created');
     // data is the Contact as the API documents it.
-    const contact = document.paths['/v1/contacts/{contact_id}'].get.responses['200'].content['application/json'].schema;
+    const contactRef: string =
+      document.paths['/v1/contacts/{contact_id}'].get.responses['200'].content['application/json'].schema.$ref;
+    const contact = document.components.schemas[contactRef.split('/').at(-1) as string];
     expect(Object.keys(body.properties.data.properties).sort()).toEqual(Object.keys(contact.properties).sort());
     expect(
       Object.keys(

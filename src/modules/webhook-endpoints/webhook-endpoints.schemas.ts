@@ -39,7 +39,11 @@ export const WebhookEndpointSchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'WebhookEndpoint',
+    description: "An endpoint that receives the organization's events.",
+  },
 );
 export type WebhookEndpoint = Static<typeof WebhookEndpointSchema>;
 
@@ -50,18 +54,22 @@ export const WebhookEndpointWithSecret = Type.Object(
       description: '`whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer.',
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'WebhookEndpointWithSecret',
+    description: 'An endpoint with its signing secret (shown on create and rotate only).',
+  },
 );
 export type WebhookEndpointWithSecret = Static<typeof WebhookEndpointWithSecret>;
 
 export const WebhookEndpointList = Type.Object(
   { items: Type.Array(WebhookEndpointSchema) },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'WebhookEndpointList', description: 'Every endpoint of the organization.' },
 );
 
 export const WebhookEndpointInput = Type.Object(
   { url: Url, events: Events, description: Type.Optional(Nullable(Description)) },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'WebhookEndpointInput' },
 );
 export type WebhookEndpointInput = Static<typeof WebhookEndpointInput>;
 
@@ -78,7 +86,7 @@ export const WebhookEndpointPatch = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'WebhookEndpointPatch' },
 );
 export type WebhookEndpointPatch = Static<typeof WebhookEndpointPatch>;
 
@@ -97,11 +105,15 @@ export const WebhookDeliverySchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'WebhookDelivery', description: 'One delivery of an event to an endpoint.' },
 );
 export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
 
-export const WebhookDeliveryPage = Page(WebhookDeliverySchema);
+export const WebhookDeliveryPage = Page(
+  WebhookDeliverySchema,
+  {},
+  { title: 'WebhookDeliveryPage', description: 'A page of deliveries.' },
+);
 
 export const DeliveryListQuery = Type.Object({
   limit: Type.Optional(LimitQuery()),
