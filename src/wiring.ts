@@ -17,6 +17,7 @@ import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
 import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
 import { broadcastEventHandlers } from './modules/broadcasts/broadcast-events.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
+import { countPendingRecipients } from './modules/broadcasts/recipients.repo.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
@@ -93,6 +94,11 @@ export function wire(input: WiringInput) {
   if (messaging.sandbox)
     connectSandbox(messaging.sandbox, webhooks, directory.businessAccountOfNumber, webhookAppSecret);
 
+  metrics.depthGauge(
+    'fanout_recipients_pending',
+    'Broadcast recipients waiting for the fan-out (queued or held by a claim), all organizations',
+    () => countPendingRecipients(db),
+  );
   const rateLimitStore = input.rateLimitStore ?? createMemoryRateLimitStore();
   // Keys are cached only where every revocation reaches this process: a shared generation (Redis), or the
   // embedded database, which no other process opens (decisions: "Keys, cache and Redis").

@@ -16,6 +16,7 @@ export interface Metrics {
   webhookDeliveries: Counter<'outcome'>;
   /** Webhook deliveries waiting (due or scheduled for a retry), as last measured by this process's worker. */
   webhookPending: Gauge;
+  depthGauge(name: string, help: string, read: () => Promise<number>): void;
 }
 
 export function createMetrics(poolStats: () => PoolStats, options: { defaultMetrics?: boolean } = {}): Metrics {
@@ -71,7 +72,30 @@ export function createMetrics(poolStats: () => PoolStats, options: { defaultMetr
     help: 'Webhook deliveries waiting to be attempted (due or scheduled for a retry)',
     registers: [registry],
   });
-  return { registry, requests, duration, rateLimitRejections, handoffs, webhookDeliveries, webhookPending };
+  return {
+    registry,
+    requests,
+    duration,
+    rateLimitRejections,
+    handoffs,
+    webhookDeliveries,
+    webhookPending,
+    /** Adds a gauge read at each scrape (a queue's depth); a failed read keeps the last value. */
+    depthGauge(name: string, help: string, read: () => Promise<number>): void {
+      new Gauge({
+        name,
+        help,
+        registers: [registry],
+        async collect() {
+          try {
+            this.set(await read());
+          } catch {
+            // The database is away: the scrape still answers, with the last known depth.
+          }
+        },
+      });
+    },
+  };
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();

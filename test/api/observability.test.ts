@@ -6,6 +6,7 @@ import { buildApp } from '../../src/app.ts';
 import { createMemoryRateLimitStore } from '../../src/http/rate-limit.ts';
 import { wire } from '../../src/wiring.ts';
 import { ADMIN_TOKEN, type Harness, startHarness } from '../helpers/harness.ts';
+import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -90,6 +91,23 @@ describe('metrics', () => {
     expect(text).toMatch(/db_pool_connections\{state="total"\} [1-9]/);
     expect(text).toMatch(/db_pool_connections\{state="in_use"\} \d/);
     expect(text).toContain('rate_limit_rejections_total');
+  });
+
+  it('expose the depth of the fan-out queue, read at each scrape', async () => {
+    const depth = async () =>
+      Number(/^fanout_recipients_pending (\d+)$/m.exec((await h.app.inject('/metrics')).body)?.[1] ?? Number.NaN);
+    await h.fanout.drain();
+    expect(await depth()).toBe(0);
+    const { key, template } = await sender(h);
+    const sent = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: recipientsFor(phones(3)) },
+    });
+    expect(sent.status).toBe(202);
+    expect(await depth()).toBe(3);
+    await h.fanout.drain();
+    expect(await depth()).toBe(0);
+    expect((await h.app.inject('/metrics')).body).toContain('webhook_deliveries_pending');
   });
 
   it('label unknown routes as unmatched rather than by raw URL', async () => {

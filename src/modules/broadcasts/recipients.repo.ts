@@ -372,3 +372,14 @@ export async function listRecipients(
   ]);
   return { rows, total: Number(total.count) };
 }
+
+/** Recipients waiting for the fan-out, all organizations together (queued, or held by a claim): the queue's depth. */
+export async function countPendingRecipients(db: Kysely<DB>): Promise<number> {
+  const row = await db
+    .selectFrom('broadcast_recipients')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('status', 'in', ['queued', 'sending'])
+    .where('next_attempt_at', '<', sql<Date>`'infinity'::timestamptz`)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
