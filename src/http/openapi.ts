@@ -29,6 +29,16 @@ export const TAGS = [
     description: 'A send of one template to up to 100 recipients, and how far it got; cancel what is left.',
   },
   { name: 'Conversations', description: 'Messages exchanged with contacts, one conversation per contact and number.' },
+  {
+    name: 'Webhook endpoints',
+    description:
+      'Where the organization’s events are delivered, signed in the Standard Webhooks format, with the deliveries log.',
+  },
+  {
+    name: 'Webhook events',
+    description:
+      'The events sent to webhook endpoints (the `webhooks` section): the body and headers of each delivery.',
+  },
 ];
 
 function listenAddress(app: FastifyInstance): string | undefined {

@@ -20,7 +20,32 @@ const Events = Type.Array(StringEnum([...SUBSCRIBABLE_EVENT_TYPES, '*'] as const
   uniqueItems: true,
   description: 'Event types this endpoint receives, or `["*"]` for all.',
 });
-const Description = Type.String({ maxLength: 500 });
+const Description = Type.String({ maxLength: 500, description: 'A note for people; not used by the API.' });
+
+// Examples of the OpenAPI document (the same endpoint throughout, so that they read as one story).
+const ENDPOINT_EXAMPLE = {
+  id: 'we_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+  url: 'https://hooks.example.com/crm',
+  events: ['broadcast.recipient.updated', 'message.received'],
+  description: 'Delivery receipts and replies',
+  enabled: true,
+  disabled_reason: null,
+  created_at: '2026-01-15T09:30:00.000Z',
+  updated_at: '2026-01-15T09:30:00.000Z',
+};
+const SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Kq5ZbYx0Bw=';
+const DELIVERY_EXAMPLE = {
+  id: 'whd_3f1c9a2e7b4d4c0e9a8f6b5d4c3b2a19',
+  event_id: 'evt_01JH5ZP7C8D9E0F1G2H3J4K5M7',
+  event_type: 'message.received',
+  status: 'succeeded',
+  attempts: 1,
+  last_status_code: 200,
+  last_error: null,
+  next_attempt_at: null,
+  created_at: '2026-01-15T09:31:00.000Z',
+  updated_at: '2026-01-15T09:31:01.000Z',
+};
 
 export const WebhookEndpointSchema = Type.Object(
   {
@@ -39,7 +64,12 @@ export const WebhookEndpointSchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'WebhookEndpoint',
+    description: 'Where the organization’s events are delivered (decisions §11). The secret is never shown here.',
+    examples: [ENDPOINT_EXAMPLE],
+  },
 );
 export type WebhookEndpoint = Static<typeof WebhookEndpointSchema>;
 
@@ -50,18 +80,39 @@ export const WebhookEndpointWithSecret = Type.Object(
       description: '`whsec_` + base64 of 32 random bytes: the signing key. Shown only in this answer.',
     }),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'WebhookEndpointWithSecret',
+    description: 'An endpoint with its signing `secret`: the answer of a create and of a rotation, and nowhere else.',
+    examples: [{ ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE }],
+  },
 );
 export type WebhookEndpointWithSecret = Static<typeof WebhookEndpointWithSecret>;
 
 export const WebhookEndpointList = Type.Object(
   { items: Type.Array(WebhookEndpointSchema) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'WebhookEndpointList',
+    description: 'Every endpoint of the organization (at most 20), oldest first; not paginated.',
+    examples: [{ items: [ENDPOINT_EXAMPLE] }],
+  },
 );
 
 export const WebhookEndpointInput = Type.Object(
   { url: Url, events: Events, description: Type.Optional(Nullable(Description)) },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'WebhookEndpointInput',
+    description: 'A new endpoint: where to deliver and which event types.',
+    examples: [
+      {
+        url: ENDPOINT_EXAMPLE.url,
+        events: ENDPOINT_EXAMPLE.events,
+        description: ENDPOINT_EXAMPLE.description,
+      },
+    ],
+  },
 );
 export type WebhookEndpointInput = Static<typeof WebhookEndpointInput>;
 
@@ -78,7 +129,12 @@ export const WebhookEndpointPatch = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'WebhookEndpointPatch',
+    description: 'Any of `url`, `events`, `description` and `enabled`; fields left out keep their value.',
+    examples: [{ events: ['*'], enabled: true }],
+  },
 );
 export type WebhookEndpointPatch = Static<typeof WebhookEndpointPatch>;
 
@@ -97,11 +153,20 @@ export const WebhookDeliverySchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'WebhookDelivery',
+    description: 'One event’s delivery to one endpoint, with its attempts so far.',
+    examples: [DELIVERY_EXAMPLE],
+  },
 );
 export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
 
-export const WebhookDeliveryPage = Page(WebhookDeliverySchema);
+export const WebhookDeliveryPage = Page(
+  WebhookDeliverySchema,
+  {},
+  { title: 'WebhookDeliveryPage', description: 'A page of the deliveries log, newest event first.' },
+);
 
 export const DeliveryListQuery = Type.Object({
   limit: Type.Optional(LimitQuery()),
