@@ -121,7 +121,8 @@ async function baseline(receiver: Receiver, total: number) {
 }
 
 function startWorker(databaseUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'worker'], {
+  // The same runtime flags as this process (e.g. a TypeScript loader on a Node without type stripping).
+  const child = spawn(process.execPath, [...process.execArgv, 'src/cli.ts', 'worker'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
