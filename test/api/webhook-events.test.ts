@@ -293,4 +293,34 @@ describe('the outbox', () => {
     });
     expect((await hook.events()).map((event) => event.type)).toEqual(['contact.created']);
   });
+
+  it('a rolled-back recipient move emits neither its event nor the broadcast’s end', async () => {
+    const { org, key, template } = await sender(h);
+    const hook = await endpoint(key, ['broadcast.recipient.updated', 'broadcast.finished']);
+    const broadcastId = (await send(key, template.id, phones(1))).body.id as string;
+    const fail = (trx: Kysely<DB>) =>
+      sql`update broadcast_recipients set status = 'failed', error = 'test', failed_at = now()
+        where org_id = ${org.id} and broadcast_id = ${broadcastId} and position = 0`
+        .execute(trx)
+        .then(() => recordRecipientMoves(trx, [{ org_id: org.id, broadcast_id: broadcastId, position: 0 }]));
+    await expect(
+      h.database.db.transaction().execute(async (trx) => {
+        await fail(trx);
+        throw new Error('rolled back');
+      }),
+    ).rejects.toThrow('rolled back');
+    expect(await hook.events()).toEqual([]);
+    const broadcast = await h.database.db
+      .selectFrom('broadcasts')
+      .select('finished_at')
+      .where('org_id', '=', org.id)
+      .where('id', '=', broadcastId)
+      .executeTakeFirstOrThrow();
+    expect(broadcast.finished_at).toBeNull();
+    await h.database.db.transaction().execute(fail);
+    expect((await hook.events()).map((event) => [event.type, event.data.status]).sort()).toEqual([
+      ['broadcast.recipient.updated', 'failed'],
+      ['broadcast.finished', 'completed'],
+    ]);
+  });
 });
