@@ -3,8 +3,10 @@
 //
 //   BENCH_DATABASE_URL   server to use (a fresh database crm_bench_broadcasts is made on it)
 //   BENCH_SENDS          send requests to time, default 100 (each with 100 recipients)
-//   BENCH_FANOUT         recipients per fan-out run, default 5000
-import { type ChildProcess, spawn } from 'node:child_process';
+//   BENCH_FANOUT         recipients per fan-out run, default 5000 (BENCH_QUICK=1: 2000)
+// Each fan-out row is measured beside its baseline in the same run: a bare SKIP LOCKED loop (bench/bare-queue.ts) on
+// the same database, with as many processes; the worker's peak RSS is sampled while it runs.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
@@ -17,7 +19,7 @@ import { measure, table } from './measure.ts';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
 const sends = Number(process.env.BENCH_SENDS ?? 100);
-const fanoutSize = Number(process.env.BENCH_FANOUT ?? 5000);
+const fanoutSize = Number(process.env.BENCH_FANOUT ?? (process.env.BENCH_QUICK === '1' ? 2000 : 5000));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const unlimited: RateLimitStore = { hit: async () => 1, close: async () => {} };
 const ADMIN = 'bench-admin';
@@ -60,6 +62,59 @@ function startWorker(databaseUrl: string): Promise<ChildProcess> {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return new Promise((resolve) => setTimeout(() => resolve(child), 3000));
+}
+
+/** Resident set size of a process in KiB (0 when it is gone). */
+function rssOf(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  try {
+    return Number(execFileSync('ps', ['-o', 'rss=', '-p', String(pid)], { encoding: 'utf8' }).trim()) || 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Messages per second of the bare loop with 1 and 2 processes, each over `size` fresh rows. */
+async function bareBaseline(databaseUrl: string, size: number): Promise<number[]> {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  const rates: number[] = [];
+  try {
+    await client.query(
+      `create table if not exists bare_queue (id bigserial primary key, status text not null, payload jsonb,
+        sent_at timestamptz)`,
+    );
+    for (const processes of [1, 2]) {
+      await client.query('truncate bare_queue');
+      await client.query(
+        `insert into bare_queue (status, payload) select 'queued', '{"to":"+15550000000"}' from generate_series(1, $1)`,
+        [size],
+      );
+      const started = Date.now();
+      await Promise.all(
+        Array.from(
+          { length: processes },
+          () =>
+            new Promise<void>((resolve, reject) => {
+              const child = spawn(process.execPath, ['bench/bare-queue.ts', databaseUrl], {
+                cwd: root,
+                stdio: 'inherit',
+              });
+              child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bare loop exited ${code}`))));
+            }),
+        ),
+      );
+      // From the first message marked to the last, as the database saw them (process start-up excluded).
+      const span = await client.query(
+        'select extract(epoch from max(sent_at) - min(sent_at)) as seconds, count(*) as n from bare_queue',
+      );
+      const seconds = Number(span.rows[0].seconds) || (Date.now() - started) / 1000;
+      rates.push(Number(span.rows[0].n) / seconds);
+    }
+  } finally {
+    await client.end();
+  }
+  return rates;
 }
 
 async function main(): Promise<void> {
@@ -117,6 +172,8 @@ async function main(): Promise<void> {
     .execute();
 
   const throughput: string[] = [];
+  const bare = await bareBaseline(databaseUrl, fanoutSize);
+  const rates: number[] = [];
   for (const workers of [1, 2]) {
     for (let sent = 0; sent < fanoutSize; sent += 100) {
       await call('POST', `/v1/templates/${template.id}/send`, sendBody(), key);
@@ -133,7 +190,9 @@ async function main(): Promise<void> {
     log(`fan-out of ${queued} recipients with ${workers} worker process(es)`);
     const runStarted = new Date();
     const children = await Promise.all(Array.from({ length: workers }, () => startWorker(databaseUrl)));
+    let peakRss = 0;
     for (;;) {
+      for (const child of children) peakRss = Math.max(peakRss, rssOf(child.pid));
       const left = Number(
         (
           await database.db
@@ -154,7 +213,12 @@ async function main(): Promise<void> {
       .where('reached_at', '>=', runStarted)
       .executeTakeFirstOrThrow();
     const seconds = (new Date(span.last as Date).getTime() - new Date(span.first as Date).getTime()) / 1000;
-    throughput.push(`| ${workers} | ${queued} | ${seconds.toFixed(1)} | ${(queued / seconds).toFixed(0)} |`);
+    const rate = queued / seconds;
+    rates.push(rate);
+    const baseline = bare[workers - 1] as number;
+    throughput.push(
+      `| ${workers} | ${queued} | ${seconds.toFixed(1)} | ${rate.toFixed(0)} | ${baseline.toFixed(0)} | ${(rate / baseline).toFixed(2)}× | ${workers === 1 ? '1.00×' : `${(rate / (rates[0] as number)).toFixed(2)}×`} | ${(peakRss / 1024).toFixed(0)} |`,
+    );
   }
 
   process.stdout.write(
@@ -166,8 +230,8 @@ async function main(): Promise<void> {
       '',
       'Fan-out with the sandbox platform and the per-number cap lifted (worker processes on one PostgreSQL):',
       '',
-      '| Workers | Recipients | Seconds | Messages/s |',
-      '|---:|---:|---:|---:|',
+      '| Workers | Recipients | Seconds | Messages/s | Bare SKIP LOCKED loop, same processes (msg/s) | Ratio to bare | Scaling vs 1 worker | Peak worker RSS (MB) |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...throughput,
       '',
     ].join('\n'),

@@ -1,4 +1,4 @@
-// Latency and throughput of one scenario: `total` requests, `concurrency` at a time.
+// Latency and throughput of one scenario: `total` requests, `concurrency` at a time; and the process's RSS.
 export interface Result {
   name: string;
   requests: number;
@@ -54,3 +54,26 @@ export function table(results: Result[]): string {
   ];
   return lines.join('\n');
 }
+
+/** Samples the resident set size of this process every 50 ms; `peak()` is the largest seen since `reset()`. */
+export function rssSampler() {
+  let peak = 0;
+  const sample = () => {
+    peak = Math.max(peak, process.memoryUsage.rss());
+  };
+  const timer = setInterval(sample, 50);
+  timer.unref();
+  return {
+    reset: () => {
+      peak = 0;
+      sample();
+    },
+    peak: () => {
+      sample();
+      return peak;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+export const mb = (bytes: number) => `${Math.round(bytes / (1024 * 1024))} MB`;

@@ -1,10 +1,14 @@
-// `npm run bench`: seeds one organization with BENCH_CONTACTS contacts (default 1,000,000) on PostgreSQL and
-// measures the contact API through real HTTP. Not part of `npm test`.
+// `npm run bench:contacts`: the contact list at scale. Seeds one organization (1,000,000 contacts; BENCH_QUICK=1:
+// 50,000) on PostgreSQL and measures every list row of issue 9 through real HTTP, one at a time and 8 in flight,
+// beside its baselines measured in the same run: the same list without HTTP (the service, every SQL statement),
+// and a bare Fastify + pg server answering one fixed page of 50 contacts. Not part of `npm test`.
 //
 //   BENCH_DATABASE_URL  default postgres://postgres@127.0.0.1:5432/crm_bench (created when missing)
-//   BENCH_CONTACTS      default 1000000; e.g. 20000 for a quick run (a seeded organization is reused)
-//   BENCH_REQUESTS      requests per scenario, default 200
-//   BENCH_CONCURRENCY   requests in flight, default 8
+//   BENCH_QUICK=1       50,000 contacts and 100 requests per measurement (a few minutes)
+//   BENCH_CONTACTS      contacts to seed (default 1,000,000, or 50,000 quick); a seeded organization is reused
+//   BENCH_REQUESTS      requests per measurement (default 200, or 100 quick)
+//   BENCH_CONCURRENCY   requests in flight for the concurrent column (default 8)
+//   BENCH_ONLY          a regular expression: only the rows whose name matches (e.g. for `node --cpu-prof`)
 //   BENCH_FRESH=1       drop and recreate the database first
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
@@ -12,15 +16,20 @@ import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import type { RateLimitStore } from '../src/http/rate-limit.ts';
 import { wire } from '../src/wiring.ts';
-import { measure, type Result, table } from './measure.ts';
-import { measureQueries } from './queries.ts';
+import { startBareServer } from './bare-server.ts';
+import { measure, rssSampler } from './measure.ts';
+import { listWithoutHttp } from './queries.ts';
+import { rows as listRows, type Row, report } from './report.ts';
 import { seed } from './seed.ts';
 
+const quick = process.env.BENCH_QUICK === '1';
 const url = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
-const contacts = Number(process.env.BENCH_CONTACTS ?? 1_000_000);
-const requests = Number(process.env.BENCH_REQUESTS ?? 200);
+const contacts = Number(process.env.BENCH_CONTACTS ?? (quick ? 50_000 : 1_000_000));
+const requests = Number(process.env.BENCH_REQUESTS ?? (quick ? 100 : 200));
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const only = process.env.BENCH_ONLY ? new RegExp(process.env.BENCH_ONLY) : undefined;
 const PAGE_SIZE = 50;
+const WARM_UP = 3;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 async function ensureDatabase(): Promise<void> {
@@ -39,7 +48,7 @@ async function ensureDatabase(): Promise<void> {
   }
 }
 
-// The benchmark measures the API, not the rate limit.
+// The benchmark measures the list, not the rate limit.
 const unlimited: RateLimitStore = { hit: async () => 1, close: async () => {} };
 
 async function main(): Promise<void> {
@@ -49,90 +58,69 @@ async function main(): Promise<void> {
   const seeded = await seed(database.db, contacts, log);
   const app = await buildApp(wire({ database, rateLimitStore: unlimited }));
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
-  const headers = { authorization: `Bearer ${seeded.key}`, 'content-type': 'application/json' };
-  const call = async (path: string, init: RequestInit = {}) => {
-    const response = await fetch(`${base}${path}`, { ...init, headers });
-    const body = await response.json().catch(() => undefined);
-    if (response.status >= 400) throw new Error(`${path}: ${response.status} ${JSON.stringify(body)}`);
-    return body as { id: string; items: { id: string }[]; next_cursor: string | null };
+  const bare = await startBareServer(url.toString(), seeded.orgId);
+  const headers = { authorization: `Bearer ${seeded.key}` };
+  const get = async (target: string) => {
+    const response = await fetch(target, { headers });
+    const body = await response.text();
+    if (response.status >= 400) throw new Error(`${target}: ${response.status} ${body}`);
   };
+  const direct = listWithoutHttp(database.db, seeded.orgId);
+  const rss = rssSampler();
 
-  let results: Result[] = [];
-  let inFlight = concurrency;
-  const run = async (name: string, request: (i: number) => Promise<unknown>) => {
-    log(`measuring ${name} (${inFlight} in flight)`);
-    results.push(await measure(name, requests, inFlight, async (i) => void (await request(i))));
+  const times = async (name: string, call: () => Promise<unknown>) => {
+    for (let i = 0; i < WARM_UP; i++) await call();
+    const one = await measure(name, requests, 1, async () => void (await call()));
+    const many = await measure(name, requests, concurrency, async () => void (await call()));
+    return { one, many };
   };
-  const stamp = Date.now().toString(36);
-  const phoneBase = 3_000_000_000 + (Date.now() % 1_000_000) * 1000;
-  await run('create contact', (i) =>
-    call('/v1/contacts', {
-      method: 'POST',
-      body: JSON.stringify({
-        first_name: 'bench',
-        email: `b${stamp}_${i}@new.example`,
-        phone: `+1${phoneBase + i}`,
-        properties: { score: { kind: 'NUMBER', value_number: i } },
-      }),
+  const bareRun = async (label: string) => ({
+    http: await times(`bare Fastify + pg, fixed page of 50 (${label})`, () => get(bare.url)),
+    sql: await times(`bare SQL, fixed page of 50 (${label})`, () => bare.query()),
+  });
+
+  log('measuring the bare baselines');
+  const bareBefore = await bareRun('start');
+  const measured: Row[] = [];
+  rss.reset();
+  for (const row of listRows(seeded.contacts, PAGE_SIZE)) {
+    if (only && !only.test(row.name)) continue;
+    let search = row.search;
+    if (row.page > 1) {
+      log(`finding page ${row.page} of ${row.name}`);
+      const cursor = await direct.cursorAt(row.search, row.page, PAGE_SIZE);
+      if (!cursor) throw new Error(`${row.name}: the list has fewer than ${row.page} pages`);
+      search = `${row.search}&cursor=${cursor}`;
+    }
+    log(`measuring ${row.name}`);
+    // The bare server right before each row, so that the ratio compares requests made under the same load.
+    const bareHttp = await times('bare', () => get(bare.url));
+    const api = await times(row.name, () => get(`${base}/v1/contacts?${search}`));
+    const service = await times(row.name, () => direct.service(search));
+    const sql = await measure(row.name, requests, 1, async () => void (await direct.pageAndCount(search)));
+    measured.push({ ...row, api, service, sql, bare: bareHttp });
+    log(
+      `  API p50/p99 ${api.one.p50.toFixed(1)}/${api.one.p99.toFixed(1)} ms, ${concurrency} in flight ${api.many.p50.toFixed(1)}/${api.many.p99.toFixed(1)} ms`,
+    );
+  }
+  const peakRss = rss.peak();
+  log('measuring the bare baselines again');
+  const bareAfter = await bareRun('end');
+  rss.stop();
+
+  process.stdout.write(
+    report({
+      contacts: seeded.contacts,
+      pageSize: PAGE_SIZE,
+      requests,
+      concurrency,
+      host: url.host,
+      bare: [bareBefore, bareAfter],
+      rows: measured,
+      peakRss,
     }),
   );
-  const sample = (await call('/v1/contacts?limit=200&sort=name')).items.map((item) => item.id);
-  await run('read contact by id', (i) => call(`/v1/contacts/${sample[i % sample.length]}`));
-
-  const targetPage = Math.max(2, Math.min(1000, Math.floor(seeded.contacts / PAGE_SIZE)));
-  const cursors = new Map<string, string>();
-  for (const sort of ['recent', 'name', 'country', 'city', 'origin']) {
-    await run(`list ${sort}, page 1`, () => call(`/v1/contacts?sort=${sort}`));
-    log(`walking to page ${targetPage} of ${sort}`);
-    const walkStarted = performance.now();
-    let cursor: string | null = null;
-    for (let page = 1; page < targetPage; page++) {
-      const body = await call(`/v1/contacts?sort=${sort}${cursor ? `&cursor=${cursor}` : ''}`);
-      cursor = body.next_cursor;
-    }
-    log(`  ${targetPage - 1} pages in ${((performance.now() - walkStarted) / 1000).toFixed(1)} s`);
-    cursors.set(sort, cursor as string);
-    await run(`list ${sort}, page ${targetPage}`, () => call(`/v1/contacts?sort=${sort}&cursor=${cursor}`));
-  }
-  await run('q=garcia (common name)', () => call('/v1/contacts?q=garcia'));
-  await run('q=user123456 (one email)', () => call('/v1/contacts?q=user123456%40'));
-  await run('property_filter tier:eq:gold', () => call('/v1/contacts?property_filter=tier:eq:gold'));
-  await run('property_filter score:gte:990 & sort=name', () =>
-    call('/v1/contacts?sort=name&property_filter=score:gte:990'),
-  );
-
-  const concurrent = results;
-  // The same requests one at a time: the latency of a request on an idle server.
-  results = [];
-  inFlight = 1;
-  await run('read contact by id', (i) => call(`/v1/contacts/${sample[i % sample.length]}`));
-  for (const sort of ['recent', 'name']) {
-    await run(`list ${sort}, page 1`, () => call(`/v1/contacts?sort=${sort}`));
-    await run(`list ${sort}, page ${targetPage}`, () => call(`/v1/contacts?sort=${sort}&cursor=${cursors.get(sort)}`));
-  }
-  await run('q=garcia (common name)', () => call('/v1/contacts?q=garcia'));
-  await run('property_filter tier:eq:gold', () => call('/v1/contacts?property_filter=tier:eq:gold'));
-  const serial = results;
-  log('measuring the list queries alone');
-  const queries = await measureQueries(database, seeded.orgId, cursors, targetPage, Math.min(requests, 100));
-
-  const summary = [
-    `Contacts: ${seeded.contacts.toLocaleString('en')} in one organization; page size ${PAGE_SIZE}; ` +
-      `PostgreSQL at ${url.host}.`,
-    '',
-    `Through HTTP, ${concurrency} requests in flight, ${requests} per scenario:`,
-    '',
-    table(concurrent),
-    '',
-    'Through HTTP, one request at a time:',
-    '',
-    table(serial),
-    '',
-    'The list queries alone (no HTTP), one at a time:',
-    '',
-    table(queries),
-  ].join('\n');
-  process.stdout.write(`${summary}\n`);
+  await bare.close();
   await app.close();
   await database.close();
 }

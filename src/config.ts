@@ -39,6 +39,8 @@ export interface Config {
     perNumberPerSecond: number | null;
     reconcileAfterMs: number;
     pollMs: number;
+    /** Batches a worker process hands off at once. */
+    batchesInFlight: number;
   };
 }
 
@@ -135,6 +137,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ),
       reconcileAfterMs: integer(env, 'FANOUT_RECONCILE_AFTER_MS', 15 * 60_000, 0) as number,
       pollMs: integer(env, 'WORKER_POLL_MS', 200, 10) as number,
+      batchesInFlight: integer(env, 'FANOUT_BATCHES_IN_FLIGHT', 3, 1) as number,
     },
   };
 }

@@ -79,8 +79,11 @@ const REDIS_COMMAND_TIMEOUT_MS = 500;
  * The rate-limit store (and access generation): Redis when REDIS_URL is set, else this process's memory. An
  * unreachable Redis never fails a request nor crashes the process (decisions: "Redis outage").
  */
-export function openRateLimitStore(config: Config, log: ReturnType<typeof createLogger>): RateLimitStore {
-  if (!config.redisUrl) return createMemoryRateLimitStore();
+export function openRateLimitStore(
+  config: Config,
+  log: ReturnType<typeof createLogger>,
+): { store: RateLimitStore; ready?: () => Promise<boolean> } {
+  if (!config.redisUrl) return { store: createMemoryRateLimitStore() };
   const redis = new Redis(config.redisUrl, {
     // Fail at once while disconnected (no queue to wait in), and give up on a Redis that stopped answering.
     enableOfflineQueue: false,
@@ -89,12 +92,14 @@ export function openRateLimitStore(config: Config, log: ReturnType<typeof create
     connectTimeout: 2000,
   });
   redis.on('error', (error) => log.debug({ err: error }, 'redis error'));
-  return createRedisRateLimitStore(redis, {
+  const store = createRedisRateLimitStore(redis, {
     onOutage: (down, error) =>
       down
         ? log.warn({ err: error }, 'redis unreachable: rate limits per process and API keys read from the database')
         : log.info('redis reachable again: shared rate limits and key cache resumed'),
   });
+  // /readyz: requests are still answered while Redis is away, but the organization's budget is no longer shared.
+  return { store, ready: async () => (await redis.ping()) === 'PONG' };
 }
 
 /**
@@ -103,7 +108,7 @@ export function openRateLimitStore(config: Config, log: ReturnType<typeof create
  * itself), the fan-out settings and the process metrics.
  */
 export function wireFromConfig(config: Config, database: Database, log: ReturnType<typeof createLogger>): Wiring {
-  const rateLimitStore = openRateLimitStore(config, log);
+  const { store: rateLimitStore, ready: redisReady } = openRateLimitStore(config, log);
   const demoMode = database.kind === 'pglite' && !config.adminToken;
   const messaging = messagingFromConfig(config, systemClock, demoMode, (error, what) =>
     log.warn({ err: error }, `${what} failed`),
@@ -123,7 +128,8 @@ export function wireFromConfig(config: Config, database: Database, log: ReturnTy
     webhookAllowHosts: config.webhookAllowHosts,
     webhookDeliveries: config.webhooks,
     fanout: config.fanout,
-    worker: { pollMs: config.fanout.pollMs },
+    worker: { pollMs: config.fanout.pollMs, batchesInFlight: config.fanout.batchesInFlight },
+    ...(redisReady ? { readinessChecks: { redis: redisReady } } : {}),
   });
 }
 

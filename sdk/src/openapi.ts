@@ -508,7 +508,7 @@ export interface paths {
         };
         /**
          * List webhook endpoints (not paginated)
-         * @description Every endpoint of the organization, at most 20; secrets are never listed.
+         * @description List webhook endpoints (not paginated)
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
@@ -532,14 +532,14 @@ export interface paths {
         };
         /**
          * Read a webhook endpoint
-         * @description Another organization’s endpoint is a 404.
+         * @description Read a webhook endpoint
          */
         get: operations["getWebhookEndpoint"];
         put?: never;
         post?: never;
         /**
          * Delete a webhook endpoint and its deliveries log
-         * @description Events recorded afterwards no longer reach it.
+         * @description Delete a webhook endpoint and its deliveries log
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -600,7 +600,7 @@ export interface paths {
         };
         /**
          * The endpoint’s deliveries log, newest event first
-         * @description Paginated; filter by `status` (`pending`, `succeeded`, `failed`).
+         * @description The endpoint’s deliveries log, newest event first
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1810,19 +1810,7 @@ export interface components {
         };
         /**
          * WebhookDelivery
-         * @description One event’s delivery to one endpoint, with its attempts so far.
-         * @example {
-         *       "id": "whd_3f1c9a2e7b4d4c0e9a8f6b5d4c3b2a19",
-         *       "event_id": "evt_01JH5ZP7C8D9E0F1G2H3J4K5M7",
-         *       "event_type": "message.received",
-         *       "status": "succeeded",
-         *       "attempts": 1,
-         *       "last_status_code": 200,
-         *       "last_error": null,
-         *       "next_attempt_at": null,
-         *       "created_at": "2026-01-15T09:31:00.000Z",
-         *       "updated_at": "2026-01-15T09:31:01.000Z"
-         *     }
+         * @description One delivery of an event to an endpoint.
          */
         WebhookDelivery: {
             id: string;
@@ -1849,7 +1837,7 @@ export interface components {
         };
         /**
          * WebhookDeliveryPage
-         * @description A page of the deliveries log, newest event first.
+         * @description A page of deliveries.
          */
         WebhookDeliveryPage: {
             items: components["schemas"]["WebhookDelivery"][];
@@ -1857,20 +1845,7 @@ export interface components {
         };
         /**
          * WebhookEndpoint
-         * @description Where the organization’s events are delivered (decisions §11). The secret is never shown here.
-         * @example {
-         *       "id": "we_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-         *       "url": "https://hooks.example.com/crm",
-         *       "events": [
-         *         "broadcast.recipient.updated",
-         *         "message.received"
-         *       ],
-         *       "description": "Delivery receipts and replies",
-         *       "enabled": true,
-         *       "disabled_reason": null,
-         *       "created_at": "2026-01-15T09:30:00.000Z",
-         *       "updated_at": "2026-01-15T09:30:00.000Z"
-         *     }
+         * @description An endpoint that receives the organization's events.
          */
         WebhookEndpoint: {
             id: string;
@@ -1890,10 +1865,7 @@ export interface components {
              */
             updated_at: string;
         };
-        /**
-         * WebhookEndpointInput
-         * @description A new endpoint: where to deliver and which event types.
-         */
+        /** WebhookEndpointInput */
         WebhookEndpointInput: {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url: string;
@@ -1903,15 +1875,12 @@ export interface components {
         };
         /**
          * WebhookEndpointList
-         * @description Every endpoint of the organization (at most 20), oldest first; not paginated.
+         * @description Every endpoint of the organization.
          */
         WebhookEndpointList: {
             items: components["schemas"]["WebhookEndpoint"][];
         };
-        /**
-         * WebhookEndpointPatch
-         * @description Any of `url`, `events`, `description` and `enabled`; fields left out keep their value.
-         */
+        /** WebhookEndpointPatch */
         WebhookEndpointPatch: {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url?: string;
@@ -1923,7 +1892,7 @@ export interface components {
         };
         /**
          * WebhookEndpointWithSecret
-         * @description An endpoint with its signing `secret`: the answer of a create and of a rotation, and nowhere else.
+         * @description An endpoint with its signing secret (shown on create and rotate only).
          */
         WebhookEndpointWithSecret: {
             id: string;
@@ -2422,7 +2391,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The platform did not answer; nothing was stored, try again. `detail` codes: `platform_unavailable`. */
+            /** @description The platform did not answer; nothing was stored, try again. `detail` codes: `service_unavailable`, `platform_unavailable`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3575,7 +3544,7 @@ export interface operations {
                     "application/json": components["schemas"]["Broadcast"];
                 };
             };
-            /** @description Request addressed wrongly. `detail` codes: `invalid_channel`, `channel_id_required`. */
+            /** @description Request addressed wrongly. `detail` codes: `bad_request`, `invalid_channel`, `channel_id_required`. */
             400: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4459,6 +4428,8 @@ export interface operations {
                 created_to?: string;
                 /** @description `KEY:OP:VALUE`, ANDed, as repeated keys (or comma-separated: a comma followed by `KEY:OP:` starts the next entry). OP: `eq neq gt gte lt lte contains in exists`; `in` takes `|`-separated values; `exists` takes `true` or `false`. */
                 property_filter?: string | string[];
+                /** @description `total_count` is exact up to 10,000 matches and `null` above; `true` makes it exact always, at the cost of counting every match. */
+                include_total?: boolean;
                 sort?: "recent" | "name" | "country" | "city" | "origin";
                 /** @description Default: `desc` for `recent`, `asc` for the others. */
                 sort_dir?: "asc" | "desc";
@@ -7682,7 +7653,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The organization’s endpoints. */
+            /** @description Every endpoint of the organization. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7696,15 +7667,14 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "we_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-                     *           "url": "https://hooks.example.com/crm",
+                     *           "id": "string",
+                     *           "url": "string",
                      *           "events": [
-                     *             "broadcast.recipient.updated",
-                     *             "message.received"
+                     *             "string"
                      *           ],
-                     *           "description": "Delivery receipts and replies",
+                     *           "description": "string",
                      *           "enabled": true,
-                     *           "disabled_reason": null,
+                     *           "disabled_reason": "gone",
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -7804,24 +7774,22 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A new endpoint: where to deliver and which event types. */
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "url": "https://hooks.example.com/crm",
+                 *       "url": "string",
                  *       "events": [
-                 *         "broadcast.recipient.updated",
-                 *         "message.received"
+                 *         "contact.created"
                  *       ],
-                 *       "description": "Delivery receipts and replies"
+                 *       "description": "string"
                  *     }
                  */
                 "application/json": components["schemas"]["WebhookEndpointInput"];
             };
         };
         responses: {
-            /** @description The new endpoint, with its `secret` (shown this once). */
+            /** @description An endpoint with its signing secret (shown on create and rotate only). */
             201: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7833,18 +7801,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-                     *       "url": "https://hooks.example.com/crm",
+                     *       "id": "string",
+                     *       "url": "string",
                      *       "events": [
-                     *         "broadcast.recipient.updated",
-                     *         "message.received"
+                     *         "string"
                      *       ],
-                     *       "description": "Delivery receipts and replies",
+                     *       "description": "string",
                      *       "enabled": true,
-                     *       "disabled_reason": null,
+                     *       "disabled_reason": "gone",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z",
-                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Kq5ZbYx0Bw="
+                     *       "secret": "string"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
@@ -7983,7 +7950,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The endpoint. */
+            /** @description An endpoint that receives the organization's events. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7995,15 +7962,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-                     *       "url": "https://hooks.example.com/crm",
+                     *       "id": "string",
+                     *       "url": "string",
                      *       "events": [
-                     *         "broadcast.recipient.updated",
-                     *         "message.received"
+                     *         "string"
                      *       ],
-                     *       "description": "Delivery receipts and replies",
+                     *       "description": "string",
                      *       "enabled": true,
-                     *       "disabled_reason": null,
+                     *       "disabled_reason": "gone",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -8286,14 +8252,15 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description Any of `url`, `events`, `description` and `enabled`; fields left out keep their value. */
         requestBody: {
             content: {
                 /**
                  * @example {
+                 *       "url": "string",
                  *       "events": [
-                 *         "*"
+                 *         "contact.created"
                  *       ],
+                 *       "description": "string",
                  *       "enabled": true
                  *     }
                  */
@@ -8301,7 +8268,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The endpoint after the change. */
+            /** @description An endpoint that receives the organization's events. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8313,15 +8280,14 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-                     *       "url": "https://hooks.example.com/crm",
+                     *       "id": "string",
+                     *       "url": "string",
                      *       "events": [
-                     *         "broadcast.recipient.updated",
-                     *         "message.received"
+                     *         "string"
                      *       ],
-                     *       "description": "Delivery receipts and replies",
+                     *       "description": "string",
                      *       "enabled": true,
-                     *       "disabled_reason": null,
+                     *       "disabled_reason": "gone",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -8488,7 +8454,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The endpoint with its new `secret` (shown this once). */
+            /** @description An endpoint with its signing secret (shown on create and rotate only). */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8500,18 +8466,17 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "we_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-                     *       "url": "https://hooks.example.com/crm",
+                     *       "id": "string",
+                     *       "url": "string",
                      *       "events": [
-                     *         "broadcast.recipient.updated",
-                     *         "message.received"
+                     *         "string"
                      *       ],
-                     *       "description": "Delivery receipts and replies",
+                     *       "description": "string",
                      *       "enabled": true,
-                     *       "disabled_reason": null,
+                     *       "disabled_reason": "gone",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z",
-                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Kq5ZbYx0Bw="
+                     *       "secret": "string"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
@@ -8650,7 +8615,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The queued delivery of the `ping` event. */
+            /** @description One delivery of an event to an endpoint. */
             202: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8662,16 +8627,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "whd_3f1c9a2e7b4d4c0e9a8f6b5d4c3b2a19",
-                     *       "event_id": "evt_01JH5ZP7C8D9E0F1G2H3J4K5M7",
-                     *       "event_type": "message.received",
-                     *       "status": "succeeded",
-                     *       "attempts": 1,
-                     *       "last_status_code": 200,
-                     *       "last_error": null,
-                     *       "next_attempt_at": null,
-                     *       "created_at": "2026-01-15T09:31:00.000Z",
-                     *       "updated_at": "2026-01-15T09:31:01.000Z"
+                     *       "id": "string",
+                     *       "event_id": "string",
+                     *       "event_type": "string",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "last_status_code": 0,
+                     *       "last_error": "string",
+                     *       "next_attempt_at": "2026-01-15T09:30:00.000Z",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];
@@ -8844,16 +8809,16 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
-                     *           "id": "whd_3f1c9a2e7b4d4c0e9a8f6b5d4c3b2a19",
-                     *           "event_id": "evt_01JH5ZP7C8D9E0F1G2H3J4K5M7",
-                     *           "event_type": "message.received",
-                     *           "status": "succeeded",
-                     *           "attempts": 1,
-                     *           "last_status_code": 200,
-                     *           "last_error": null,
-                     *           "next_attempt_at": null,
-                     *           "created_at": "2026-01-15T09:31:00.000Z",
-                     *           "updated_at": "2026-01-15T09:31:01.000Z"
+                     *           "id": "string",
+                     *           "event_id": "string",
+                     *           "event_type": "string",
+                     *           "status": "pending",
+                     *           "attempts": 0,
+                     *           "last_status_code": 0,
+                     *           "last_error": "string",
+                     *           "next_attempt_at": "2026-01-15T09:30:00.000Z",
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
                      *       ],
                      *       "next_cursor": "string"
@@ -8996,7 +8961,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The delivery, with its attempt due now. */
+            /** @description One delivery of an event to an endpoint. */
             202: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9008,16 +8973,16 @@ export interface operations {
                 content: {
                     /**
                      * @example {
-                     *       "id": "whd_3f1c9a2e7b4d4c0e9a8f6b5d4c3b2a19",
-                     *       "event_id": "evt_01JH5ZP7C8D9E0F1G2H3J4K5M7",
-                     *       "event_type": "message.received",
-                     *       "status": "succeeded",
-                     *       "attempts": 1,
-                     *       "last_status_code": 200,
-                     *       "last_error": null,
-                     *       "next_attempt_at": null,
-                     *       "created_at": "2026-01-15T09:31:00.000Z",
-                     *       "updated_at": "2026-01-15T09:31:01.000Z"
+                     *       "id": "string",
+                     *       "event_id": "string",
+                     *       "event_type": "string",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "last_status_code": 0,
+                     *       "last_error": "string",
+                     *       "next_attempt_at": "2026-01-15T09:30:00.000Z",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookDelivery"];

@@ -2,6 +2,7 @@
 // Both return the same JS types: int8 and numeric as numbers, timestamptz as Date, date as 'YYYY-MM-DD'.
 import { mkdirSync } from 'node:fs';
 import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
+import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
@@ -117,7 +118,7 @@ async function openPGlite(dataDir: string): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   const pglite = await PGlite.create({
     dataDir,
-    extensions: { pg_trgm },
+    extensions: { pg_trgm, btree_gin },
     parsers: {
       [pgliteTypes.INT8]: toNumber,
       [pgliteTypes.NUMERIC]: toNumber,

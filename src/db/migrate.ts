@@ -6,6 +6,7 @@ import * as contacts from './migrations/0002-contacts.ts';
 import * as crm from './migrations/0003-crm.ts';
 import * as messaging from './migrations/0004-messaging.ts';
 import * as broadcasts from './migrations/0005-broadcasts.ts';
+import * as contactList from './migrations/0006-contact-list.ts';
 import * as webhooks from './migrations/0007-webhooks.ts';
 import * as broadcastFinished from './migrations/0008-broadcast-finished.ts';
 import type { DB } from './schema.ts';
@@ -17,6 +18,7 @@ export const migrations: Record<string, Migration> = {
   '0003-crm': crm,
   '0004-messaging': messaging,
   '0005-broadcasts': broadcasts,
+  '0006-contact-list': contactList,
   '0007-webhooks': webhooks,
   '0008-broadcast-finished': broadcastFinished,
 };

@@ -106,6 +106,8 @@ export interface ContactPropertyValuesTable {
   value_bool: boolean | null;
   value_date: string | null;
   value_json: ColumnType<unknown, string | null, string | null>;
+  /** left(value_text, 200), kept by the database for the text value index (migration 0006). */
+  value_key: GeneratedAlways<string | null>;
 }
 
 export interface FunnelStagesTable {

@@ -57,6 +57,8 @@ const STRING_CODES = new Set([
   'rate_limited',
   'internal_error',
   'bad_request',
+  'uri_too_long',
+  'service_unavailable',
 ]);
 
 const bodyErrors: Record<string, { description: string; code: string }> = {

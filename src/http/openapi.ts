@@ -31,8 +31,7 @@ export const TAGS = [
   { name: 'Conversations', description: 'Messages exchanged with contacts, one conversation per contact and number.' },
   {
     name: 'Webhook endpoints',
-    description:
-      'Where the organization’s events are delivered, signed in the Standard Webhooks format, with the deliveries log.',
+    description: 'Where the organization’s events are delivered (Standard Webhooks), and the log of each delivery.',
   },
   {
     name: 'Webhook events',

@@ -81,14 +81,17 @@ export const ErrorBody = Type.Object(
 
 /** The `detail` codes a status can carry on every /v1 operation; routes add their own. */
 const commonCodes: Record<number, string[]> = {
+  400: ['bad_request'],
   401: ['missing_bearer_token', 'invalid_api_key'],
   403: ['api_key_required', 'scale_plan_required', 'trial_expired', 'subscription_required'],
   404: ['not_found'],
   413: ['payload_too_large'],
+  414: ['uri_too_long'],
   415: ['unsupported_media_type'],
   422: ['validation_error'],
   429: ['rate_limited'],
   500: ['internal_error'],
+  503: ['service_unavailable'],
 };
 
 const errorDescriptions: Record<number, string> = {

@@ -15,9 +15,11 @@ export interface WorkerTaskOptions {
   pollMs: number;
   /** How long a hand-off whose answer was lost waits for the platform's report before it fails. */
   reconcileAfterMs: number;
+  /** Fan-out batches a worker process works on at once. */
+  batchesInFlight: number;
 }
 
-const DEFAULTS: WorkerTaskOptions = { pollMs: 200, reconcileAfterMs: 15 * 60_000 };
+const DEFAULTS: WorkerTaskOptions = { pollMs: 200, reconcileAfterMs: 15 * 60_000, batchesInFlight: 3 };
 const FANOUT_SLICE_MS = 2000;
 const RECONCILE_INTERVAL_MS = 30_000;
 const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
@@ -40,13 +42,18 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       name: 'fanout',
       intervalMs: options.pollMs,
       // Keeps claiming while there is work, for a bounded slice, then yields to the other tasks.
+      // Several batches in flight at once: a batch spends most of its time waiting on round trips, so claiming
+      // the next one meanwhile keeps the database busy. Each loop claims for itself (SKIP LOCKED).
       run: async () => {
         const started = Date.now();
         let handled = 0;
-        for (let batch = await fanout.runOnce(); batch > 0; batch = await fanout.runOnce()) {
-          handled += batch;
-          if (Date.now() - started >= FANOUT_SLICE_MS) break;
-        }
+        const loop = async () => {
+          for (let batch = await fanout.runOnce(); batch > 0; batch = await fanout.runOnce()) {
+            handled += batch;
+            if (Date.now() - started >= FANOUT_SLICE_MS) break;
+          }
+        };
+        await Promise.all(Array.from({ length: Math.max(1, options.batchesInFlight) }, loop));
         if (handled > 0) log.debug({ handled }, 'fan-out handed off recipients');
       },
     },

@@ -121,7 +121,7 @@ describe('operations', () => {
       }
     }
     const send = document.paths['/v1/templates/{template_id}/send'].post.responses;
-    expect(send['400']['x-detail-codes']).toEqual(['invalid_channel', 'channel_id_required']);
+    expect(send['400']['x-detail-codes']).toEqual(['bad_request', 'invalid_channel', 'channel_id_required']);
     expect(document.paths['/v1/me'].get.responses['403']['x-detail-codes']).toContain('trial_expired');
   });
 

@@ -125,13 +125,20 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
         ],
         target.appSecret,
       );
-      setTimeout(() => {
+      // Like the platform, a delivery that is not answered 200 is tried again later (a few times, backing off).
+      const attempt = (tries: number) => {
         fetch(target.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-hub-signature-256': signature },
           body: rawBody,
-        }).catch(() => {});
-      }, target.delayMs ?? 0);
+        })
+          .then((response) => response.ok)
+          .catch(() => false)
+          .then((ok) => {
+            if (!ok && tries < 8) setTimeout(() => attempt(tries + 1), 100 * 2 ** tries);
+          });
+      };
+      setTimeout(() => attempt(0), target.delayMs ?? 0);
     }
     return { id, to };
   };

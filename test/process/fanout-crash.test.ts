@@ -36,6 +36,7 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
       FANOUT_LEASE_MS: '1500',
       FANOUT_BATCH_SIZE: '50',
       FANOUT_CONCURRENCY: '16',
+      FANOUT_BATCHES_IN_FLIGHT: '3',
       FANOUT_RECONCILE_AFTER_MS: '8000',
       FANOUT_PER_NUMBER_PER_SECOND: '0',
       WORKER_POLL_MS: '50',
@@ -134,7 +135,12 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
     processes.push(...workers);
     // One list request reads every broadcast with its counts (the budget is 20 requests a second).
     const pendingNow = async () => {
-      const list = await call('GET', '/v1/broadcasts?limit=100', undefined, key);
+      let list = await call('GET', '/v1/broadcasts?limit=100', undefined, key);
+      // Under this load the API may answer 503 service_unavailable (no database connection free in time): retry.
+      for (let tries = 0; list.status === 503 && tries < 20; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        list = await call('GET', '/v1/broadcasts?limit=100', undefined, key);
+      }
       expect(list.status).toBe(200);
       expect(list.body.items).toHaveLength(BROADCASTS);
       for (const read of list.body.items) expect(read.sent + read.failed + read.pending).toBe(read.requested);
@@ -202,7 +208,8 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
       }
       expect(sent).toBe(references.length);
       // A few hand-offs may die between their mark and their request; never more than the kills could catch.
-      expect(TOTAL - sent).toBeLessThanOrEqual(kills * 16);
+      // (a worker has at most FANOUT_BATCHES_IN_FLIGHT × FANOUT_CONCURRENCY = 3 × 16 hand-offs in flight).
+      expect(TOTAL - sent).toBeLessThanOrEqual(kills * 48);
       // Each message charged once, and only the ones the platform took.
       expect((await call('GET', `/admin/v1/messaging-accounts/${account.id}`)).body.balance).toBe(BALANCE - sent);
     } finally {

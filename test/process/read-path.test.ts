@@ -163,6 +163,12 @@ describe.skipIf(!onPostgres || !hasRedisServer)('a Redis outage', { timeout: 180
       return undefined;
     };
 
+    const readiness = async (server: ServerProcess) => {
+      const response = await fetch(`${server.baseUrl}/readyz`);
+      return { status: response.status, body: (await response.json()) as { checks: Record<string, string> } };
+    };
+    expect(await readiness(a)).toMatchObject({ status: 200, body: { checks: { redis: 'ok' } } });
+
     const shared = await org();
     expect(await measure(shared.key, (passed) => passed === 20)).toBe(20);
     const revoked = await org();
@@ -170,6 +176,8 @@ describe.skipIf(!onPostgres || !hasRedisServer)('a Redis outage', { timeout: 180
 
     redis.kill('SIGKILL');
     await new Promise((resolve) => redis.once('exit', resolve));
+    // /readyz says the shared budget is gone (requests are still answered, below).
+    expect(await readiness(a)).toMatchObject({ status: 503, body: { checks: { redis: 'failing' } } });
     // Every request is answered, quickly, by processes that keep running; each process spends its own budget,
     // so a burst over both lets more than 20 through.
     const local = await org();
@@ -193,6 +201,7 @@ describe.skipIf(!onPostgres || !hasRedisServer)('a Redis outage', { timeout: 180
       expect((await request(server, 'GET', '/v1/me', again.key)).status).toBe(200);
       expect(server.child.exitCode).toBeNull();
     }
+    expect(await readiness(b)).toMatchObject({ status: 200, body: { checks: { redis: 'ok' } } });
     expect(a.output()).toContain('redis unreachable');
     expect(a.output()).toContain('redis reachable again');
   });

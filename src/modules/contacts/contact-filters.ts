@@ -64,8 +64,26 @@ export function escapeLike(text: string): string {
 
 const COMPARE: Record<string, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 
+/** A positive property condition as rows of `contact_property_values pv`: the contacts holding such a value. */
+export interface ValueRows {
+  propertyId: string;
+  /** Over `pv`; undefined when holding any value of the property matches (`exists:true`). */
+  condition: RawBuilder<unknown> | undefined;
+}
+
+export interface Condition {
+  /** Over `contacts c`. */
+  sql: RawBuilder<unknown>;
+  /** Set when the condition is positive: a contact matches exactly when it holds one of these rows. */
+  rows?: ValueRows;
+}
+
 /** The SQL condition of one entry, or a 422 at ["query","property_filter",index]. */
-export function propertyCondition(filter: PropertyFilter, definition: Definition | undefined, index: number) {
+export function propertyCondition(
+  filter: PropertyFilter,
+  definition: Definition | undefined,
+  index: number,
+): Condition {
   const fail = (msg: string) =>
     validationError(['query', 'property_filter', index], msg, 'value_error', {
       input: `${filter.key}:${filter.op}:${filter.value}`,
@@ -82,7 +100,9 @@ export function propertyCondition(filter: PropertyFilter, definition: Definition
 
   if (filter.op === 'exists') {
     if (filter.value !== 'true' && filter.value !== 'false') throw fail('exists takes true or false');
-    return filter.value === 'true' ? exists(undefined) : sql`not ${exists(undefined)}`;
+    return filter.value === 'true'
+      ? { sql: exists(undefined), rows: { propertyId: definition.id, condition: undefined } }
+      : { sql: sql`not ${exists(undefined)}` };
   }
   const values = filter.op === 'in' ? filter.value.split('|') : [filter.value];
   const typed = values.map((value) => typedValue(kind, value, fail));
@@ -96,9 +116,13 @@ export function propertyCondition(filter: PropertyFilter, definition: Definition
   } else if (filter.op === 'contains') {
     condition = sql`pv.value_text ilike ${`%${escapeLike(filter.value)}%`}`;
   } else if (slot === 'value_text') {
-    // The index holds a 200-character prefix; the whole value is re-checked.
-    condition = sql`left(pv.value_text, 200) in (${sql.join(typed.map((value) => sql`left(${value}, 200)`))})
-      and pv.value_text in (${sql.join(typed)})`;
+    // The index holds value_key, the value's first 200 characters. A value shorter than that equals a stored value
+    // exactly when it equals its key, so only a longer one needs the whole stored value re-checked (which the
+    // index cannot answer alone).
+    const prefixes = sql`pv.value_key in (${sql.join(typed.map((value) => sql`left(${value}, 200)`))})`;
+    condition = typed.every((value) => value.length < 200)
+      ? prefixes
+      : sql`${prefixes} and pv.value_text in (${sql.join(typed)})`;
   } else {
     const column = sql.ref(`pv.${slot}`);
     const cast = slot === 'value_date' ? sql`::date` : slot === 'value_number' ? sql`::numeric` : sql`::boolean`;
@@ -108,7 +132,9 @@ export function propertyCondition(filter: PropertyFilter, definition: Definition
       : sql`${column} in (${sql.join(typed.map((value) => sql`${value}${cast}`))})`;
   }
   // neq: every contact that does not hold the value, including those with no value at all.
-  return filter.op === 'neq' ? sql`not ${exists(condition)}` : exists(condition);
+  return filter.op === 'neq'
+    ? { sql: sql`not ${exists(condition)}` }
+    : { sql: exists(condition), rows: { propertyId: definition.id, condition } };
 }
 
 function typedValue(kind: PropertyKind, value: string, fail: (msg: string) => Error): string {
@@ -126,13 +152,24 @@ function typedValue(kind: PropertyKind, value: string, fail: (msg: string) => Er
   return value;
 }
 
-/** Everything in the query that narrows the list, as one SQL condition over `contacts c`. */
+export interface ListFilter {
+  /** Everything in the query that narrows the list, as one condition over `contacts c`. */
+  where: RawBuilder<unknown>;
+  /**
+   * Set when the filter is one positive property condition and nothing else: the list is then the contacts
+   * holding these rows (a value only exists for a live contact: deleting a contact deletes its values).
+   */
+  rows?: ValueRows;
+}
+
+/** Everything in the query that narrows the list. */
 export function listConditions(
   query: ContactListQuery,
   timezone: string,
   definitions: Map<string, Definition>,
-): RawBuilder<unknown> {
+): ListFilter {
   const conditions: RawBuilder<unknown>[] = [];
+  const properties: Condition[] = [];
   const anyOf = (column: string, values: string[] | undefined) => {
     if (values && values.length > 0) conditions.push(sql`${sql.ref(`c.${column}`)} in (${sql.join(values)})`);
   };
@@ -153,9 +190,14 @@ export function listConditions(
   const entries = filterEntries(query.property_filter);
   for (const [index, entry] of entries.entries()) {
     const filter = parsePropertyFilter(entry, index);
-    conditions.push(propertyCondition(filter, definitions.get(filter.key), index));
+    properties.push(propertyCondition(filter, definitions.get(filter.key), index));
   }
-  return conditions.length === 0 ? sql`true` : sql.join(conditions, sql` and `);
+  const only = conditions.length === 0 && properties.length === 1 ? properties[0]?.rows : undefined;
+  conditions.push(...properties.map((condition) => condition.sql));
+  return {
+    where: conditions.length === 0 ? sql`true` : sql.join(conditions, sql` and `),
+    ...(only ? { rows: only } : {}),
+  };
 }
 
 /** A cursor belongs to its filter: the fields that shape the result set (sort and direction are its scope). */

@@ -10,6 +10,7 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { validationError } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
+import type { ListFilter } from './contact-filters.ts';
 import type { ContactListQuery, ContactSort } from './contacts.schemas.ts';
 
 interface SortSpec {
@@ -81,16 +82,15 @@ async function segmentPage(
   orgId: string,
   spec: SortSpec,
   desc: boolean,
-  snapshot: string,
+  snapshot: string | undefined,
   segment: number,
   after: { key: string | null; id: string } | undefined,
   limit: number,
   filters: RawBuilder<unknown>,
-): Promise<KeyRow[]> {
+): Promise<{ rows: KeyRow[]; snapshot: string }> {
   const dir = sql.raw(desc ? 'desc' : 'asc');
   const cmp = sql.raw(desc ? '<' : '>');
   const cast = sql.raw(spec.time ? '::timestamptz' : '::text');
-  const snap = sql`${snapshot}::pg_snapshot`;
   const part = (alias: 'c' | 'v', idColumn: string) => {
     const key = sql.ref(`${alias}.${spec.column}`);
     const id = sql.ref(`${alias}.${idColumn}`);
@@ -108,6 +108,21 @@ async function segmentPage(
     return { present, keyset, order, id, text, key };
   };
   const current = part('c', 'id');
+  const outerOrder = segment === 1 ? sql`id ${dir}` : sql`sort_key ${dir}, id ${dir}`;
+  if (snapshot === undefined) {
+    // A walk's first query reads the current data and records the snapshot it read in the same statement (one
+    // round trip fewer). Every row it sees is visible in that snapshot, and no kept version is (the writes that
+    // made them are visible), so the snapshot conditions of the general form are all true here.
+    const fresh = await sql<KeyRow & { snapshot: string }>`select s.snapshot, page.id, page.k
+      from (select pg_current_snapshot()::text as snapshot) s
+      left join lateral (select ${current.id} as id, ${current.key} as sort_key, ${current.text} as k from contacts c
+        where c.org_id = ${orgId} and c.deleted_at is null and ${current.present} and ${current.keyset} and ${filters}
+        order by ${current.order} limit ${limit}) page on true
+      order by ${outerOrder}`.execute(db);
+    const rows = fresh.rows.filter((row) => row.id !== null).map(({ id, k }) => ({ id, k }));
+    return { rows, snapshot: fresh.rows[0]?.snapshot as string };
+  }
+  const snap = sql`${snapshot}::pg_snapshot`;
   const kept = part('v', 'contact_id');
   const rows = await sql<KeyRow>`select id, k from (
       (select ${current.id} as id, ${current.key} as sort_key, ${current.text} as k from contacts c
@@ -121,8 +136,8 @@ async function segmentPage(
           and pg_visible_in_snapshot(v.version_xid, ${snap}) and not pg_visible_in_snapshot(v.replaced_xid, ${snap})
           and c.deleted_at is null and ${kept.present} and ${kept.keyset} and ${filters}
         order by ${kept.order} limit ${limit})
-    ) page order by ${segment === 1 ? sql`id ${dir}` : sql`sort_key ${dir}, id ${dir}`} limit ${limit}`.execute(db);
-  return rows.rows;
+    ) page order by ${outerOrder} limit ${limit}`.execute(db);
+  return { rows: rows.rows, snapshot };
 }
 
 export interface PagePlan {
@@ -147,31 +162,66 @@ export function planPage(query: ContactListQuery, fingerprint: unknown, now: Dat
   return { spec, desc, scope, limit: query.limit, fingerprint, position, now: now.getTime() };
 }
 
+/**
+ * The page's condition. A property condition matched by few contacts is read once into a hash (the planner's
+ * hashed subplan, an index-only scan of the value index) that the sort index's walk probes in order; one matched
+ * by many is probed per contact (EXISTS by primary key), which finds a page within a few hundred contacts.
+ */
+function pageCondition(orgId: string, filter: ListFilter, matches: number | null | undefined): RawBuilder<unknown> {
+  if (!filter.rows || matches === null || matches === undefined || matches > EXACT_COUNT_LIMIT) return filter.where;
+  // `is true` keeps the IN a subplan rather than a semi-join, which could not keep the sort index's order.
+  return sql`(c.id in (${valueRows(orgId, filter)})) is true`;
+}
+
+function valueRows(orgId: string, filter: ListFilter) {
+  const rows = filter.rows as NonNullable<ListFilter['rows']>;
+  return sql`select pv.contact_id from contact_property_values pv
+    where pv.org_id = ${orgId} and pv.property_id = ${rows.propertyId}${rows.condition ? sql` and ${rows.condition}` : sql``}`;
+}
+
+/**
+ * A page and its total_count. With one property condition the count comes first (from the value index alone) and
+ * tells the page how to read the condition; otherwise the two independent queries run side by side.
+ */
+export async function pageAndCount(
+  db: Kysely<DB>,
+  orgId: string,
+  plan: PagePlan,
+  filter: ListFilter,
+  exact: boolean,
+): Promise<{ page: ListPage; total: number | null }> {
+  if (filter.rows) {
+    const total = await countContacts(db, orgId, filter, exact);
+    return { page: await pageOfContacts(db, orgId, plan, filter, total), total };
+  }
+  const [page, total] = await Promise.all([
+    pageOfContacts(db, orgId, plan, filter),
+    countContacts(db, orgId, filter, exact),
+  ]);
+  return { page, total };
+}
+
 export async function pageOfContacts(
   db: Kysely<DB>,
   orgId: string,
   plan: PagePlan,
-  filters: RawBuilder<unknown>,
+  filter: ListFilter,
+  /** The filter's count when known (see pageCondition). */
+  matches?: number | null,
 ): Promise<ListPage> {
+  const filters = pageCondition(orgId, filter, matches);
   const { spec, desc, position } = plan;
-  let snapshot: string;
-  let startedAt: number;
-  if (position) {
-    snapshot = position.snapshot;
-    startedAt = position.startedAt;
-  } else {
-    const row = await sql<{ snapshot: string }>`select pg_current_snapshot()::text as snapshot`.execute(db);
-    snapshot = row.rows[0]?.snapshot as string;
-    startedAt = plan.now;
-  }
+  let snapshot = position?.snapshot;
+  const startedAt = position?.startedAt ?? plan.now;
   const segments = spec.nullable ? 2 : 1;
   const wanted = plan.limit + 1;
   const found: (KeyRow & { segment: number })[] = [];
   let segment = position?.segment ?? 0;
   let after: { key: string | null; id: string } | undefined = position;
   while (found.length < wanted && segment < segments) {
-    const rows = await segmentPage(db, orgId, spec, desc, snapshot, segment, after, wanted - found.length, filters);
-    found.push(...rows.map((row) => ({ ...row, segment })));
+    const read = await segmentPage(db, orgId, spec, desc, snapshot, segment, after, wanted - found.length, filters);
+    snapshot = read.snapshot;
+    found.push(...read.rows.map((row) => ({ ...row, segment })));
     segment++;
     after = undefined;
   }
@@ -184,8 +234,28 @@ export async function pageOfContacts(
   return { ids: page.map((row) => row.id), nextCursor };
 }
 
-export async function countContacts(db: Kysely<DB>, orgId: string, filters: RawBuilder<unknown>): Promise<number> {
-  const result = await sql<{ count: number }>`select count(*)::int as count from contacts c
-    where c.org_id = ${orgId} and c.deleted_at is null and ${filters}`.execute(db);
-  return Number(result.rows[0]?.count ?? 0);
+/** decisions §2: an exact `total_count` up to this many matches, `null` above (unless `include_total=true`). */
+export const EXACT_COUNT_LIMIT = 10_000;
+
+/**
+ * The list's `total_count` (decisions §2): exact when the filter matches at most 10,000 contacts, `null` above,
+ * so counting stops at the 10,001st match and a list costs the same in a large organization as in a small one;
+ * `exact` (include_total=true) counts every match.
+ */
+export async function countContacts(
+  db: Kysely<DB>,
+  orgId: string,
+  filter: ListFilter,
+  exact = false,
+): Promise<number | null> {
+  // One property condition: its rows in the value index are the matches (values exist only for live contacts).
+  const matches = filter.rows
+    ? valueRows(orgId, filter)
+    : sql`select 1 from contacts c where c.org_id = ${orgId} and c.deleted_at is null and ${filter.where}`;
+  const result = exact
+    ? await sql<{ count: number }>`select count(*)::int as count from (${matches}) m`.execute(db)
+    : await sql<{ count: number }>`select count(*)::int as count
+        from (${matches} limit ${EXACT_COUNT_LIMIT + 1}) m`.execute(db);
+  const count = Number(result.rows[0]?.count ?? 0);
+  return exact || count <= EXACT_COUNT_LIMIT ? count : null;
 }

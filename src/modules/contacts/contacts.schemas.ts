@@ -142,6 +142,13 @@ export const ContactListQuery = Type.Object(
           '`|`-separated values; `exists` takes `true` or `false`.',
       }),
     ),
+    include_total: Type.Optional(
+      Type.Boolean({
+        description:
+          '`total_count` is exact up to 10,000 matches and `null` above; `true` makes it exact always, at the ' +
+          'cost of counting every match.',
+      }),
+    ),
     sort: Type.Optional(StringEnum(CONTACT_SORTS, { default: 'recent' })),
     sort_dir: Type.Optional(
       StringEnum(['asc', 'desc'] as const, { description: 'Default: `desc` for `recent`, `asc` for the others.' }),

@@ -21,7 +21,7 @@ import {
 import { findSubOrigin, findSubOriginByKey } from '../sub-origins/sub-origins.repo.ts';
 import { listConditions, listFingerprint } from './contact-filters.ts';
 import { initialMessagingStatus, messagingStatusAfterPhoneChange } from './contact-intake.ts';
-import { countContacts, pageOfContacts, planPage } from './contact-list.ts';
+import { pageAndCount, planPage } from './contact-list.ts';
 import * as repo from './contacts.repo.ts';
 import type { Contact, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
 
@@ -279,14 +279,11 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
     },
 
     async list(orgId: string, timezone: string, query: ContactListQuery) {
-      const definitions = await definitionsByKey(db, orgId);
+      // Property definitions only matter to property_filter: no round trip for them otherwise.
+      const definitions = query.property_filter === undefined ? new Map() : await definitionsByKey(db, orgId);
       const filters = listConditions(query, timezone, definitions);
-      // The page and the exact count are independent queries: run them side by side.
       const plan = planPage(query, listFingerprint(query), clock.now());
-      const [page, total] = await Promise.all([
-        pageOfContacts(db, orgId, plan, filters),
-        countContacts(db, orgId, filters),
-      ]);
+      const { page, total } = await pageAndCount(db, orgId, plan, filters, query.include_total === true);
       const rows = await repo.findContacts(db, orgId, page.ids);
       const byId = new Map(rows.map((row) => [row.id, row]));
       const ordered = page.ids.map((contactId) => byId.get(contactId)).filter((row) => row !== undefined);

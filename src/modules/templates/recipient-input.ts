@@ -1,18 +1,12 @@
 // One recipient of a send, checked against a template's requirements. Answers the contract's first refusal for
 // that recipient (unknown keys before missing values, decisions §7), or every value the send needs, resolved.
 
+import type { Static } from 'typebox';
+import type { SendRecipient } from './recipient-input.schemas.ts';
 import type { SendRequirements } from './send-requirements.schemas.ts';
 
-export interface RecipientInput {
-  variables?: Record<string, unknown> | null;
-  url_suffixes?: Record<string, unknown> | null;
-  coupon_code?: string | null;
-  /** ISO 8601 date-time, or Unix milliseconds. */
-  lto_expiration?: string | number | null;
-  header_media_url?: string | null;
-  /** Card media URLs by card index: an array in card order, or an object keyed `"0"`, `"1"`, … */
-  card_media_urls?: readonly (string | null)[] | Record<string, string | null> | null;
-}
+/** What a recipient carries for the template (its address, `contact_id` or `phone`, is the send's business). */
+export type RecipientInput = Omit<Static<typeof SendRecipient>, 'contact_id' | 'phone'>;
 
 export interface PropertyValueLike {
   kind?: string;

@@ -1,7 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
-import { described, NoContent, v1Errors } from '../../http/schemas.ts';
+import { v1Errors } from '../../http/schemas.ts';
 import {
   DeliveryListQuery,
   DeliveryParams,
@@ -31,9 +31,8 @@ export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: Webho
       schema: {
         tags,
         summary: 'List webhook endpoints (not paginated)',
-        description: 'Every endpoint of the organization, at most 20; secrets are never listed.',
         operationId: 'listWebhookEndpoints',
-        response: { 200: described('The organization’s endpoints.', WebhookEndpointList), ...v1Errors() },
+        response: { 200: WebhookEndpointList, ...v1Errors() },
       },
     },
     async (request) => endpoints.list(authOf(request).orgId),
@@ -48,10 +47,7 @@ export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: Webho
         description: `The answer carries the signing \`secret\`, shown only here and in a rotation's answer. ${urlRules} At most 20 endpoints per organization: the 21st is a 422 \`{code: "webhook_endpoint_limit"}\`.`,
         operationId: 'createWebhookEndpoint',
         body: WebhookEndpointInput,
-        response: {
-          201: described('The new endpoint, with its `secret` (shown this once).', WebhookEndpointWithSecret),
-          ...v1Errors({ 422: ['webhook_endpoint_limit'] }),
-        },
+        response: { 201: WebhookEndpointWithSecret, ...v1Errors({ 422: ['webhook_endpoint_limit'] }) },
       },
     },
     async (request, reply) => reply.code(201).send(await endpoints.create(authOf(request).orgId, request.body)),
@@ -63,10 +59,9 @@ export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: Webho
       schema: {
         tags,
         summary: 'Read a webhook endpoint',
-        description: 'Another organization’s endpoint is a 404.',
         operationId: 'getWebhookEndpoint',
         params: EndpointParams,
-        response: { 200: described('The endpoint.', WebhookEndpointSchema), ...v1Errors({ 404: [], 422: [] }) },
+        response: { 200: WebhookEndpointSchema, ...v1Errors([404, 422]) },
       },
     },
     async (request) => endpoints.get(authOf(request).orgId, request.params.endpoint_id),
@@ -82,10 +77,7 @@ export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: Webho
         operationId: 'updateWebhookEndpoint',
         params: EndpointParams,
         body: WebhookEndpointPatch,
-        response: {
-          200: described('The endpoint after the change.', WebhookEndpointSchema),
-          ...v1Errors({ 404: [], 422: [] }),
-        },
+        response: { 200: WebhookEndpointSchema, ...v1Errors([404, 422]) },
       },
     },
     async (request) => endpoints.update(authOf(request).orgId, request.params.endpoint_id, request.body),
@@ -97,10 +89,9 @@ export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: Webho
       schema: {
         tags,
         summary: 'Delete a webhook endpoint and its deliveries log',
-        description: 'Events recorded afterwards no longer reach it.',
         operationId: 'deleteWebhookEndpoint',
         params: EndpointParams,
-        response: { 204: NoContent('Deleted.'), ...v1Errors({ 404: [], 422: [] }) },
+        response: { 204: { type: 'null', description: 'Deleted.' }, ...v1Errors([404, 422]) },
       },
     },
     async (request, reply) => {
@@ -120,10 +111,7 @@ export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: Webho
           'the previous secret, so receivers can switch without losing events.',
         operationId: 'rotateWebhookEndpointSecret',
         params: EndpointParams,
-        response: {
-          200: described('The endpoint with its new `secret` (shown this once).', WebhookEndpointWithSecret),
-          ...v1Errors({ 404: [], 422: [] }),
-        },
+        response: { 200: WebhookEndpointWithSecret, ...v1Errors([404, 422]) },
       },
     },
     async (request) => endpoints.rotateSecret(authOf(request).orgId, request.params.endpoint_id),
@@ -138,10 +126,7 @@ export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: Webho
         description: 'Answers 202 with the queued delivery, which the deliveries log then follows.',
         operationId: 'testWebhookEndpoint',
         params: EndpointParams,
-        response: {
-          202: described('The queued delivery of the `ping` event.', WebhookDeliverySchema),
-          ...v1Errors({ 404: [], 409: disabled, 422: [] }),
-        },
+        response: { 202: WebhookDeliverySchema, ...v1Errors({ 404: [], 409: disabled, 422: [] }) },
       },
     },
     async (request, reply) =>
@@ -154,14 +139,10 @@ export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: Webho
       schema: {
         tags,
         summary: 'The endpoint’s deliveries log, newest event first',
-        description: 'Paginated; filter by `status` (`pending`, `succeeded`, `failed`).',
         operationId: 'listWebhookDeliveries',
         params: EndpointParams,
         querystring: DeliveryListQuery,
-        response: {
-          200: described('A page of deliveries.', WebhookDeliveryPage),
-          ...v1Errors({ 404: [], 422: [] }),
-        },
+        response: { 200: WebhookDeliveryPage, ...v1Errors([404, 422]) },
       },
     },
     async (request) =>
@@ -182,10 +163,7 @@ export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: Webho
           'exactly one more attempt. Answers 202 with the delivery.',
         operationId: 'retryWebhookDelivery',
         params: DeliveryParams,
-        response: {
-          202: described('The delivery, with its attempt due now.', WebhookDeliverySchema),
-          ...v1Errors({ 404: [], 409: disabled, 422: [] }),
-        },
+        response: { 202: WebhookDeliverySchema, ...v1Errors({ 404: [], 409: disabled, 422: [] }) },
       },
     },
     async (request, reply) =>

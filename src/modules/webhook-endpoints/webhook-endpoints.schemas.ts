@@ -20,32 +20,7 @@ const Events = Type.Array(StringEnum([...SUBSCRIBABLE_EVENT_TYPES, '*'] as const
   uniqueItems: true,
   description: 'Event types this endpoint receives, or `["*"]` for all.',
 });
-const Description = Type.String({ maxLength: 500, description: 'A note for people; not used by the API.' });
-
-// Examples of the OpenAPI document (the same endpoint throughout, so that they read as one story).
-const ENDPOINT_EXAMPLE = {
-  id: 'we_01JH5ZN4B5C6D7E8F9G0H1J2K3',
-  url: 'https://hooks.example.com/crm',
-  events: ['broadcast.recipient.updated', 'message.received'],
-  description: 'Delivery receipts and replies',
-  enabled: true,
-  disabled_reason: null,
-  created_at: '2026-01-15T09:30:00.000Z',
-  updated_at: '2026-01-15T09:30:00.000Z',
-};
-const SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw2Kq5ZbYx0Bw=';
-const DELIVERY_EXAMPLE = {
-  id: 'whd_3f1c9a2e7b4d4c0e9a8f6b5d4c3b2a19',
-  event_id: 'evt_01JH5ZP7C8D9E0F1G2H3J4K5M7',
-  event_type: 'message.received',
-  status: 'succeeded',
-  attempts: 1,
-  last_status_code: 200,
-  last_error: null,
-  next_attempt_at: null,
-  created_at: '2026-01-15T09:31:00.000Z',
-  updated_at: '2026-01-15T09:31:01.000Z',
-};
+const Description = Type.String({ maxLength: 500 });
 
 export const WebhookEndpointSchema = Type.Object(
   {
@@ -67,8 +42,7 @@ export const WebhookEndpointSchema = Type.Object(
   {
     additionalProperties: false,
     title: 'WebhookEndpoint',
-    description: 'Where the organization’s events are delivered (decisions §11). The secret is never shown here.',
-    examples: [ENDPOINT_EXAMPLE],
+    description: "An endpoint that receives the organization's events.",
   },
 );
 export type WebhookEndpoint = Static<typeof WebhookEndpointSchema>;
@@ -83,36 +57,19 @@ export const WebhookEndpointWithSecret = Type.Object(
   {
     additionalProperties: false,
     title: 'WebhookEndpointWithSecret',
-    description: 'An endpoint with its signing `secret`: the answer of a create and of a rotation, and nowhere else.',
-    examples: [{ ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE }],
+    description: 'An endpoint with its signing secret (shown on create and rotate only).',
   },
 );
 export type WebhookEndpointWithSecret = Static<typeof WebhookEndpointWithSecret>;
 
 export const WebhookEndpointList = Type.Object(
   { items: Type.Array(WebhookEndpointSchema) },
-  {
-    additionalProperties: false,
-    title: 'WebhookEndpointList',
-    description: 'Every endpoint of the organization (at most 20), oldest first; not paginated.',
-    examples: [{ items: [ENDPOINT_EXAMPLE] }],
-  },
+  { additionalProperties: false, title: 'WebhookEndpointList', description: 'Every endpoint of the organization.' },
 );
 
 export const WebhookEndpointInput = Type.Object(
   { url: Url, events: Events, description: Type.Optional(Nullable(Description)) },
-  {
-    additionalProperties: false,
-    title: 'WebhookEndpointInput',
-    description: 'A new endpoint: where to deliver and which event types.',
-    examples: [
-      {
-        url: ENDPOINT_EXAMPLE.url,
-        events: ENDPOINT_EXAMPLE.events,
-        description: ENDPOINT_EXAMPLE.description,
-      },
-    ],
-  },
+  { additionalProperties: false, title: 'WebhookEndpointInput' },
 );
 export type WebhookEndpointInput = Static<typeof WebhookEndpointInput>;
 
@@ -129,12 +86,7 @@ export const WebhookEndpointPatch = Type.Object(
       }),
     ),
   },
-  {
-    additionalProperties: false,
-    title: 'WebhookEndpointPatch',
-    description: 'Any of `url`, `events`, `description` and `enabled`; fields left out keep their value.',
-    examples: [{ events: ['*'], enabled: true }],
-  },
+  { additionalProperties: false, title: 'WebhookEndpointPatch' },
 );
 export type WebhookEndpointPatch = Static<typeof WebhookEndpointPatch>;
 
@@ -153,19 +105,14 @@ export const WebhookDeliverySchema = Type.Object(
     created_at: DateTime,
     updated_at: DateTime,
   },
-  {
-    additionalProperties: false,
-    title: 'WebhookDelivery',
-    description: 'One event’s delivery to one endpoint, with its attempts so far.',
-    examples: [DELIVERY_EXAMPLE],
-  },
+  { additionalProperties: false, title: 'WebhookDelivery', description: 'One delivery of an event to an endpoint.' },
 );
 export type WebhookDelivery = Static<typeof WebhookDeliverySchema>;
 
 export const WebhookDeliveryPage = Page(
   WebhookDeliverySchema,
   {},
-  { title: 'WebhookDeliveryPage', description: 'A page of the deliveries log, newest event first.' },
+  { title: 'WebhookDeliveryPage', description: 'A page of deliveries.' },
 );
 
 export const DeliveryListQuery = Type.Object({
