@@ -319,8 +319,8 @@ describe('the outbox', () => {
     expect(broadcast.finished_at).toBeNull();
     await h.database.db.transaction().execute(fail);
     expect((await hook.events()).map((event) => [event.type, event.data.status]).sort()).toEqual([
-      ['broadcast.recipient.updated', 'failed'],
       ['broadcast.finished', 'completed'],
+      ['broadcast.recipient.updated', 'failed'],
     ]);
   });
 });
