@@ -1,11 +1,14 @@
 // `npm run bench:webhooks`: webhook deliveries per second to a local receiver, and the lag from an event's
 // recording to its first delivery (p50/p99), with 1 and 2 `crm worker` processes on PostgreSQL. The baseline, in
 // the same run: the same receiver driven directly by a keep-alive HTTP client at the same concurrency.
-// Events come from drivers; today contact creates in batches (POST /v1/contacts, 8 in flight). A driver that runs
-// a 10,000-recipient fan-out alongside (its `broadcast.recipient.updated` events) joins `drivers` in phase 2.
+// Events come from drivers: contact creates (POST /v1/contacts, 8 in flight), and a 10,000-recipient fan-out
+// (sends of 100 recipients, 4 in flight, handed off by the same workers with the sandbox platform): one
+// `broadcast.recipient.updated` per recipient and one `broadcast.finished` per broadcast, recorded by the fan-out's
+// own transactions and delivered while it runs.
 //
 //   BENCH_DATABASE_URL   server to use (a fresh database crm_bench_webhooks is made on it)
 //   BENCH_EVENTS         contact events per run, default 3000
+//   BENCH_WEBHOOK_FANOUT recipients of the fan-out run, default 10000 (a multiple of 100)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -23,6 +26,7 @@ import { wire } from '../src/wiring.ts';
 const root = fileURLToPath(new URL('..', import.meta.url));
 const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
 const eventCount = Number(process.env.BENCH_EVENTS ?? 3000);
+const fanoutSize = Math.max(100, Math.floor(Number(process.env.BENCH_WEBHOOK_FANOUT ?? 10_000) / 100) * 100);
 const CONCURRENCY = 32;
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const unlimited: RateLimitStore = { hit: async () => 1, close: async () => {} };
@@ -117,7 +121,8 @@ async function baseline(receiver: Receiver, total: number) {
 }
 
 function startWorker(databaseUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'worker'], {
+  // The same runtime flags as this process (e.g. a TypeScript loader on a Node without type stripping).
+  const child = spawn(process.execPath, [...process.execArgv, 'src/cli.ts', 'worker'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
@@ -127,6 +132,7 @@ function startWorker(databaseUrl: string): Promise<ChildProcess> {
       WEBHOOK_CONCURRENCY: String(CONCURRENCY),
       WEBHOOK_ENDPOINT_CONCURRENCY: String(CONCURRENCY),
       WORKER_POLL_MS: '20',
+      FANOUT_PER_NUMBER_PER_SECOND: '0',
       LOG_LEVEL: 'warn',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -165,6 +171,45 @@ async function main(): Promise<void> {
   const { key } = await call('POST', `/admin/v1/organizations/${org.id}/api-keys`, {}, ADMIN);
   await call('POST', '/v1/webhook-endpoints', { url: `${receiver.url}/crm`, events: ['*'] }, key);
 
+  // The fan-out's organization: an account that can pay for everything, an approved template, and an endpoint
+  // that takes the fan-out's events (the contacts its sends create are not counted).
+  const sender = await call('POST', '/admin/v1/organizations', { name: 'Fan-out' }, ADMIN);
+  const senderKey = (await call('POST', `/admin/v1/organizations/${sender.id}/api-keys`, {}, ADMIN)).key;
+  await call(
+    'POST',
+    `/admin/v1/organizations/${sender.id}/messaging-accounts`,
+    { balance: 1e9, messaging_limit_24h: 10_000_000, numbers: [{ phone: '+15550100001' }] },
+    ADMIN,
+  );
+  const template = await call(
+    'POST',
+    '/v1/templates',
+    {
+      name: 'bench_notice',
+      language: 'en_US',
+      category: 'UTILITY',
+      components: [{ type: 'BODY', text: 'Hi, your code is {{1}}', example: { body_text: [['1']] } }],
+    },
+    senderKey,
+  );
+  await call('POST', `/admin/v1/sandbox/templates/${template.id}/review`, { event: 'APPROVED' }, ADMIN);
+  await call(
+    'POST',
+    '/v1/webhook-endpoints',
+    { url: `${receiver.url}/fanout`, events: ['broadcast.recipient.updated', 'broadcast.finished'] },
+    senderKey,
+  );
+  let phoneCounter = 0;
+  /** Distinct phones, never ending in the sandbox's failure suffixes 0404 and 0500. */
+  const nextPhones = (count: number) => {
+    const list: string[] = [];
+    while (list.length < count) {
+      const phone = `+1555${String(++phoneCounter).padStart(7, '0')}`;
+      if (!phone.endsWith('0404') && !phone.endsWith('0500')) list.push(phone);
+    }
+    return list;
+  };
+
   /**
    * Drivers make events; each resolves with how many it made. `backlog` ones run before the workers start (the
    * queue's drain rate: the delivery capacity); the others run while the workers deliver (the lag as events come).
@@ -198,6 +243,21 @@ async function main(): Promise<void> {
         }),
       );
       return eventCount;
+    },
+    [`a ${fanoutSize}-recipient fan-out (sends of 100, 4 in flight)`]: async () => {
+      const broadcasts = fanoutSize / 100;
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (next < broadcasts) {
+            next++;
+            const recipients = nextPhones(100).map((phone) => ({ phone, variables: { 'body.1': '42' } }));
+            await call('POST', `/v1/templates/${template.id}/send`, { recipients }, senderKey);
+          }
+        }),
+      );
+      // One event per recipient (`sent`) and one `broadcast.finished` per broadcast.
+      return fanoutSize + broadcasts;
     },
   };
 

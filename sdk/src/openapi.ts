@@ -838,6 +838,22 @@ export interface components {
             created_at: string;
         };
         /**
+         * BroadcastFinishedEvent
+         * @description The body of a `broadcast.finished` delivery.
+         */
+        BroadcastFinishedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "broadcast.finished";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["Broadcast"];
+        };
+        /**
          * BroadcastPage
          * @description A page of broadcasts.
          */
@@ -874,6 +890,36 @@ export interface components {
             created_at: string;
         };
         /**
+         * BroadcastRecipientEventData
+         * @description A broadcast recipient as the recipients list shows it, with its broadcast’s id.
+         * @example {
+         *       "broadcast_id": "bc_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+         *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *       "phone": "+15551234567",
+         *       "status": "delivered",
+         *       "error": null,
+         *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+         *       "delivered_at": "2026-01-15T09:30:04.000Z",
+         *       "read_at": null,
+         *       "created_at": "2026-01-15T09:30:00.000Z"
+         *     }
+         */
+        BroadcastRecipientEventData: {
+            broadcast_id: string;
+            contact_id: string;
+            phone: string;
+            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
+            error: string | null;
+            platform_message_id: string | null;
+            delivered_at: string | null;
+            read_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /**
          * BroadcastRecipientPage
          * @description A page of reached recipients, with the total.
          */
@@ -882,6 +928,22 @@ export interface components {
             next_cursor: string | null;
             /** @description Exact number of items matching the filter. */
             total_count: number;
+        };
+        /**
+         * BroadcastRecipientUpdatedEvent
+         * @description The body of a `broadcast.recipient.updated` delivery.
+         */
+        BroadcastRecipientUpdatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "broadcast.recipient.updated";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["BroadcastRecipientEventData"];
         };
         /**
          * CatalogSendDefaults
@@ -973,6 +1035,45 @@ export interface components {
             updated_at: string;
         };
         /**
+         * ContactCreatedEvent
+         * @description The body of a `contact.created` delivery.
+         */
+        ContactCreatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "contact.created";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["Contact"];
+        };
+        /**
+         * ContactDeletedData
+         * @description The id of a deleted contact.
+         */
+        ContactDeletedData: {
+            id: string;
+        };
+        /**
+         * ContactDeletedEvent
+         * @description The body of a `contact.deleted` delivery.
+         */
+        ContactDeletedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "contact.deleted";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["ContactDeletedData"];
+        };
+        /**
          * ContactInput
          * @description Every field is optional; `null` is the same as leaving a field out.
          */
@@ -1046,6 +1147,22 @@ export interface components {
                     value_json?: unknown;
                 } | null;
             };
+        };
+        /**
+         * ContactUpdatedEvent
+         * @description The body of a `contact.updated` delivery.
+         */
+        ContactUpdatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "contact.updated";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["Contact"];
         };
         /**
          * Conversation
@@ -1228,6 +1345,22 @@ export interface components {
             next_cursor: string | null;
         };
         /**
+         * MessageReceivedEvent
+         * @description The body of a `message.received` delivery.
+         */
+        MessageReceivedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "message.received";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["Message"];
+        };
+        /**
          * MessagingPhone
          * @description A connected messaging number.
          * @example {
@@ -1287,6 +1420,29 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             created_at: string;
+        };
+        /**
+         * PingData
+         * @description The endpoint the test call was made for.
+         */
+        PingData: {
+            endpoint_id: string;
+        };
+        /**
+         * PingEvent
+         * @description The body of a `ping` delivery.
+         */
+        PingEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "ping";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["PingData"];
         };
         /**
          * Property
@@ -1612,6 +1768,22 @@ export interface components {
         TemplatePage: {
             items: components["schemas"]["Template"][];
             next_cursor: string | null;
+        };
+        /**
+         * TemplateStatusUpdatedEvent
+         * @description The body of a `template.status_updated` delivery.
+         */
+        TemplateStatusUpdatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "template.status_updated";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["Template"];
         };
         /**
          * ValidationIssue
@@ -8967,84 +9139,35 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
-                    id: string;
-                    /** @constant */
-                    type: "contact.created";
-                    /**
-                     * Format: date-time
-                     * @example 2026-01-15T09:30:00.000Z
-                     */
-                    created_at: string;
-                    /**
-                     * Contact
-                     * @description A person the organization talks to.
-                     * @example {
-                     *       "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-                     *       "first_name": "Ana",
-                     *       "last_name": "García",
-                     *       "email": "ana@example.com",
-                     *       "phone": "+5215512345678",
-                     *       "country": "MX",
-                     *       "city": "Guadalajara",
-                     *       "social_handle": "ana.garcia",
-                     *       "inbox_handle": null,
-                     *       "messaging_username": null,
-                     *       "origin": "API",
-                     *       "sub_origin_id": null,
-                     *       "messaging_status": "unverified",
-                     *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
-                     *       "owner_id": null,
-                     *       "properties": {},
-                     *       "last_contacted_at": null,
-                     *       "created_at": "2026-01-15T09:30:00.000Z",
-                     *       "updated_at": "2026-01-15T09:30:00.000Z"
-                     *     }
-                     */
-                    data: {
-                        id: string;
-                        first_name: string | null;
-                        last_name: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        country: string | null;
-                        city: string | null;
-                        social_handle: string | null;
-                        inbox_handle: string | null;
-                        messaging_username: string | null;
-                        origin: string | null;
-                        sub_origin_id: string | null;
-                        /** @description Read-only: `unverified` with a phone on file, `unavailable` without; moved by sends. */
-                        messaging_status: string;
-                        funnel_stage_id: string | null;
-                        owner_id: string | null;
-                        /** @description Custom property values keyed by property key. */
-                        properties?: {
-                            [key: string]: {
-                                property_id: string | null;
-                                /** @description CrmPropertyKind. */
-                                kind: string;
-                                value_text: string | null;
-                                value_number: number | null;
-                                value_bool: boolean | null;
-                                value_date: string | null;
-                                value_json: unknown;
-                            };
-                        };
-                        last_contacted_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
-                };
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "contact.created",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *         "first_name": "Ana",
+                 *         "last_name": "García",
+                 *         "email": "ana@example.com",
+                 *         "phone": "+5215512345678",
+                 *         "country": "MX",
+                 *         "city": "Guadalajara",
+                 *         "social_handle": "ana.garcia",
+                 *         "inbox_handle": null,
+                 *         "messaging_username": null,
+                 *         "origin": "API",
+                 *         "sub_origin_id": null,
+                 *         "messaging_status": "unverified",
+                 *         "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                 *         "owner_id": null,
+                 *         "properties": {},
+                 *         "last_contacted_at": null,
+                 *         "created_at": "2026-01-15T09:30:00.000Z",
+                 *         "updated_at": "2026-01-15T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactCreatedEvent"];
             };
         };
         responses: {
@@ -9087,84 +9210,35 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
-                    id: string;
-                    /** @constant */
-                    type: "contact.updated";
-                    /**
-                     * Format: date-time
-                     * @example 2026-01-15T09:30:00.000Z
-                     */
-                    created_at: string;
-                    /**
-                     * Contact
-                     * @description A person the organization talks to.
-                     * @example {
-                     *       "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-                     *       "first_name": "Ana",
-                     *       "last_name": "García",
-                     *       "email": "ana@example.com",
-                     *       "phone": "+5215512345678",
-                     *       "country": "MX",
-                     *       "city": "Guadalajara",
-                     *       "social_handle": "ana.garcia",
-                     *       "inbox_handle": null,
-                     *       "messaging_username": null,
-                     *       "origin": "API",
-                     *       "sub_origin_id": null,
-                     *       "messaging_status": "unverified",
-                     *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
-                     *       "owner_id": null,
-                     *       "properties": {},
-                     *       "last_contacted_at": null,
-                     *       "created_at": "2026-01-15T09:30:00.000Z",
-                     *       "updated_at": "2026-01-15T09:30:00.000Z"
-                     *     }
-                     */
-                    data: {
-                        id: string;
-                        first_name: string | null;
-                        last_name: string | null;
-                        email: string | null;
-                        phone: string | null;
-                        country: string | null;
-                        city: string | null;
-                        social_handle: string | null;
-                        inbox_handle: string | null;
-                        messaging_username: string | null;
-                        origin: string | null;
-                        sub_origin_id: string | null;
-                        /** @description Read-only: `unverified` with a phone on file, `unavailable` without; moved by sends. */
-                        messaging_status: string;
-                        funnel_stage_id: string | null;
-                        owner_id: string | null;
-                        /** @description Custom property values keyed by property key. */
-                        properties?: {
-                            [key: string]: {
-                                property_id: string | null;
-                                /** @description CrmPropertyKind. */
-                                kind: string;
-                                value_text: string | null;
-                                value_number: number | null;
-                                value_bool: boolean | null;
-                                value_date: string | null;
-                                value_json: unknown;
-                            };
-                        };
-                        last_contacted_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
-                };
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "contact.updated",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *         "first_name": "Ana",
+                 *         "last_name": "García",
+                 *         "email": "ana@example.com",
+                 *         "phone": "+5215512345678",
+                 *         "country": "MX",
+                 *         "city": "Guadalajara",
+                 *         "social_handle": "ana.garcia",
+                 *         "inbox_handle": null,
+                 *         "messaging_username": null,
+                 *         "origin": "API",
+                 *         "sub_origin_id": null,
+                 *         "messaging_status": "unverified",
+                 *         "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                 *         "owner_id": null,
+                 *         "properties": {},
+                 *         "last_contacted_at": null,
+                 *         "created_at": "2026-01-15T09:30:00.000Z",
+                 *         "updated_at": "2026-01-15T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactUpdatedEvent"];
             };
         };
         responses: {
@@ -9207,20 +9281,17 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
-                    id: string;
-                    /** @constant */
-                    type: "contact.deleted";
-                    /**
-                     * Format: date-time
-                     * @example 2026-01-15T09:30:00.000Z
-                     */
-                    created_at: string;
-                    data: {
-                        id: string;
-                    };
-                };
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "contact.deleted",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "string"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactDeletedEvent"];
             };
         };
         responses: {
@@ -9263,79 +9334,34 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
-                    id: string;
-                    /** @constant */
-                    type: "template.status_updated";
-                    /**
-                     * Format: date-time
-                     * @example 2026-01-15T09:30:00.000Z
-                     */
-                    created_at: string;
-                    /**
-                     * Template
-                     * @description A message template and its review state at the messaging platform.
-                     * @example {
-                     *       "id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
-                     *       "business_account_id": "102290129340398",
-                     *       "platform_template_id": "1689556908129832",
-                     *       "name": "order_update",
-                     *       "language": "en_US",
-                     *       "category": "UTILITY",
-                     *       "status": "APPROVED",
-                     *       "components": [
-                     *         {
-                     *           "type": "BODY",
-                     *           "text": "Hello! Your order has shipped."
-                     *         }
-                     *       ],
-                     *       "catalog_send_defaults": null,
-                     *       "rejected_reason": null,
-                     *       "quality_rating": null,
-                     *       "created_at": "2026-01-15T09:30:00.000Z",
-                     *       "updated_at": "2026-01-15T09:32:00.000Z"
-                     *     }
-                     */
-                    data: {
-                        id: string;
-                        /** @description The messaging business account that owns the template. */
-                        business_account_id: string;
-                        platform_template_id: string | null;
-                        name: string;
-                        /** @description Platform language code, e.g. `en_US`. */
-                        language: string;
-                        /** @description MARKETING, UTILITY or AUTHENTICATION; follows the platform’s re-categorisation. */
-                        category: string;
-                        /** @description One of the listed states; other values the platform reports are passed through as given. */
-                        status: string;
-                        components: ({
-                            /** @description HEADER, BODY, FOOTER, BUTTONS, CAROUSEL or LIMITED_TIME_OFFER */
-                            type: string;
-                        } & {
-                            [key: string]: unknown;
-                        })[];
-                        catalog_send_defaults: {
-                            thumbnail_product_retailer_id?: string;
-                            sections?: {
-                                title: string;
-                                product_retailer_ids: string[];
-                            }[];
-                        } | null;
-                        rejected_reason: string | null;
-                        quality_rating: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        updated_at: string;
-                    };
-                };
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "template.status_updated",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                 *         "business_account_id": "102290129340398",
+                 *         "platform_template_id": "1689556908129832",
+                 *         "name": "order_update",
+                 *         "language": "en_US",
+                 *         "category": "UTILITY",
+                 *         "status": "APPROVED",
+                 *         "components": [
+                 *           {
+                 *             "type": "BODY",
+                 *             "text": "Hello! Your order has shipped."
+                 *           }
+                 *         ],
+                 *         "catalog_send_defaults": null,
+                 *         "rejected_reason": null,
+                 *         "quality_rating": null,
+                 *         "created_at": "2026-01-15T09:30:00.000Z",
+                 *         "updated_at": "2026-01-15T09:32:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["TemplateStatusUpdatedEvent"];
             };
         };
         responses: {
@@ -9378,32 +9404,25 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
-                    id: string;
-                    /** @constant */
-                    type: "broadcast.recipient.updated";
-                    /**
-                     * Format: date-time
-                     * @example 2026-01-15T09:30:00.000Z
-                     */
-                    created_at: string;
-                    data: {
-                        broadcast_id: string;
-                        contact_id: string;
-                        phone: string;
-                        status: string;
-                        error: string | null;
-                        platform_message_id: string | null;
-                        delivered_at: string | null;
-                        read_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                    };
-                };
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "broadcast.recipient.updated",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "broadcast_id": "bc_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                 *         "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *         "phone": "+15551234567",
+                 *         "status": "delivered",
+                 *         "error": null,
+                 *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+                 *         "delivered_at": "2026-01-15T09:30:04.000Z",
+                 *         "read_at": null,
+                 *         "created_at": "2026-01-15T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["BroadcastRecipientUpdatedEvent"];
             };
         };
         responses: {
@@ -9446,58 +9465,28 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
-                    id: string;
-                    /** @constant */
-                    type: "broadcast.finished";
-                    /**
-                     * Format: date-time
-                     * @example 2026-01-15T09:30:00.000Z
-                     */
-                    created_at: string;
-                    /**
-                     * Broadcast
-                     * @description One send of a template to its recipients, with its counts.
-                     * @example {
-                     *       "id": "bc_01JH5ZQ1V7C2D3E4F5G6H7J8K9",
-                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
-                     *       "template_name": "order_update",
-                     *       "template_language": "en_US",
-                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
-                     *       "status": "in_progress",
-                     *       "requested": 2,
-                     *       "sent": 1,
-                     *       "failed": 0,
-                     *       "pending": 1,
-                     *       "origin": "API",
-                     *       "created_at": "2026-01-15T09:30:00.000Z"
-                     *     }
-                     */
-                    data: {
-                        id: string;
-                        template_id: string;
-                        template_name: string;
-                        template_language: string;
-                        /** @description The connected number the messages go out from. */
-                        channel_id: string;
-                        /** @description `cancelled` and `stopped_low_balance` are stored; otherwise `completed` when `pending` is 0, else `in_progress`. */
-                        status: string;
-                        requested: number;
-                        /** @description Recipients in `sent`, `delivered` or `read`. */
-                        sent: number;
-                        failed: number;
-                        /** @description `requested - sent - failed`. */
-                        pending: number;
-                        /** @description Where the broadcast came from, in the ContactOrigin vocabulary: `API`. */
-                        origin: string;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                    };
-                };
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "broadcast.finished",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "bc_01JH5ZQ1V7C2D3E4F5G6H7J8K9",
+                 *         "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                 *         "template_name": "order_update",
+                 *         "template_language": "en_US",
+                 *         "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                 *         "status": "in_progress",
+                 *         "requested": 2,
+                 *         "sent": 1,
+                 *         "failed": 0,
+                 *         "pending": 1,
+                 *         "origin": "API",
+                 *         "created_at": "2026-01-15T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["BroadcastFinishedEvent"];
             };
         };
         responses: {
@@ -9540,68 +9529,34 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
-                    id: string;
-                    /** @constant */
-                    type: "message.received";
-                    /**
-                     * Format: date-time
-                     * @example 2026-01-15T09:30:00.000Z
-                     */
-                    created_at: string;
-                    /**
-                     * Message
-                     * @description One message of a conversation.
-                     * @example {
-                     *       "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N6",
-                     *       "conversation_id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
-                     *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
-                     *       "direction": "outbound",
-                     *       "sender": "system",
-                     *       "type": "template",
-                     *       "text": null,
-                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
-                     *       "phone": "+5215512345678",
-                     *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
-                     *       "status": "delivered",
-                     *       "error": null,
-                     *       "created_at": "2026-01-15T09:30:00.000Z",
-                     *       "sent_at": "2026-01-15T09:30:01.000Z",
-                     *       "delivered_at": "2026-01-15T09:30:04.000Z",
-                     *       "read_at": null,
-                     *       "failed_at": null
-                     *     }
-                     */
-                    data: {
-                        id: string;
-                        conversation_id: string;
-                        contact_id: string;
-                        channel_id: string;
-                        direction: string;
-                        /** @description `contact` for inbound messages; `system` for template messages sent by a broadcast. */
-                        sender: string;
-                        /** @description The platform’s message type: `text`, `template`, `image`, `button`, … */
-                        type: string;
-                        text: string | null;
-                        template_id: string | null;
-                        /** @description The contact’s number in this exchange (sender or recipient), E.164. */
-                        phone: string;
-                        platform_message_id: string | null;
-                        status: string;
-                        error: string | null;
-                        /**
-                         * Format: date-time
-                         * @example 2026-01-15T09:30:00.000Z
-                         */
-                        created_at: string;
-                        sent_at: string | null;
-                        delivered_at: string | null;
-                        read_at: string | null;
-                        failed_at: string | null;
-                    };
-                };
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "message.received",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N6",
+                 *         "conversation_id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                 *         "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *         "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                 *         "direction": "outbound",
+                 *         "sender": "system",
+                 *         "type": "template",
+                 *         "text": null,
+                 *         "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                 *         "phone": "+5215512345678",
+                 *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+                 *         "status": "delivered",
+                 *         "error": null,
+                 *         "created_at": "2026-01-15T09:30:00.000Z",
+                 *         "sent_at": "2026-01-15T09:30:01.000Z",
+                 *         "delivered_at": "2026-01-15T09:30:04.000Z",
+                 *         "read_at": null,
+                 *         "failed_at": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MessageReceivedEvent"];
             };
         };
         responses: {
@@ -9644,20 +9599,17 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
-                    id: string;
-                    /** @constant */
-                    type: "ping";
-                    /**
-                     * Format: date-time
-                     * @example 2026-01-15T09:30:00.000Z
-                     */
-                    created_at: string;
-                    data: {
-                        endpoint_id: string;
-                    };
-                };
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "ping",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "endpoint_id": "string"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["PingEvent"];
             };
         };
         responses: {

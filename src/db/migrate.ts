@@ -8,6 +8,7 @@ import * as messaging from './migrations/0004-messaging.ts';
 import * as broadcasts from './migrations/0005-broadcasts.ts';
 import * as contactList from './migrations/0006-contact-list.ts';
 import * as webhooks from './migrations/0007-webhooks.ts';
+import * as broadcastFinished from './migrations/0008-broadcast-finished.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -19,6 +20,7 @@ export const migrations: Record<string, Migration> = {
   '0005-broadcasts': broadcasts,
   '0006-contact-list': contactList,
   '0007-webhooks': webhooks,
+  '0008-broadcast-finished': broadcastFinished,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {

@@ -220,6 +220,8 @@ export interface BroadcastsTable {
   idempotency_key: string | null;
   created_at: Timestamp;
   updated_at: Timestamp;
+  /** Set once, by the statement that detects the end (migration 0008): `broadcast.finished` is emitted once. */
+  finished_at: NullableTimestamp;
 }
 
 export interface BroadcastRecipientsTable {

@@ -244,6 +244,23 @@ function bodyErrorResponse(status: string): Json {
 
 // ---------------------------------------------------------------------------------------------- the document
 
+/**
+ * The webhooks section is not a route's schema, so @fastify/swagger does not convert it: write TypeBox's records
+ * (`patternProperties: {"^.*$": …}`) as the `additionalProperties` it writes for routes, so both name one component.
+ */
+function asSwaggerWrites(node: Json): Json {
+  if (Array.isArray(node)) return node.map(asSwaggerWrites);
+  if (!isObject(node)) return node;
+  const out: Record<string, Json> = {};
+  for (const [key, value] of Object.entries(node)) out[key] = asSwaggerWrites(value);
+  const patterns = out.patternProperties;
+  if (isObject(patterns) && Object.keys(patterns).length === 1 && '^.*$' in patterns) {
+    out.additionalProperties = patterns['^.*$'];
+    delete out.patternProperties;
+  }
+  return out;
+}
+
 export function finishDocument(document: Json): Json {
   const components: Record<string, Json> = {};
   hoist(clone(ErrorBody), components);
@@ -272,6 +289,15 @@ export function finishDocument(document: Json): Json {
       for (const [status, response] of Object.entries<Json>(operation.responses)) {
         finishResponse(status, response, operation.operationId, components);
       }
+    }
+  }
+  // The `webhooks` section (decisions §11): event bodies reference the same named components as the paths.
+  for (const webhook of Object.values<Json>(document.webhooks ?? {})) {
+    for (const operation of Object.values<Json>(webhook)) {
+      const body = operation?.requestBody?.content?.['application/json'];
+      if (!body?.schema) continue;
+      body.schema = hoist(asSwaggerWrites(clone(body.schema)), components);
+      if (body.example === undefined) body.example = exampleOf(body.schema, components);
     }
   }
   document.components = {

@@ -33,6 +33,11 @@ export const TAGS = [
     name: 'Webhook endpoints',
     description: 'Where the organization’s events are delivered (Standard Webhooks), and the log of each delivery.',
   },
+  {
+    name: 'Webhook events',
+    description:
+      'The events sent to webhook endpoints (the `webhooks` section): the body and headers of each delivery.',
+  },
 ];
 
 function listenAddress(app: FastifyInstance): string | undefined {

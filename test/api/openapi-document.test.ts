@@ -62,7 +62,11 @@ describe('components', () => {
     expect(inline).toEqual([]);
     // Contact was inlined 8 times: now it is defined once and referenced by create, read, update and the page.
     const contactRefs = JSON.stringify(document).match(/"\$ref":"#\/components\/schemas\/Contact"/g);
-    expect(contactRefs?.length).toBe(4);
+    // ... and by the data of the contact.created and contact.updated events (the webhooks section).
+    expect(contactRefs?.length).toBe(4 + 2);
+    for (const event of ['ContactCreatedEvent', 'ContactUpdatedEvent']) {
+      expect(document.components.schemas[event].properties.data).toEqual({ $ref: '#/components/schemas/Contact' });
+    }
   });
 
   it('marks response enums open to new values, and keeps request enums closed', () => {

@@ -205,26 +205,33 @@ describe('the OpenAPI document', () => {
         'template.status_updated',
       ].sort(),
     );
+    // Schemas are named components (`$ref`), in the webhooks section as in the paths.
+    const deref = (schema: any) =>
+      schema.$ref ? document.components.schemas[schema.$ref.replace('#/components/schemas/', '')] : schema;
     const created = document.webhooks['contact.created'].post;
     expect(created.parameters.map((parameter: any) => parameter.name)).toEqual([
       'webhook-id',
       'webhook-timestamp',
       'webhook-signature',
     ]);
-    const body = created.requestBody.content['application/json'].schema;
+    const media = created.requestBody.content['application/json'];
+    const body = deref(media.schema);
     expect(body.required).toEqual(['id', 'type', 'created_at', 'data']);
     expect(body.properties.type.const).toBe('contact.created');
-    // data is the Contact as the API documents it.
-    const contactRef: string =
-      document.paths['/v1/contacts/{contact_id}'].get.responses['200'].content['application/json'].schema.$ref;
-    const contact = document.components.schemas[contactRef.split('/').at(-1) as string];
-    expect(Object.keys(body.properties.data.properties).sort()).toEqual(Object.keys(contact.properties).sort());
-    expect(
-      Object.keys(
-        document.webhooks['broadcast.recipient.updated'].post.requestBody.content['application/json'].schema.properties
-          .data.properties,
-      ),
-    ).toEqual(expect.arrayContaining(['broadcast_id', 'platform_message_id', 'status']));
+    expect(media.example).toMatchObject({ type: 'contact.created', data: { id: expect.any(String) } });
+    // data is the Contact as the API documents it: the very same component.
+    const contactRef =
+      document.paths['/v1/contacts/{contact_id}'].get.responses['200'].content['application/json'].schema;
+    expect(body.properties.data.$ref).toBe(contactRef.$ref);
+    const contact = deref(contactRef);
+    expect(Object.keys(deref(body.properties.data).properties).sort()).toEqual(Object.keys(contact.properties).sort());
+    const recipient = deref(
+      deref(document.webhooks['broadcast.recipient.updated'].post.requestBody.content['application/json'].schema)
+        .properties.data,
+    );
+    expect(Object.keys(recipient.properties)).toEqual(
+      expect.arrayContaining(['broadcast_id', 'platform_message_id', 'status']),
+    );
     expect(document.paths['/v1/webhook-endpoints'].post.responses['422']).toBeDefined();
   });
 });

@@ -10,6 +10,7 @@ import type {
   RECIPIENT_STATUSES,
   RecipientListQuery,
 } from './broadcasts.schemas.ts';
+import { recordFinished } from './recipient-events.ts';
 import { RECIPIENT_LISTED_STATUSES } from './recipient-rules.ts';
 import { cancelTail, listRecipients } from './recipients.repo.ts';
 
@@ -125,6 +126,7 @@ export function createBroadcastsService(db: Kysely<DB>) {
         }
         await markCancelled(trx, orgId, broadcastId);
         await cancelTail(trx, orgId, broadcastId);
+        await recordFinished(trx, orgId, [broadcastId]); // decisions §11: `broadcast.finished`
       });
       return get(orgId, broadcastId);
     },

@@ -3,6 +3,7 @@
 // update per account and claim), and lease what was taken.
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
 import { priceOf } from './recipient-rules.ts';
 
 /** A broadcast recipient's primary key. */
@@ -154,6 +155,7 @@ async function stopForBalance(
     .where('id', 'in', broadcastIds)
     .where('stored_status', 'is', null)
     .execute();
+  await recordFinished(trx, orgId, broadcastIds); // decisions §11: `broadcast.finished`, in this transaction
   // Parked so the due-index no longer offers them. Rows that another worker holds right now are skipped (it parks
   // its own when it finds the balance gone): waiting for them while holding the account lock could deadlock.
   const parkable = await trx
@@ -242,6 +244,7 @@ export async function chargeClaims(
       })
       .execute();
   }
+  await recordRecipientMoves(trx, dead); // decisions §11: `broadcast.recipient.updated`
   const live = await applyChannelCaps(
     trx,
     candidates.filter((row) => row.channel_status === 'live'),

@@ -7,6 +7,7 @@ import type { PlatformEventOf } from '../../messaging/webhooks.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
 import { recordOutboundMessages } from '../conversations/conversations.repo.ts';
 import { adjustBalance, type ClaimedRow, type RecipientKey, updateRecipient } from './recipient-claim.ts';
+import { recordRecipientMoves } from './recipient-events.ts';
 import { type HandoffVerdict, isForward, parseCallbackReference } from './recipient-rules.ts';
 
 export { type ClaimedRow, type ClaimOptions, claimRecipients } from './recipient-claim.ts';
@@ -150,7 +151,12 @@ export async function recordOutcomes(db: Kysely<DB>, outcomes: HandoffOutcome[],
   await db.transaction().execute(async (trx) => {
     if (accepted.length > 0) {
       // A status report may have settled a row already; then only the message id is filled in.
-      const settled = await updateHeld<{ status: string; delivered_at: Date | null; read_at: Date | null }>(
+      const settled = await updateHeld<{
+        status: string;
+        delivered_at: Date | null;
+        read_at: Date | null;
+        moved: boolean;
+      }>(
         trx,
         accepted.map((outcome) => outcome.row),
         {
@@ -158,8 +164,14 @@ export async function recordOutcomes(db: Kysely<DB>, outcomes: HandoffOutcome[],
             platform_message_id = v.platform_message_id, sent_at = coalesce(r.sent_at, now()),
             lease_until = null, updated_at = now()`,
           columns: [['platform_message_id', 'text', accepted.map((outcome) => outcome.verdict.platformMessageId)]],
-          returning: sql`r.status, r.delivered_at, r.read_at`,
+          // `moved`: this statement made it `sent` (its sent_at was null and is now the transaction's time); a row
+          // a report settled first had its event with that report (decisions §11: one event per move).
+          returning: sql`r.status, r.delivered_at, r.read_at, (r.status = 'sent' and r.sent_at = now()) as moved`,
         },
+      );
+      await recordRecipientMoves(
+        trx,
+        settled.rows.filter((row) => row.moved),
       );
       const now = new Map(settled.rows.map((row) => [keyOf(row), row]));
       for (const [orgId, group] of groupBy(accepted, (outcome) => outcome.row.org_id)) {
@@ -204,6 +216,7 @@ export async function recordOutcomes(db: Kysely<DB>, outcomes: HandoffOutcome[],
         trx,
         rows.filter((row) => failed.keys.has(keyOf(row))),
       );
+      await recordRecipientMoves(trx, failed.rows);
       const unreachable = refused.filter((outcome) => outcome.verdict.notOnNetwork);
       for (const [orgId, group] of groupBy(unreachable, (outcome) => outcome.row.org_id)) {
         await recordReachability(
@@ -251,6 +264,7 @@ export async function failUnconfirmed(db: Kysely<DB>, olderThanMs: number, limit
       where r.org_id = old.org_id and r.broadcast_id = old.broadcast_id and r.position = old.position
       returning r.org_id, r.broadcast_id, r.position, r.account_id, old.charged`.execute(trx);
     await refund(trx, stale.rows);
+    await recordRecipientMoves(trx, stale.rows);
     return stale.rows.length;
   });
 }
@@ -333,6 +347,8 @@ export async function applyReport(
     changes.error_code = report.error?.code ?? null;
   }
   await updateRecipient(db, key).set(changes).execute();
+  // Only a move out of `sending` changes the pending count, so only then can the broadcast have ended.
+  await recordRecipientMoves(db, [key], { mayFinish: row.status === 'sending' });
   if (target !== 'failed' || report.error?.reason === 'not_on_network') {
     await recordReachability(db, orgId, [
       { contactId: row.contact_id, outcome: target === 'failed' ? 'not_on_network' : 'reached' },

@@ -5,8 +5,11 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { newId } from '../../lib/ids.ts';
+import { recordEvents } from '../events/events.ts';
 import { findInitialStage } from '../funnel-stages/funnel-stages.repo.ts';
+import { CONTACT_COLUMNS } from './contacts.repo.ts';
 import type { Contact } from './contacts.schemas.ts';
+import { present } from './contacts.service.ts';
 
 export type MessagingStatus = Contact['messaging_status'];
 
@@ -77,9 +80,16 @@ export async function contactsForPhones(
     .onConflict((conflict) =>
       conflict.columns(['org_id', 'phone']).where('deleted_at', 'is', null).where('phone', 'is not', null).doNothing(),
     )
-    .returning(['id', 'phone'])
+    .returning(CONTACT_COLUMNS)
     .execute();
   for (const row of inserted) found.set(row.phone as string, { id: row.id, created: true });
+  // decisions §11: `contact.created` in the caller's transaction, for the contacts this intake made (a new contact
+  // has no property values yet), one recordEvents for the batch.
+  await recordEvents(
+    db,
+    orgId,
+    inserted.map((row) => ({ type: 'contact.created', data: present(row, {}) })),
+  );
   const raced = phones.filter((phone) => !found.has(phone));
   if (raced.length > 0) {
     for (const row of await livePhones(db, orgId, raced))

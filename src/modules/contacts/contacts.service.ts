@@ -112,7 +112,7 @@ async function checkStage(db: Kysely<DB>, orgId: string, stageId: string) {
   }
 }
 
-function present(row: repo.ContactRecord, properties: Contact['properties']): Contact {
+export function present(row: repo.ContactRecord, properties: Contact['properties']): Contact {
   return {
     ...row,
     origin: row.origin as Contact['origin'],

@@ -5,6 +5,7 @@ import { newId } from '../../lib/ids.ts';
 import { isForward } from '../../messaging/message-status.ts';
 import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/webhooks.ts';
 import { contactsForPhones, recordReachability } from '../contacts/contact-intake.ts';
+import { recordEvents } from '../events/events.ts';
 import * as conversations from './conversations.repo.ts';
 
 const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx, event, { orgId, channelId }) => {
@@ -18,8 +19,7 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
   });
   const contact = contacts.get(event.from) as { id: string };
   const conversationId = await conversations.findOrCreateConversation(trx, orgId, contact.id, channelId, at);
-  await conversations.insertMessage(trx, {
-    org_id: orgId,
+  const message = {
     id: newId('msg'),
     conversation_id: conversationId,
     contact_id: contact.id,
@@ -34,8 +34,21 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
     status: 'received',
     error: null,
     created_at: at,
-    updated_at: at,
-  });
+  };
+  const inserted = await conversations.insertMessage(trx, { ...message, org_id: orgId, updated_at: at });
+  // decisions §11: `message.received`, the Message as the conversation lists it; a redelivered webhook inserts
+  // nothing and emits nothing.
+  if (inserted) {
+    const data = {
+      ...message,
+      created_at: at.toISOString(),
+      sent_at: null,
+      delivered_at: null,
+      read_at: null,
+      failed_at: null,
+    } as const;
+    await recordEvents(trx, orgId, [{ type: 'message.received', data }]);
+  }
   return 'applied';
 };
 

@@ -7,17 +7,40 @@ import { ContactSchema } from '../contacts/contacts.schemas.ts';
 import { MessageSchema } from '../conversations/conversations.schemas.ts';
 import { TemplateSchema } from '../templates/templates.schemas.ts';
 
-export const ContactDeletedData = Type.Object({ id: Type.String() }, { additionalProperties: false });
+export const ContactDeletedData = Type.Object(
+  { id: Type.String() },
+  { additionalProperties: false, title: 'ContactDeletedData', description: 'The id of a deleted contact.' },
+);
 
 export const RecipientEventData = Type.Object(
   {
     broadcast_id: Type.String(),
     ...RecipientSchema.properties,
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: false,
+    title: 'BroadcastRecipientEventData',
+    description: 'A broadcast recipient as the recipients list shows it, with its broadcast’s id.',
+    examples: [
+      {
+        broadcast_id: 'bc_01JH5ZM2A3B4C5D6E7F8G9H0J1',
+        contact_id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+        phone: '+15551234567',
+        status: 'delivered',
+        error: null,
+        platform_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI',
+        delivered_at: '2026-01-15T09:30:04.000Z',
+        read_at: null,
+        created_at: '2026-01-15T09:30:00.000Z',
+      },
+    ],
+  },
 );
 
-export const PingData = Type.Object({ endpoint_id: Type.String() }, { additionalProperties: false });
+export const PingData = Type.Object(
+  { endpoint_id: Type.String() },
+  { additionalProperties: false, title: 'PingData', description: 'The endpoint the test call was made for.' },
+);
 
 /** Every event type with the schema of its `data` and what causes it (the OpenAPI description). */
 export const EVENT_DEFINITIONS = {
@@ -77,6 +100,13 @@ export type EventData<T extends EventType> = Static<(typeof EVENT_DEFINITIONS)[T
 /** One event as a feature records it: its type and its data (typed by the type). */
 export type EventInput = { [T in EventType]: { type: T; data: EventData<T> } }[EventType];
 
+/** `broadcast.recipient.updated` -> `BroadcastRecipientUpdatedEvent`: the component name of a type's envelope. */
+export const eventTitle = (type: string) =>
+  `${type
+    .split(/[._]/)
+    .map((part) => part.charAt(0).toUpperCase() + part.slice(1))
+    .join('')}Event`;
+
 /** The envelope every delivery carries as its body. */
 export const eventEnvelope = <T extends TSchema>(type: string, data: T) =>
   Type.Object(
@@ -86,5 +116,5 @@ export const eventEnvelope = <T extends TSchema>(type: string, data: T) =>
       created_at: DateTime,
       data,
     },
-    { additionalProperties: false },
+    { additionalProperties: false, title: eventTitle(type), description: `The body of a \`${type}\` delivery.` },
   );

@@ -1,9 +1,38 @@
 // The templates feature's answers to the platform's template webhooks (contract: template status; the stored
 // category follows the platform's re-categorisation). Registered with the webhook processor in the wiring.
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/webhooks.ts';
+import type { EventData } from '../events/event-types.ts';
+import { recordEvents } from '../events/events.ts';
 import * as templates from './templates.repo.ts';
+import { templateView } from './templates.service.ts';
+
+/**
+ * decisions §11: `template.status_updated` with the Template after a review result or a category change, in the
+ * transaction of the change, one recordEvents for the templates it moved. A deleted template is no longer one of
+ * the organization's templates (its GET is a 404): it follows the platform silently.
+ */
+async function recordStatusUpdated(trx: Kysely<DB>, orgId: string, templateIds: string[]): Promise<void> {
+  if (templateIds.length === 0) return;
+  const rows = await trx
+    .selectFrom('templates')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', 'in', templateIds)
+    .where('deleted_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  await recordEvents(
+    trx,
+    orgId,
+    rows.map((row) => ({
+      type: 'template.status_updated',
+      // The JSON of the view is what GET /v1/templates/{id} answers (dates as ISO strings).
+      data: JSON.parse(JSON.stringify(templateView(row))) as EventData<'template.status_updated'>,
+    })),
+  );
+}
 
 /**
  * The stored status a template-status event leads to; undefined leaves the status as it is. Events that are not
@@ -23,6 +52,7 @@ const applyTemplateStatus: PlatformEventHandler<'template_status'> = async (trx,
   if (rows.length === 0) return 'unmatched';
   const status = templateStatusFor(event.event);
   let outcome: 'applied' | 'stale' = 'stale';
+  const moved: string[] = [];
   for (const row of rows) {
     // Template states go back and forth (APPROVED, PAUSED, APPROVED): order by the platform's time, not by rank.
     if (occurredAt && row.status_event_at && occurredAt.getTime() < row.status_event_at.getTime()) continue;
@@ -35,7 +65,9 @@ const applyTemplateStatus: PlatformEventHandler<'template_status'> = async (trx,
       updated_at: receivedAt,
     });
     outcome = 'applied';
+    if (status !== row.status) moved.push(row.id);
   }
+  await recordStatusUpdated(trx, orgId, moved);
   return outcome;
 };
 
@@ -53,6 +85,11 @@ const applyTemplateCategory: PlatformEventHandler<'template_category'> = async (
       updated_at: receivedAt,
     });
   }
+  await recordStatusUpdated(
+    trx,
+    orgId,
+    rows.map((row) => row.id),
+  );
   return 'applied';
 };
 

@@ -1,0 +1,121 @@
+// The broadcasts feature's events to API clients (decisions §11), recorded in the transaction of the move that
+// causes them: `broadcast.recipient.updated` each time recipients move to sent, delivered, read or failed (one
+// read and one recordEvents per recorded batch), and `broadcast.finished` exactly once when a broadcast ends.
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import type { EventInput } from '../events/event-types.ts';
+import { recordEvents } from '../events/events.ts';
+import { selectBroadcasts } from './broadcasts.repo.ts';
+import type { RECIPIENT_STATUSES } from './broadcasts.schemas.ts';
+import { broadcastView } from './broadcasts.service.ts';
+
+export interface MovedRecipient {
+  org_id: string;
+  broadcast_id: string;
+  position: number;
+}
+
+interface RecipientEventRow {
+  org_id: string;
+  broadcast_id: string;
+  contact_id: string;
+  phone: string;
+  status: string;
+  error: string | null;
+  platform_message_id: string | null;
+  delivered_at: Date | null;
+  read_at: Date | null;
+  created_at: Date;
+}
+
+const iso = (value: Date | null) => (value === null ? null : new Date(value).toISOString());
+
+function groupByOrg<T extends { org_id: string }>(rows: readonly T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) groups.set(row.org_id, [...(groups.get(row.org_id) ?? []), row]);
+  return groups;
+}
+
+/**
+ * Records `broadcast.recipient.updated` for recipients that just moved (pass the transaction of the move): one
+ * statement reads them as the recipients list shows them, one recordEvents per organization. With `mayFinish`
+ * (the move took recipients out of the pending count), their broadcasts are checked for their end.
+ */
+export async function recordRecipientMoves(
+  trx: Kysely<DB>,
+  moved: readonly MovedRecipient[],
+  options: { mayFinish: boolean } = { mayFinish: true },
+): Promise<void> {
+  if (moved.length === 0) return;
+  const result = await sql<RecipientEventRow>`
+    select r.org_id, r.broadcast_id, r.contact_id, r.phone, r.status, r.error, r.platform_message_id,
+      r.delivered_at, r.read_at, coalesce(r.reached_at, r.queued_at) as created_at
+    from unnest(${moved.map((row) => row.org_id)}::text[], ${moved.map((row) => row.broadcast_id)}::text[],
+      ${moved.map((row) => row.position)}::int[]) as v(org_id, broadcast_id, position)
+    join broadcast_recipients r on r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
+    order by r.org_id, r.broadcast_id, r.position`.execute(trx);
+  for (const [orgId, rows] of groupByOrg(result.rows)) {
+    const events: EventInput[] = rows
+      .filter((row) => ['sent', 'delivered', 'read', 'failed'].includes(row.status))
+      .map((row) => ({
+        type: 'broadcast.recipient.updated',
+        data: {
+          broadcast_id: row.broadcast_id,
+          contact_id: row.contact_id,
+          phone: row.phone,
+          status: row.status as (typeof RECIPIENT_STATUSES)[number],
+          // As the recipients list shows it: the error only on a failed recipient.
+          error: row.status === 'failed' ? row.error : null,
+          platform_message_id: row.platform_message_id,
+          delivered_at: iso(row.delivered_at),
+          read_at: iso(row.read_at),
+          created_at: iso(row.created_at) as string,
+        },
+      }));
+    await recordEvents(trx, orgId, events);
+    if (options.mayFinish) await recordFinished(trx, orgId, [...new Set(rows.map((row) => row.broadcast_id))]);
+  }
+}
+
+/**
+ * Records `broadcast.finished` for those of the given broadcasts that have just ended: `cancelled` or
+ * `stopped_low_balance` (stored), or `completed` (derived: nothing pending). Exactly once: the broadcasts are
+ * locked (in id order) before a fresh statement looks at their recipients, so of two transactions that each move a
+ * broadcast's last recipients the later one sees the other's moves; `finished_at` is set where it is still null.
+ */
+export async function recordFinished(trx: Kysely<DB>, orgId: string, broadcastIds: readonly string[]): Promise<void> {
+  if (broadcastIds.length === 0) return;
+  const ids = [...new Set(broadcastIds)].sort();
+  const open = await trx
+    .selectFrom('broadcasts')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('id', 'in', ids)
+    .where('finished_at', 'is', null)
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  if (open.length === 0) return;
+  // A new statement: under READ COMMITTED it sees every move committed before the lock above was granted.
+  const finished = await sql<{ id: string }>`
+    update broadcasts b set finished_at = now()
+    where b.org_id = ${orgId} and b.id = any(${open.map((row) => row.id)}::text[]) and b.finished_at is null
+      and (b.stored_status in ('cancelled', 'stopped_low_balance')
+        or not exists (select 1 from broadcast_recipients r where r.org_id = b.org_id and r.broadcast_id = b.id
+          and r.status in ('queued', 'sending', 'cancelled')))
+    returning b.id`.execute(trx);
+  if (finished.rows.length === 0) return;
+  const rows = await selectBroadcasts(trx, orgId)
+    .where(
+      'broadcasts.id',
+      'in',
+      finished.rows.map((row) => row.id),
+    )
+    .orderBy('broadcasts.id')
+    .execute();
+  await recordEvents(
+    trx,
+    orgId,
+    rows.map((row) => ({ type: 'broadcast.finished', data: broadcastView(row) })),
+  );
+}
