@@ -3,29 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { ApiError, type ErrorDetail } from './api-error.ts';
 import { errorResponse } from './schemas.ts';
 import { type ValidationIssue, validationIssues } from './validation.ts';
 
-export type ErrorDetail = string | ({ code: string } & Record<string, unknown>) | ValidationIssue[];
-
-export class ApiError extends Error {
-  readonly status: number;
-  readonly detail: ErrorDetail;
-  readonly headers: Record<string, string>;
-  constructor(status: number, detail: ErrorDetail, headers: Record<string, string> = {}) {
-    super(typeof detail === 'string' ? detail : Array.isArray(detail) ? 'validation_error' : detail.code);
-    this.status = status;
-    this.detail = detail;
-    this.headers = headers;
-  }
-}
-
-export const notFound = (): ApiError => new ApiError(404, 'not_found');
-
-/** A 422 in the validation-array shape, for rules that a schema cannot express. */
-export function validationError(loc: (string | number)[], msg: string, type: string, extra?: Partial<ValidationIssue>) {
-  return new ApiError(422, [{ loc, msg, type, ...extra }]);
-}
+export { ApiError, type ErrorDetail, notFound, validationError } from './api-error.ts';
 
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 

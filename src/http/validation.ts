@@ -3,7 +3,7 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
-import { ApiError } from './errors.ts';
+import { ApiError } from './api-error.ts';
 
 export interface ValidationIssue {
   loc: (string | number)[];

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
+import { broadcastView } from './broadcast-view.ts';
 import { type BroadcastRow, findBroadcast, listBroadcasts, lockBroadcast, markCancelled } from './broadcasts.repo.ts';
 import type {
   BroadcastListQuery,
@@ -17,34 +18,6 @@ import { cancelTail, listRecipients } from './recipients.repo.ts';
 export type { BroadcastStatus };
 
 type RecipientStatus = (typeof RECIPIENT_STATUSES)[number];
-
-export function broadcastView(row: BroadcastRow) {
-  const sent = Number(row.sent);
-  const failed = Number(row.failed);
-  // contract: sent + failed + pending == requested.
-  const pending = row.requested - sent - failed;
-  const status: BroadcastStatus =
-    row.stored_status === 'cancelled' || row.stored_status === 'stopped_low_balance'
-      ? row.stored_status
-      : pending === 0
-        ? 'completed'
-        : 'in_progress';
-  return {
-    id: row.id,
-    template_id: row.template_id,
-    template_name: row.template_name,
-    template_language: row.template_language,
-    channel_id: row.channel_id,
-    status,
-    requested: row.requested,
-    sent,
-    failed,
-    pending,
-    // The ContactOrigin vocabulary (`API`); rows store the lower-case `api` they always had (CHANGELOG).
-    origin: row.origin.toUpperCase(),
-    created_at: row.created_at.toISOString(),
-  };
-}
 
 export type BroadcastListFilter = BroadcastListQuery & { limit: number };
 export type RecipientListFilter = RecipientListQuery & { limit: number };

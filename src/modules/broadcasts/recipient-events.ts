@@ -5,9 +5,9 @@ import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { EventInput } from '../events/event-types.ts';
 import { recordEvents } from '../events/events.ts';
+import { broadcastView } from './broadcast-view.ts';
 import { selectBroadcasts } from './broadcasts.repo.ts';
 import type { RECIPIENT_STATUSES } from './broadcasts.schemas.ts';
-import { broadcastView } from './broadcasts.service.ts';
 
 export interface MovedRecipient {
   org_id: string;

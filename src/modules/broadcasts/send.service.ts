@@ -19,8 +19,9 @@ import {
   validateRecipientInput,
 } from '../templates/send-requirements.ts';
 import { findTemplate } from '../templates/templates.repo.ts';
+import type { broadcastView } from './broadcast-view.ts';
 import { insertBroadcast } from './broadcasts.repo.ts';
-import type { BroadcastsService, broadcastView } from './broadcasts.service.ts';
+import type { BroadcastsService } from './broadcasts.service.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash } from './idempotency.ts';
 import { priceOf } from './recipient-rules.ts';
 import { queueRecipients } from './recipients.repo.ts';

@@ -7,9 +7,9 @@ import type { DB } from '../../db/schema.ts';
 import { newId } from '../../lib/ids.ts';
 import { recordEvents } from '../events/events.ts';
 import { findInitialStage } from '../funnel-stages/funnel-stages.repo.ts';
+import { present } from './contact-view.ts';
 import { CONTACT_COLUMNS } from './contacts.repo.ts';
 import type { Contact } from './contacts.schemas.ts';
-import { present } from './contacts.service.ts';
 
 export type MessagingStatus = Contact['messaging_status'];
 

@@ -22,6 +22,7 @@ import { findSubOrigin, findSubOriginByKey } from '../sub-origins/sub-origins.re
 import { listConditions, listFingerprint } from './contact-filters.ts';
 import { initialMessagingStatus, messagingStatusAfterPhoneChange } from './contact-intake.ts';
 import { pageAndCount, planPage } from './contact-list.ts';
+import { present } from './contact-view.ts';
 import * as repo from './contacts.repo.ts';
 import type { Contact, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
 
@@ -110,18 +111,6 @@ async function checkStage(db: Kysely<DB>, orgId: string, stageId: string) {
       input: stageId,
     });
   }
-}
-
-export function present(row: repo.ContactRecord, properties: Contact['properties']): Contact {
-  return {
-    ...row,
-    origin: row.origin as Contact['origin'],
-    messaging_status: row.messaging_status as Contact['messaging_status'],
-    properties,
-    last_contacted_at: row.last_contacted_at?.toISOString() ?? null,
-    created_at: row.created_at.toISOString(),
-    updated_at: row.updated_at.toISOString(),
-  };
 }
 
 export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
