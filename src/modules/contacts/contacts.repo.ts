@@ -6,6 +6,18 @@ import type { StoredValue } from '../properties/property-values.ts';
 
 export type ContactRow = Selectable<ContactsTable>;
 
+/** A property value with its definition's key and kind, as every read of a contact's values selects it. */
+const VALUE_COLUMNS = [
+  'v.property_id',
+  'p.key',
+  'p.kind',
+  'v.value_text',
+  'v.value_number',
+  'v.value_bool',
+  'v.value_date',
+  'v.value_json',
+] as const;
+
 export const CONTACT_COLUMNS = [
   'id',
   'first_name',
@@ -52,16 +64,7 @@ const contactWithValues = (db: Kysely<DB>, orgId: string, id: string) =>
           .innerJoin('crm_properties as p', (join) =>
             join.onRef('p.org_id', '=', 'v.org_id').onRef('p.id', '=', 'v.property_id'),
           )
-          .select([
-            'v.property_id',
-            'p.key',
-            'p.kind',
-            'v.value_text',
-            'v.value_number',
-            'v.value_bool',
-            'v.value_date',
-            'v.value_json',
-          ])
+          .select([...VALUE_COLUMNS])
           .whereRef('v.org_id', '=', 'c.org_id')
           .whereRef('v.contact_id', '=', 'c.id')
           .orderBy('p.order_idx'),
@@ -161,17 +164,7 @@ export const loadValues = (db: Kysely<DB>, orgId: string, contactIds: string[]):
         .innerJoin('crm_properties as p', (join) =>
           join.onRef('p.org_id', '=', 'v.org_id').onRef('p.id', '=', 'v.property_id'),
         )
-        .select([
-          'v.contact_id',
-          'v.property_id',
-          'p.key',
-          'p.kind',
-          'v.value_text',
-          'v.value_number',
-          'v.value_bool',
-          'v.value_date',
-          'v.value_json',
-        ])
+        .select(['v.contact_id', ...VALUE_COLUMNS])
         .where('v.org_id', '=', orgId)
         .where('v.contact_id', 'in', contactIds)
         .orderBy('p.order_idx')
