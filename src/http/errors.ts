@@ -5,7 +5,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
 import { ApiError, type ErrorDetail } from './api-error.ts';
 import { errorResponse } from './schemas.ts';
-import { type ValidationIssue, validationIssues } from './validation.ts';
+import { validationIssues } from './validation.ts';
 
 export { ApiError, type ErrorDetail, notFound, validationError } from './api-error.ts';
 
