@@ -925,6 +925,8 @@ export interface components {
          *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
          *       "owner_id": null,
          *       "properties": {},
+         *       "opted_out": false,
+         *       "opted_out_at": null,
          *       "last_contacted_at": null,
          *       "created_at": "2026-01-15T09:30:00.000Z",
          *       "updated_at": "2026-01-15T09:30:00.000Z"
@@ -960,6 +962,9 @@ export interface components {
                     value_json: unknown;
                 };
             };
+            /** @description decisions §14: the contact asked not to receive marketing (an inbound STOP, or `PATCH`); MARKETING sends fail for it with `error: "opted_out"`. */
+            opted_out: boolean;
+            opted_out_at: string | null;
             last_contacted_at: string | null;
             /**
              * Format: date-time
@@ -1046,6 +1051,8 @@ export interface components {
                     value_json?: unknown;
                 } | null;
             };
+            /** @description decisions §14: `true` opts the contact out, `false` opts it back in. */
+            opted_out?: boolean;
         };
         /**
          * Conversation
@@ -4150,6 +4157,8 @@ export interface operations {
                 created_to?: string;
                 /** @description `KEY:OP:VALUE`, ANDed, as repeated keys (or comma-separated: a comma followed by `KEY:OP:` starts the next entry). OP: `eq neq gt gte lt lte contains in exists`; `in` takes `|`-separated values; `exists` takes `true` or `false`. */
                 property_filter?: string | string[];
+                /** @description decisions §14: only contacts that are (true) or are not (false) opted out. */
+                opted_out?: boolean;
                 sort?: "recent" | "name" | "country" | "city" | "origin";
                 /** @description Default: `desc` for `recent`, `asc` for the others. */
                 sort_dir?: "asc" | "desc";
@@ -4190,6 +4199,8 @@ export interface operations {
                      *           "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *           "owner_id": null,
                      *           "properties": {},
+                     *           "opted_out": false,
+                     *           "opted_out_at": null,
                      *           "last_contacted_at": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
@@ -4350,6 +4361,8 @@ export interface operations {
                      *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *       "owner_id": null,
                      *       "properties": {},
+                     *       "opted_out": false,
+                     *       "opted_out_at": null,
                      *       "last_contacted_at": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
@@ -4532,6 +4545,8 @@ export interface operations {
                      *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *       "owner_id": null,
                      *       "properties": {},
+                     *       "opted_out": false,
+                     *       "opted_out_at": null,
                      *       "last_contacted_at": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
@@ -4821,7 +4836,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "city": "Monterrey",
-                 *       "social_handle": null
+                 *       "social_handle": null,
+                 *       "opted_out": true
                  *     }
                  */
                 "application/json": components["schemas"]["ContactPatch"];
@@ -4856,6 +4872,8 @@ export interface operations {
                      *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *       "owner_id": null,
                      *       "properties": {},
+                     *       "opted_out": false,
+                     *       "opted_out_at": null,
                      *       "last_contacted_at": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
@@ -9063,6 +9081,8 @@ export interface operations {
                      *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *       "owner_id": null,
                      *       "properties": {},
+                     *       "opted_out": false,
+                     *       "opted_out_at": null,
                      *       "last_contacted_at": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
@@ -9098,6 +9118,9 @@ export interface operations {
                                 value_json: unknown;
                             };
                         };
+                        /** @description decisions §14: the contact asked not to receive marketing (an inbound STOP, or `PATCH`); MARKETING sends fail for it with `error: "opted_out"`. */
+                        opted_out: boolean;
+                        opted_out_at: string | null;
                         last_contacted_at: string | null;
                         /**
                          * Format: date-time
@@ -9183,6 +9206,8 @@ export interface operations {
                      *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *       "owner_id": null,
                      *       "properties": {},
+                     *       "opted_out": false,
+                     *       "opted_out_at": null,
                      *       "last_contacted_at": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
@@ -9218,6 +9243,9 @@ export interface operations {
                                 value_json: unknown;
                             };
                         };
+                        /** @description decisions §14: the contact asked not to receive marketing (an inbound STOP, or `PATCH`); MARKETING sends fail for it with `error: "opted_out"`. */
+                        opted_out: boolean;
+                        opted_out_at: string | null;
                         last_contacted_at: string | null;
                         /**
                          * Format: date-time

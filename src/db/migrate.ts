@@ -7,6 +7,7 @@ import * as crm from './migrations/0003-crm.ts';
 import * as messaging from './migrations/0004-messaging.ts';
 import * as broadcasts from './migrations/0005-broadcasts.ts';
 import * as webhooks from './migrations/0007-webhooks.ts';
+import * as campaign from './migrations/0010-campaign.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -17,6 +18,7 @@ export const migrations: Record<string, Migration> = {
   '0004-messaging': messaging,
   '0005-broadcasts': broadcasts,
   '0007-webhooks': webhooks,
+  '0010-campaign': campaign,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {

@@ -23,7 +23,7 @@ import { insertBroadcast } from './broadcasts.repo.ts';
 import type { BroadcastsService, broadcastView } from './broadcasts.service.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash } from './idempotency.ts';
 import { priceOf } from './recipient-rules.ts';
-import { queueRecipients } from './recipients.repo.ts';
+import { queueRecipients, recordFailedAtOnce } from './recipients.repo.ts';
 import type { SendBody, SendRecipient } from './send.schemas.ts';
 import { lockAccount, recentPhones } from './sends.repo.ts';
 
@@ -168,7 +168,9 @@ export function createSendService(deps: SendDeps) {
       }
     }
     const seenPhones = new Map<string, number>();
-    const prepared: { phone: string; contact: SendContact | null; sendComponents: unknown }[] = [];
+    const prepared: { phone: string; contact: SendContact | null; sendComponents: unknown; optedOut: boolean }[] = [];
+    // decisions §14: only MARKETING sends skip opted-out contacts; UTILITY and AUTHENTICATION still reach them.
+    const honoursOptOut = template.category === 'MARKETING';
 
     for (const [index, recipient] of recipients.entries()) {
       if ((recipient.contact_id === undefined) === (recipient.phone === undefined)) {
@@ -208,13 +210,16 @@ export function createSendService(deps: SendDeps) {
         phone,
         contact: contact?.id ? contact : null,
         sendComponents: buildSendComponents(components, checked.parameters, { catalogSendDefaults }),
+        optedOut: honoursOptOut && contact?.opted_out === true,
       });
     }
 
     const broadcastId = newId('bc');
     await db.transaction().execute(async (trx) => {
       const account = await lockAccount(trx, orgId, template.account_id);
-      const phones = prepared.map((recipient) => recipient.phone);
+      // decisions §14: opted-out recipients are never handed off, so they count neither against the limit nor
+      // the balance (their rows are `failed`, which recentPhones does not count either).
+      const phones = prepared.filter((recipient) => !recipient.optedOut).map((recipient) => recipient.phone);
       const window = await recentPhones(trx, orgId, template.account_id, phones);
       const remaining = Math.max(0, account.messaging_limit_24h - window.used);
       const fresh = phones.length - window.repeated;
@@ -222,7 +227,7 @@ export function createSendService(deps: SendDeps) {
         throw new ApiError(409, { code: 'messaging_limit_exceeded', remaining, limit: account.messaging_limit_24h });
       }
       const price = priceOf(account.prices, template.category);
-      if (Number(account.balance) + 1e-9 < price) {
+      if (phones.length > 0 && Number(account.balance) + 1e-9 < price) {
         throw new ApiError(402, { code: 'messaging_insufficient_balance', balance: Number(account.balance), price });
       }
 
@@ -246,7 +251,7 @@ export function createSendService(deps: SendDeps) {
         origin: 'api',
         idempotency_key: idempotency?.key ?? null,
       });
-      await queueRecipients(
+      const failed = await queueRecipients(
         trx,
         orgId,
         { id: broadcastId, accountId: template.account_id, channelId },
@@ -254,8 +259,10 @@ export function createSendService(deps: SendDeps) {
           contactId: recipient.contact?.id ?? (created.get(recipient.phone) as { id: string }).id,
           phone: recipient.phone,
           sendComponents: recipient.sendComponents,
+          failure: recipient.optedOut ? 'opted_out' : undefined,
         })),
       );
+      await recordFailedAtOnce(trx, orgId, broadcastId, failed);
       if (idempotency) await completeIdempotencyKey(trx, orgId, idempotency, broadcastId);
     });
     return deps.broadcasts.get(orgId, broadcastId);

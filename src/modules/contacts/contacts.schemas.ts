@@ -32,6 +32,12 @@ export const ContactSchema = Type.Object(
     funnel_stage_id: Nullable(Type.String()),
     owner_id: Nullable(Type.String()),
     properties: Type.Optional(PropertyValues),
+    opted_out: Type.Boolean({
+      description:
+        'decisions §14: the contact asked not to receive marketing (an inbound STOP, or `PATCH`); MARKETING sends ' +
+        'fail for it with `error: "opted_out"`.',
+    }),
+    opted_out_at: Nullable(DateTime),
     last_contacted_at: Nullable(DateTime),
     created_at: DateTime,
     updated_at: DateTime,
@@ -58,6 +64,8 @@ export const ContactSchema = Type.Object(
         funnel_stage_id: 'fs_01JH5ZP5C6D7E8F9G0H1J2K3L4',
         owner_id: null,
         properties: {},
+        opted_out: false,
+        opted_out_at: null,
         last_contacted_at: null,
         created_at: '2026-01-15T09:30:00.000Z',
         updated_at: '2026-01-15T09:30:00.000Z',
@@ -101,13 +109,21 @@ export const ContactInput = Type.Object(fields, {
 });
 export type ContactInput = Static<typeof ContactInput>;
 
-export const ContactPatch = Type.Object(fields, {
-  additionalProperties: false,
-  title: 'ContactPatch',
-  examples: [{ city: 'Monterrey', social_handle: null }],
-  description:
-    'Partial update: `null` clears a field; in `properties`, `null` removes that value and other values stay.',
-});
+export const ContactPatch = Type.Object(
+  {
+    ...fields,
+    opted_out: Type.Optional(
+      Type.Boolean({ description: 'decisions §14: `true` opts the contact out, `false` opts it back in.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'ContactPatch',
+    examples: [{ city: 'Monterrey', social_handle: null, opted_out: true }],
+    description:
+      'Partial update: `null` clears a field; in `properties`, `null` removes that value and other values stay.',
+  },
+);
 export type ContactPatch = Static<typeof ContactPatch>;
 
 const FilterEntry = Type.String({ minLength: 1, maxLength: 1000 });
@@ -141,6 +157,9 @@ export const ContactListQuery = Type.Object(
           '`KEY:OP:VALUE`, ANDed, as repeated keys (or comma-separated: a comma followed by `KEY:OP:` starts the next entry). OP: `eq neq gt gte lt lte contains in exists`; `in` takes ' +
           '`|`-separated values; `exists` takes `true` or `false`.',
       }),
+    ),
+    opted_out: Type.Optional(
+      Type.Boolean({ description: 'decisions §14: only contacts that are (true) or are not (false) opted out.' }),
     ),
     sort: Type.Optional(StringEnum(CONTACT_SORTS, { default: 'recent' })),
     sort_dir: Type.Optional(

@@ -20,7 +20,7 @@ import {
 } from '../properties/property-values.ts';
 import { findSubOrigin, findSubOriginByKey } from '../sub-origins/sub-origins.repo.ts';
 import { listConditions, listFingerprint } from './contact-filters.ts';
-import { initialMessagingStatus, messagingStatusAfterPhoneChange } from './contact-intake.ts';
+import { initialMessagingStatus, messagingStatusAfterPhoneChange, optOutChange } from './contact-intake.ts';
 import { countContacts, pageOfContacts, planPage } from './contact-list.ts';
 import * as repo from './contacts.repo.ts';
 import type { Contact, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
@@ -118,10 +118,19 @@ function present(row: repo.ContactRecord, properties: Contact['properties']): Co
     origin: row.origin as Contact['origin'],
     messaging_status: row.messaging_status as Contact['messaging_status'],
     properties,
+    opted_out_at: row.opted_out_at?.toISOString() ?? null,
     last_contacted_at: row.last_contacted_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
+}
+
+/** One contact as the API shows it (the events of other modules carry it too); undefined when it is gone. */
+export async function readContact(db: Kysely<DB>, orgId: string, id: string): Promise<Contact | undefined> {
+  const found = await repo.findContactWithValues(db, orgId, id);
+  if (!found) return undefined;
+  const { property_values: values, ...row } = found;
+  return present(row, propertiesOf(values));
 }
 
 export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
@@ -182,10 +191,9 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
   }
 
   async function get(orgId: string, id: string): Promise<Contact> {
-    const found = await repo.findContactWithValues(db, orgId, id);
+    const found = await readContact(db, orgId, id);
     if (!found) throw notFound();
-    const { property_values: values, ...row } = found;
-    return present(row, propertiesOf(values));
+    return found;
   }
 
   return {
@@ -254,6 +262,10 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
             set.phone = phone;
             const status = messagingStatusAfterPhoneChange(current.phone, phone);
             if (status) set.messaging_status = status;
+          }
+          // decisions §14: `opted_out_at` tells when the contact last opted out; the same value changes nothing.
+          if (patch.opted_out !== undefined && patch.opted_out !== current.opted_out) {
+            Object.assign(set, optOutChange(patch.opted_out, clock.now()));
           }
           if (Object.keys(patch).length > 0) set.updated_at = clock.now();
           const row = Object.keys(set).length > 0 ? await repo.updateContact(trx, orgId, id, set) : current;
