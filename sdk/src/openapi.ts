@@ -171,6 +171,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/broadcasts/{broadcast_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a broadcast’s failures
+         * @description decisions §13: queues a new broadcast (`retry_of` names the original) of the original's
+         *     `failed` recipients whose failure another try can fix (not `not_on_network`, not `opted_out`, contact not
+         *     `unavailable`; with `error_codes`, only those errors), each with its contact, variables, URL suffixes and media of
+         *     the original request, from the original template and channel. A recipient is in at most one live retry (queued, in
+         *     flight or reached): `nothing_to_retry` (409) when none is left. Otherwise a send: `template_not_sendable` (409),
+         *     `invalid_channel` (400), `messaging_limit_exceeded` (409), `messaging_insufficient_balance` (402) and the
+         *     `Idempotency-Key` header as in `POST /v1/templates/{template_id}/send`.
+         */
+        post: operations["retryBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{template_id}/send": {
         parameters: {
             query?: never;
@@ -811,6 +837,7 @@ export interface components {
          *       "failed": 0,
          *       "pending": 1,
          *       "origin": "API",
+         *       "retry_of": null,
          *       "created_at": "2026-01-15T09:30:00.000Z"
          *     }
          */
@@ -831,6 +858,7 @@ export interface components {
             pending: number;
             /** @description Where the broadcast came from, in the ContactOrigin vocabulary: `API`. */
             origin: ("SOCIAL" | "ADS" | "WEB" | "EVENT" | "REFERRAL" | "OUTBOUND" | "IMPORT" | "MANUAL" | "API" | "OTHER") | string;
+            retry_of: string | null;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -1406,6 +1434,14 @@ export interface components {
                 property_id: string;
                 order_idx: number;
             }[];
+        };
+        /**
+         * RetryRequest
+         * @description decisions §13: which failures of the broadcast to retry.
+         */
+        RetryRequest: {
+            /** @description Only recipients whose `error` is one of these (or starts with one followed by `:`, as in `rate_limited: …`). Left out: every failure another try can fix. */
+            error_codes?: string[];
         };
         /**
          * SendRecipient
@@ -3216,6 +3252,236 @@ export interface operations {
             };
         };
     };
+    retryBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The same key within 24 hours returns the original broadcast. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                broadcast_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description decisions §13: which failures of the broadcast to retry. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "error_codes": [
+                 *         "platform_error"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RetryRequest"];
+            };
+        };
+        responses: {
+            /** @description One send of a template to its recipients, with its counts. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JH5ZQ1V7C2D3E4F5G6H7J8K9",
+                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                     *       "template_name": "order_update",
+                     *       "template_language": "en_US",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "status": "in_progress",
+                     *       "requested": 2,
+                     *       "sent": 1,
+                     *       "failed": 0,
+                     *       "pending": 1,
+                     *       "origin": "API",
+                     *       "retry_of": null,
+                     *       "created_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            /** @description Request addressed wrongly. `detail` codes: `invalid_channel`, `channel_id_required`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not enough messaging balance. `detail` codes: `messaging_insufficient_balance`. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state. `detail` codes: `template_not_sendable`, `nothing_to_retry`, `messaging_limit_exceeded`, `idempotency_key_in_flight`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`, `template_not_sendable`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     sendTemplate: {
         parameters: {
             query?: never;
@@ -3267,6 +3533,7 @@ export interface operations {
                      *       "failed": 0,
                      *       "pending": 1,
                      *       "origin": "API",
+                     *       "retry_of": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -3489,6 +3756,7 @@ export interface operations {
                      *           "failed": 0,
                      *           "pending": 1,
                      *           "origin": "API",
+                     *           "retry_of": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z"
                      *         }
                      *       ],
@@ -3628,6 +3896,7 @@ export interface operations {
                      *       "failed": 0,
                      *       "pending": 1,
                      *       "origin": "API",
+                     *       "retry_of": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -3967,6 +4236,7 @@ export interface operations {
                      *       "failed": 0,
                      *       "pending": 1,
                      *       "origin": "API",
+                     *       "retry_of": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -9565,6 +9835,7 @@ export interface operations {
                      *       "failed": 0,
                      *       "pending": 1,
                      *       "origin": "API",
+                     *       "retry_of": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -9585,6 +9856,7 @@ export interface operations {
                         pending: number;
                         /** @description Where the broadcast came from, in the ContactOrigin vocabulary: `API`. */
                         origin: string;
+                        retry_of: string | null;
                         /**
                          * Format: date-time
                          * @example 2026-01-15T09:30:00.000Z

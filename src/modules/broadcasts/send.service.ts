@@ -24,6 +24,7 @@ import type { BroadcastsService, broadcastView } from './broadcasts.service.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash } from './idempotency.ts';
 import { priceOf } from './recipient-rules.ts';
 import { queueRecipients, recordFailedAtOnce } from './recipients.repo.ts';
+import { queueRetry } from './retry.ts';
 import type { SendBody, SendRecipient } from './send.schemas.ts';
 import { lockAccount, recentPhones } from './sends.repo.ts';
 
@@ -268,35 +269,60 @@ export function createSendService(deps: SendDeps) {
     return deps.broadcasts.get(orgId, broadcastId);
   }
 
+  /**
+   * decisions §7, Stripe's semantics: without a key, run the work. With an `Idempotency-Key`, the key is claimed
+   * first in its own transaction: a replay answers the stored broadcast (`replayed`); a refusal (or a fault before
+   * the commit) queued nothing, so the key is released for a corrected request. A key that names a broadcast is
+   * never released.
+   */
+  async function idempotent(
+    orgId: string,
+    request: unknown,
+    idempotencyKey: string | undefined,
+    work: (held?: { key: string; token: string }) => Promise<Broadcast>,
+  ): Promise<{ broadcast: Broadcast; replayed: boolean }> {
+    if (idempotencyKey === undefined) return { broadcast: await work(), replayed: false };
+    const claim = await claimIdempotencyKey(db, orgId, idempotencyKey, requestHash(request));
+    if (claim.kind === 'replay')
+      return { broadcast: await deps.broadcasts.get(orgId, claim.broadcastId), replayed: true };
+    const held = { key: idempotencyKey, token: claim.token };
+    try {
+      return { broadcast: await work(held), replayed: false };
+    } catch (error) {
+      await releaseIdempotencyKey(db, orgId, held);
+      throw error;
+    }
+  }
+
   return {
-    /**
-     * decisions §7, Stripe's semantics: without a key, queue the send. With an `Idempotency-Key`, the key is claimed
-     * first in its own transaction: a replay answers the stored broadcast (`replayed`); a refusal (or a fault before
-     * the commit) queued nothing, so the key is released for a corrected request. A key that names a broadcast is
-     * never released.
-     */
-    async send(
+    send(
       orgId: string,
       templateId: string,
       body: Static<typeof SendBody>,
       idempotencyKey?: string,
     ): Promise<{ broadcast: Broadcast; replayed: boolean }> {
-      if (idempotencyKey === undefined) return { broadcast: await queue(orgId, templateId, body), replayed: false };
-      const claim = await claimIdempotencyKey(
-        db,
-        orgId,
-        idempotencyKey,
-        requestHash({ template_id: templateId, body }),
+      return idempotent(orgId, { template_id: templateId, body }, idempotencyKey, (held) =>
+        queue(orgId, templateId, body, held),
       );
-      if (claim.kind === 'replay')
-        return { broadcast: await deps.broadcasts.get(orgId, claim.broadcastId), replayed: true };
-      const held = { key: idempotencyKey, token: claim.token };
-      try {
-        return { broadcast: await queue(orgId, templateId, body, held), replayed: false };
-      } catch (error) {
-        await releaseIdempotencyKey(db, orgId, held);
-        throw error;
-      }
+    },
+
+    /** decisions §13: a retry of a broadcast's failures is a send, with the same Idempotency-Key semantics. */
+    retry(
+      orgId: string,
+      broadcastId: string,
+      body: { error_codes?: string[] | undefined },
+      idempotencyKey?: string,
+    ): Promise<{ broadcast: Broadcast; replayed: boolean }> {
+      return idempotent(orgId, { retry_of: broadcastId, body }, idempotencyKey, async (held) => {
+        const retryId = await queueRetry(
+          { db, sendableTemplate, channelFor },
+          orgId,
+          broadcastId,
+          body.error_codes,
+          held && ((trx, id) => completeIdempotencyKey(trx, orgId, held, id)),
+        );
+        return deps.broadcasts.get(orgId, retryId);
+      });
     },
   };
 }
