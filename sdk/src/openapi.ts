@@ -329,6 +329,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/contacts/batch-upsert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update up to 100 contacts
+         * @description decisions §12: each item carries its `match_on` field; one that matches a live contact updates it with PATCH semantics (`properties` merged key by key), otherwise it is created as `POST /v1/contacts` would. All or nothing: an invalid item or two items with the same match value are a 422 at `["body","items",INDEX,…]`; a duplicate on another field is the 409 `duplicate_contact` with `index`. One call counts once against the rate budget.
+         */
+        post: operations["batchUpsertContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/contacts/{contact_id}": {
         parameters: {
             query?: never;
@@ -1006,6 +1026,29 @@ export interface components {
             updated_at: string;
         };
         /**
+         * ContactBatchUpsert
+         * @description decisions §12: each item updates the live contact with its `match_on` value (PATCH semantics, properties merged) or creates one as `POST /v1/contacts`. All or nothing.
+         */
+        ContactBatchUpsert: {
+            /**
+             * @description The field that finds an existing contact; every item carries it.
+             * @enum {string}
+             */
+            match_on: "email" | "phone";
+            items: components["schemas"]["ContactPatch"][];
+        };
+        /**
+         * ContactBatchUpsertResult
+         * @description One entry per item, in input order.
+         */
+        ContactBatchUpsertResult: {
+            items: {
+                index: number;
+                result: ("created" | "updated") | string;
+                contact: components["schemas"]["Contact"];
+            }[];
+        };
+        /**
          * ContactInput
          * @description Every field is optional; `null` is the same as leaving a field out.
          */
@@ -1050,6 +1093,11 @@ export interface components {
         /**
          * ContactPatch
          * @description Partial update: `null` clears a field; in `properties`, `null` removes that value and other values stay.
+         * @example {
+         *       "city": "Monterrey",
+         *       "social_handle": null,
+         *       "opted_out": true
+         *     }
          */
         ContactPatch: {
             first_name?: string | null;
@@ -4639,6 +4687,217 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Contact"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Duplicate email (case-insensitive), phone or social handle (case-insensitive): `{code: "duplicate_contact", field, conflicting_contact_id, first_name, last_name, email, phone, social_handle}`. `detail` codes: `duplicate_contact`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    batchUpsertContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description decisions §12: each item updates the live contact with its `match_on` value (PATCH semantics, properties merged) or creates one as `POST /v1/contacts`. All or nothing. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "match_on": "email",
+                 *       "items": [
+                 *         {
+                 *           "email": "ana@example.com",
+                 *           "first_name": "Ana",
+                 *           "city": "Guadalajara"
+                 *         },
+                 *         {
+                 *           "email": "bea@example.com",
+                 *           "phone": "+5215512345679"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactBatchUpsert"];
+            };
+        };
+        responses: {
+            /** @description One result per item, in input order. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "index": 0,
+                     *           "result": "created",
+                     *           "contact": {
+                     *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *             "first_name": "Ana",
+                     *             "last_name": "García",
+                     *             "email": "ana@example.com",
+                     *             "phone": "+5215512345678",
+                     *             "country": "MX",
+                     *             "city": "Guadalajara",
+                     *             "social_handle": "ana.garcia",
+                     *             "inbox_handle": null,
+                     *             "messaging_username": null,
+                     *             "origin": "API",
+                     *             "sub_origin_id": null,
+                     *             "messaging_status": "unverified",
+                     *             "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                     *             "owner_id": null,
+                     *             "properties": {},
+                     *             "opted_out": false,
+                     *             "opted_out_at": null,
+                     *             "last_contacted_at": null,
+                     *             "created_at": "2026-01-15T09:30:00.000Z",
+                     *             "updated_at": "2026-01-15T09:30:00.000Z"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactBatchUpsertResult"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */

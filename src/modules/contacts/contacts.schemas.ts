@@ -12,6 +12,30 @@ export type ContactSort = (typeof CONTACT_SORTS)[number];
 /** The page size when `limit` is left out. */
 export const CONTACT_PAGE_SIZE = 50;
 
+const CONTACT_EXAMPLE = {
+  id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+  first_name: 'Ana',
+  last_name: 'García',
+  email: 'ana@example.com',
+  phone: '+5215512345678',
+  country: 'MX',
+  city: 'Guadalajara',
+  social_handle: 'ana.garcia',
+  inbox_handle: null,
+  messaging_username: null,
+  origin: 'API',
+  sub_origin_id: null,
+  messaging_status: 'unverified',
+  funnel_stage_id: 'fs_01JH5ZP5C6D7E8F9G0H1J2K3L4',
+  owner_id: null,
+  properties: {},
+  opted_out: false,
+  opted_out_at: null,
+  last_contacted_at: null,
+  created_at: '2026-01-15T09:30:00.000Z',
+  updated_at: '2026-01-15T09:30:00.000Z',
+};
+
 export const ContactSchema = Type.Object(
   {
     id: Type.String(),
@@ -46,31 +70,7 @@ export const ContactSchema = Type.Object(
     additionalProperties: false,
     title: 'Contact',
     description: 'A person the organization talks to.',
-    examples: [
-      {
-        id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
-        first_name: 'Ana',
-        last_name: 'García',
-        email: 'ana@example.com',
-        phone: '+5215512345678',
-        country: 'MX',
-        city: 'Guadalajara',
-        social_handle: 'ana.garcia',
-        inbox_handle: null,
-        messaging_username: null,
-        origin: 'API',
-        sub_origin_id: null,
-        messaging_status: 'unverified',
-        funnel_stage_id: 'fs_01JH5ZP5C6D7E8F9G0H1J2K3L4',
-        owner_id: null,
-        properties: {},
-        opted_out: false,
-        opted_out_at: null,
-        last_contacted_at: null,
-        created_at: '2026-01-15T09:30:00.000Z',
-        updated_at: '2026-01-15T09:30:00.000Z',
-      },
-    ],
+    examples: [CONTACT_EXAMPLE],
   },
 );
 export type Contact = Static<typeof ContactSchema>;
@@ -175,4 +175,54 @@ export const ContactPage = Page(
   ContactSchema,
   { totalCount: 'optional' },
   { title: 'ContactPage', description: 'A page of contacts.' },
+);
+
+/** decisions §12: at most this many items per batch. */
+export const BATCH_MAX_ITEMS = 100;
+
+export const ContactBatch = Type.Object(
+  {
+    match_on: StringEnum(['email', 'phone'] as const, {
+      description: 'The field that finds an existing contact; every item carries it.',
+    }),
+    items: Type.Array(ContactPatch, { minItems: 1, maxItems: BATCH_MAX_ITEMS }),
+  },
+  {
+    additionalProperties: false,
+    title: 'ContactBatchUpsert',
+    description:
+      'decisions §12: each item updates the live contact with its `match_on` value (PATCH semantics, properties ' +
+      'merged) or creates one as `POST /v1/contacts`. All or nothing.',
+    examples: [
+      {
+        match_on: 'email',
+        items: [
+          { email: 'ana@example.com', first_name: 'Ana', city: 'Guadalajara' },
+          { email: 'bea@example.com', phone: '+5215512345679' },
+        ],
+      },
+    ],
+  },
+);
+export type ContactBatch = Static<typeof ContactBatch>;
+
+export const ContactBatchResult = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object(
+        {
+          index: Type.Integer(),
+          result: OpenEnum(['created', 'updated'] as const),
+          contact: ContactSchema,
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'ContactBatchUpsertResult',
+    description: 'One entry per item, in input order.',
+    examples: [{ items: [{ index: 0, result: 'created', contact: CONTACT_EXAMPLE }] }],
+  },
 );
