@@ -1,6 +1,7 @@
 // `crm me`, `crm contacts …`: the CLI as a client of the public API, through the SDK, with CRM_API_KEY and
 // CRM_BASE_URL. Nothing here touches the database, so these commands work beside a running server and against a
 // remote one alike.
+import { existsSync } from 'node:fs';
 import { ApiError, ConnectionError, CrmClient } from '../sdk/src/index.ts';
 import { importContacts } from './contact-import.ts';
 
@@ -69,6 +70,7 @@ export async function apiCommand(
     case 'contacts import': {
       const file = rest[0];
       if (!file) throw new ApiUsageError('FILE.csv is required');
+      if (!existsSync(file)) throw new ApiUsageError(`no such file: ${file}`);
       const matchOn = values['match-on'];
       if (matchOn !== 'email' && matchOn !== 'phone') throw new ApiUsageError('--match-on must be email or phone');
       return print(await importContacts(client, file, matchOn));
