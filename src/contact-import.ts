@@ -74,7 +74,7 @@ export async function importContacts(
     write: (line) => void process.stderr.write(`${line}\n`),
   },
 ): Promise<ImportResult> {
-  const rejectedFile = file.replace(/\.csv$/i, '') + '.rejected.csv';
+  const rejectedFile = `${file.replace(/\.csv$/i, '')}.rejected.csv`;
   const stateFile = `${file}.import-state.json`;
   const done = existsSync(stateFile) ? (JSON.parse(readFileSync(stateFile, 'utf8')) as { rows: number }).rows : 0;
   if (done === 0) await writeFile(rejectedFile, '');
