@@ -1,13 +1,18 @@
 // `crm me`, `crm contacts …`: the CLI as a client of the public API, through the SDK, with CRM_API_KEY and
 // CRM_BASE_URL. Nothing here touches the database, so these commands work beside a running server and against a
 // remote one alike.
+import { existsSync } from 'node:fs';
 import { ApiError, ConnectionError, CrmClient } from '../sdk/src/index.ts';
+import { importContacts } from './contact-import.ts';
 
 export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CRM_BASE_URL unless http://127.0.0.1:8080):
   me                            the organization behind the key
   contacts list [--limit N] [--q TEXT] [--cursor C] [--all]
                                 one page as JSON; --all prints every contact, one JSON line each
-  contacts get CONTACT_ID`;
+  contacts get CONTACT_ID
+  contacts import FILE.csv --match-on email|phone
+                                loads the file in batches of 100 (decisions §12); refused rows go to
+                                FILE.rejected.csv; an interrupted run resumes (FILE.csv.import-state.json)`;
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 
@@ -19,6 +24,7 @@ export interface ApiCommandValues {
   q?: string | undefined;
   cursor?: string | undefined;
   all?: boolean | undefined;
+  'match-on'?: string | undefined;
 }
 
 function clientFromEnv(env: NodeJS.ProcessEnv): CrmClient {
@@ -60,6 +66,14 @@ export async function apiCommand(
       const id = rest[0];
       if (!id) throw new ApiUsageError('CONTACT_ID is required');
       return print(await client.contacts.get(id));
+    }
+    case 'contacts import': {
+      const file = rest[0];
+      if (!file) throw new ApiUsageError('FILE.csv is required');
+      if (!existsSync(file)) throw new ApiUsageError(`no such file: ${file}`);
+      const matchOn = values['match-on'];
+      if (matchOn !== 'email' && matchOn !== 'phone') throw new ApiUsageError('--match-on must be email or phone');
+      return print(await importContacts(client, file, matchOn));
     }
     default:
       throw new ApiUsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);

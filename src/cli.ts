@@ -54,6 +54,7 @@ const options = {
   q: { type: 'string' },
   cursor: { type: 'string' },
   all: { type: 'boolean' },
+  'match-on': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 

@@ -171,6 +171,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/broadcasts/{broadcast_id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a broadcast’s failures
+         * @description decisions §13: queues a new broadcast (`retry_of` names the original) of the original's
+         *     `failed` recipients whose failure another try can fix (not `not_on_network`, not `opted_out`, contact not
+         *     `unavailable`; with `error_codes`, only those errors), each with its contact, variables, URL suffixes and media of
+         *     the original request, from the original template and channel. A recipient is in at most one live retry (queued, in
+         *     flight or reached): `nothing_to_retry` (409) when none is left. Otherwise a send: `template_not_sendable` (409),
+         *     `invalid_channel` (400), `messaging_limit_exceeded` (409), `messaging_insufficient_balance` (402) and the
+         *     `Idempotency-Key` header as in `POST /v1/templates/{template_id}/send`.
+         */
+        post: operations["retryBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/templates/{template_id}/send": {
         parameters: {
             query?: never;
@@ -297,6 +323,26 @@ export interface paths {
          * @description `origin` is `API`. `messaging_status` starts `unverified` with a phone, `unavailable` without. The contact starts in the initial funnel stage unless `funnel_stage_id` is given.
          */
         post: operations["createContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/contacts/batch-upsert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create or update up to 100 contacts
+         * @description decisions §12: each item carries its `match_on` field; one that matches a live contact updates it with PATCH semantics (`properties` merged key by key), otherwise it is created as `POST /v1/contacts` would. All or nothing: an invalid item or two items with the same match value are a 422 at `["body","items",INDEX,…]`; a duplicate on another field is the 409 `duplicate_contact` with `index`. One call counts once against the rate budget.
+         */
+        post: operations["batchUpsertContacts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -811,6 +857,7 @@ export interface components {
          *       "failed": 0,
          *       "pending": 1,
          *       "origin": "API",
+         *       "retry_of": null,
          *       "created_at": "2026-01-15T09:30:00.000Z"
          *     }
          */
@@ -831,6 +878,7 @@ export interface components {
             pending: number;
             /** @description Where the broadcast came from, in the ContactOrigin vocabulary: `API`. */
             origin: ("SOCIAL" | "ADS" | "WEB" | "EVENT" | "REFERRAL" | "OUTBOUND" | "IMPORT" | "MANUAL" | "API" | "OTHER") | string;
+            retry_of: string | null;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -987,6 +1035,8 @@ export interface components {
          *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
          *       "owner_id": null,
          *       "properties": {},
+         *       "opted_out": false,
+         *       "opted_out_at": null,
          *       "last_contacted_at": null,
          *       "created_at": "2026-01-15T09:30:00.000Z",
          *       "updated_at": "2026-01-15T09:30:00.000Z"
@@ -1022,6 +1072,9 @@ export interface components {
                     value_json: unknown;
                 };
             };
+            /** @description decisions §14: the contact asked not to receive marketing (an inbound STOP, or `PATCH`); MARKETING sends fail for it with `error: "opted_out"`. */
+            opted_out: boolean;
+            opted_out_at: string | null;
             last_contacted_at: string | null;
             /**
              * Format: date-time
@@ -1033,6 +1086,29 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             updated_at: string;
+        };
+        /**
+         * ContactBatchUpsert
+         * @description decisions §12: each item updates the live contact with its `match_on` value (PATCH semantics, properties merged) or creates one as `POST /v1/contacts`. All or nothing.
+         */
+        ContactBatchUpsert: {
+            /**
+             * @description The field that finds an existing contact; every item carries it.
+             * @enum {string}
+             */
+            match_on: "email" | "phone";
+            items: components["schemas"]["ContactPatch"][];
+        };
+        /**
+         * ContactBatchUpsertResult
+         * @description One entry per item, in input order.
+         */
+        ContactBatchUpsertResult: {
+            items: {
+                index: number;
+                result: ("created" | "updated") | string;
+                contact: components["schemas"]["Contact"];
+            }[];
         };
         /**
          * ContactCreatedEvent
@@ -1118,6 +1194,11 @@ export interface components {
         /**
          * ContactPatch
          * @description Partial update: `null` clears a field; in `properties`, `null` removes that value and other values stay.
+         * @example {
+         *       "city": "Monterrey",
+         *       "social_handle": null,
+         *       "opted_out": true
+         *     }
          */
         ContactPatch: {
             first_name?: string | null;
@@ -1147,6 +1228,8 @@ export interface components {
                     value_json?: unknown;
                 } | null;
             };
+            /** @description decisions §14: `true` opts the contact out, `false` opts it back in. */
+            opted_out?: boolean;
         };
         /**
          * ContactUpdatedEvent
@@ -1555,6 +1638,14 @@ export interface components {
                 property_id: string;
                 order_idx: number;
             }[];
+        };
+        /**
+         * RetryRequest
+         * @description decisions §13: which failures of the broadcast to retry.
+         */
+        RetryRequest: {
+            /** @description Only recipients whose `error` is one of these (or starts with one followed by `:`, as in `rate_limited: …`). Left out: every failure another try can fix. */
+            error_codes?: string[];
         };
         /**
          * SendRecipient
@@ -3487,6 +3578,236 @@ export interface operations {
             };
         };
     };
+    retryBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The same key within 24 hours returns the original broadcast. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                broadcast_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description decisions §13: which failures of the broadcast to retry. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "error_codes": [
+                 *         "platform_error"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["RetryRequest"];
+            };
+        };
+        responses: {
+            /** @description One send of a template to its recipients, with its counts. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JH5ZQ1V7C2D3E4F5G6H7J8K9",
+                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                     *       "template_name": "order_update",
+                     *       "template_language": "en_US",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "status": "in_progress",
+                     *       "requested": 2,
+                     *       "sent": 1,
+                     *       "failed": 0,
+                     *       "pending": 1,
+                     *       "origin": "API",
+                     *       "retry_of": null,
+                     *       "created_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            /** @description Request addressed wrongly. `detail` codes: `bad_request`, `invalid_channel`, `channel_id_required`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not enough messaging balance. `detail` codes: `messaging_insufficient_balance`. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state. `detail` codes: `template_not_sendable`, `nothing_to_retry`, `messaging_limit_exceeded`, `idempotency_key_in_flight`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`, `template_not_sendable`, `idempotency_key_reused`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     sendTemplate: {
         parameters: {
             query?: never;
@@ -3538,6 +3859,7 @@ export interface operations {
                      *       "failed": 0,
                      *       "pending": 1,
                      *       "origin": "API",
+                     *       "retry_of": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -3760,6 +4082,7 @@ export interface operations {
                      *           "failed": 0,
                      *           "pending": 1,
                      *           "origin": "API",
+                     *           "retry_of": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z"
                      *         }
                      *       ],
@@ -3899,6 +4222,7 @@ export interface operations {
                      *       "failed": 0,
                      *       "pending": 1,
                      *       "origin": "API",
+                     *       "retry_of": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -4238,6 +4562,7 @@ export interface operations {
                      *       "failed": 0,
                      *       "pending": 1,
                      *       "origin": "API",
+                     *       "retry_of": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -4430,6 +4755,8 @@ export interface operations {
                 property_filter?: string | string[];
                 /** @description `total_count` is exact up to 10,000 matches and `null` above; `true` makes it exact always, at the cost of counting every match. */
                 include_total?: boolean;
+                /** @description decisions §14: only contacts that are (true) or are not (false) opted out. */
+                opted_out?: boolean;
                 sort?: "recent" | "name" | "country" | "city" | "origin";
                 /** @description Default: `desc` for `recent`, `asc` for the others. */
                 sort_dir?: "asc" | "desc";
@@ -4470,6 +4797,8 @@ export interface operations {
                      *           "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *           "owner_id": null,
                      *           "properties": {},
+                     *           "opted_out": false,
+                     *           "opted_out_at": null,
                      *           "last_contacted_at": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
@@ -4630,12 +4959,225 @@ export interface operations {
                      *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *       "owner_id": null,
                      *       "properties": {},
+                     *       "opted_out": false,
+                     *       "opted_out_at": null,
                      *       "last_contacted_at": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Contact"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Duplicate email (case-insensitive), phone or social handle (case-insensitive): `{code: "duplicate_contact", field, conflicting_contact_id, first_name, last_name, email, phone, social_handle}`. `detail` codes: `duplicate_contact`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    batchUpsertContacts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description decisions §12: each item updates the live contact with its `match_on` value (PATCH semantics, properties merged) or creates one as `POST /v1/contacts`. All or nothing. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "match_on": "email",
+                 *       "items": [
+                 *         {
+                 *           "email": "ana@example.com",
+                 *           "first_name": "Ana",
+                 *           "city": "Guadalajara"
+                 *         },
+                 *         {
+                 *           "email": "bea@example.com",
+                 *           "phone": "+5215512345679"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactBatchUpsert"];
+            };
+        };
+        responses: {
+            /** @description One result per item, in input order. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "index": 0,
+                     *           "result": "created",
+                     *           "contact": {
+                     *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *             "first_name": "Ana",
+                     *             "last_name": "García",
+                     *             "email": "ana@example.com",
+                     *             "phone": "+5215512345678",
+                     *             "country": "MX",
+                     *             "city": "Guadalajara",
+                     *             "social_handle": "ana.garcia",
+                     *             "inbox_handle": null,
+                     *             "messaging_username": null,
+                     *             "origin": "API",
+                     *             "sub_origin_id": null,
+                     *             "messaging_status": "unverified",
+                     *             "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                     *             "owner_id": null,
+                     *             "properties": {},
+                     *             "opted_out": false,
+                     *             "opted_out_at": null,
+                     *             "last_contacted_at": null,
+                     *             "created_at": "2026-01-15T09:30:00.000Z",
+                     *             "updated_at": "2026-01-15T09:30:00.000Z"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactBatchUpsertResult"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
@@ -4812,6 +5354,8 @@ export interface operations {
                      *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *       "owner_id": null,
                      *       "properties": {},
+                     *       "opted_out": false,
+                     *       "opted_out_at": null,
                      *       "last_contacted_at": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
@@ -5101,7 +5645,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "city": "Monterrey",
-                 *       "social_handle": null
+                 *       "social_handle": null,
+                 *       "opted_out": true
                  *     }
                  */
                 "application/json": components["schemas"]["ContactPatch"];
@@ -5136,6 +5681,8 @@ export interface operations {
                      *       "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                      *       "owner_id": null,
                      *       "properties": {},
+                     *       "opted_out": false,
+                     *       "opted_out_at": null,
                      *       "last_contacted_at": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
@@ -9161,6 +9708,8 @@ export interface operations {
                  *         "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                  *         "owner_id": null,
                  *         "properties": {},
+                 *         "opted_out": false,
+                 *         "opted_out_at": null,
                  *         "last_contacted_at": null,
                  *         "created_at": "2026-01-15T09:30:00.000Z",
                  *         "updated_at": "2026-01-15T09:30:00.000Z"
@@ -9232,6 +9781,8 @@ export interface operations {
                  *         "funnel_stage_id": "fs_01JH5ZP5C6D7E8F9G0H1J2K3L4",
                  *         "owner_id": null,
                  *         "properties": {},
+                 *         "opted_out": false,
+                 *         "opted_out_at": null,
                  *         "last_contacted_at": null,
                  *         "created_at": "2026-01-15T09:30:00.000Z",
                  *         "updated_at": "2026-01-15T09:30:00.000Z"
@@ -9482,6 +10033,7 @@ export interface operations {
                  *         "failed": 0,
                  *         "pending": 1,
                  *         "origin": "API",
+                 *         "retry_of": null,
                  *         "created_at": "2026-01-15T09:30:00.000Z"
                  *       }
                  *     }

@@ -70,6 +70,9 @@ export interface ContactsTable {
   funnel_stage_id: string | null;
   owner_id: string | null;
   last_contacted_at: NullableTimestamp;
+  /** decisions §14 (migration 0010). */
+  opted_out: ColumnType<boolean, boolean | undefined, boolean>;
+  opted_out_at: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: NullableTimestamp;
@@ -218,6 +221,8 @@ export interface BroadcastsTable {
   requested: number;
   origin: ColumnType<string, string | undefined, string>;
   idempotency_key: string | null;
+  /** decisions §13: the broadcast whose failures this one retries (migration 0010). */
+  retry_of: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
   /** Set once, by the statement that detects the end (migration 0008): `broadcast.finished` is emitted once. */
@@ -250,6 +255,9 @@ export interface BroadcastRecipientsTable {
   read_at: NullableTimestamp;
   failed_at: NullableTimestamp;
   updated_at: Timestamp;
+  /** decisions §13: the original recipient a retry's recipient retries (migration 0010). */
+  retry_of_broadcast_id: ColumnType<string | null, string | null | undefined, string | null>;
+  retry_of_position: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface IdempotencyKeysTable {

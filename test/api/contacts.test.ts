@@ -41,6 +41,8 @@ describe('create', () => {
       funnel_stage_id: null,
       owner_id: 'user_7',
       properties: {},
+      opted_out: false,
+      opted_out_at: null,
       last_contacted_at: null,
       created_at: expect.any(String),
       updated_at: expect.any(String),

@@ -148,3 +148,16 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('Redis store', () => {
     }
   });
 });
+
+describe('contacts in bulk (decisions §12)', () => {
+  it('a batch upsert of 100 contacts counts once against the budget', async () => {
+    clock.advance(1000);
+    const { key } = await h.createOrg({ plan: 'scale' });
+    const items = Array.from({ length: 100 }, (_, index) => ({ email: `bulk${index}@example.com` }));
+    const batch = await h.api('POST', '/v1/contacts/batch-upsert', { key, body: { match_on: 'email', items } });
+    expect(batch.status).toBe(200);
+    expect(batch.headers['x-ratelimit-remaining']).toBe('19');
+    const next = await h.api('GET', '/v1/me', { key });
+    expect(next.headers['x-ratelimit-remaining']).toBe('18');
+  });
+});

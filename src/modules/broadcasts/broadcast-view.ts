@@ -27,6 +27,7 @@ export function broadcastView(row: BroadcastRow) {
     pending,
     // The ContactOrigin vocabulary (`API`); rows store the lower-case `api` they always had (CHANGELOG).
     origin: row.origin.toUpperCase(),
+    retry_of: row.retry_of,
     created_at: row.created_at.toISOString(),
   };
 }

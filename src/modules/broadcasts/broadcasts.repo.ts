@@ -28,6 +28,7 @@ export function selectBroadcasts(db: Kysely<DB>, orgId: string) {
       'broadcasts.stored_status',
       'broadcasts.requested',
       'broadcasts.origin',
+      'broadcasts.retry_of',
       'broadcasts.created_at',
       sql<number>`coalesce(c.sent, 0)`.as('sent'),
       sql<number>`coalesce(c.failed, 0)`.as('failed'),

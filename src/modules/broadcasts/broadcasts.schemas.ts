@@ -25,6 +25,9 @@ export const BroadcastSchema = Type.Object(
     origin: OpenEnum(CONTACT_ORIGINS, {
       description: 'Where the broadcast came from, in the ContactOrigin vocabulary: `API`.',
     }),
+    retry_of: Nullable(
+      Type.String({ description: 'decisions §13: the broadcast whose failures this one retries; null otherwise.' }),
+    ),
     created_at: DateTime,
   },
   {
@@ -44,6 +47,7 @@ export const BroadcastSchema = Type.Object(
         failed: 0,
         pending: 1,
         origin: 'API',
+        retry_of: null,
         created_at: '2026-01-15T09:30:00.000Z',
       },
     ],
@@ -92,6 +96,26 @@ export const RecipientPage = Page(
 );
 
 export const BroadcastParams = IdParam('broadcast_id');
+
+export const RetryBody = Type.Object(
+  {
+    error_codes: Type.Optional(
+      Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
+        minItems: 1,
+        maxItems: 50,
+        description:
+          'Only recipients whose `error` is one of these (or starts with one followed by `:`, as in ' +
+          '`rate_limited: …`). Left out: every failure another try can fix.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'RetryRequest',
+    description: 'decisions §13: which failures of the broadcast to retry.',
+    examples: [{ error_codes: ['platform_error'] }],
+  },
+);
 
 /** Cancel reads no body; one sent anyway (JSON) is accepted and ignored, as it always was. */
 export const CancelBody = Type.Unsafe<unknown>({

@@ -6,8 +6,9 @@ import type { DB } from '../../db/schema.ts';
 import type { PlatformEventOf } from '../../messaging/webhooks.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
 import { recordOutboundMessages } from '../conversations/conversations.repo.ts';
+import { recordEvents } from '../events/events.ts';
 import { adjustBalance, type ClaimedRow, type RecipientKey, updateRecipient } from './recipient-claim.ts';
-import { recordRecipientMoves } from './recipient-events.ts';
+import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
 import { type HandoffVerdict, isForward, parseCallbackReference } from './recipient-rules.ts';
 
 export { type ClaimedRow, type ClaimOptions, claimRecipients } from './recipient-claim.ts';
@@ -74,16 +75,23 @@ export interface QueuedRecipient {
   phone: string;
   /** The send components, resolved when the request was accepted: the worker needs nothing else. */
   sendComponents: unknown;
+  /** decisions §14: a recipient that is never handed off is `failed` at once with this error (`opted_out`). */
+  failure?: string | undefined;
+  /** decisions §13: the original recipient that this one retries. */
+  retryOf?: { broadcastId: string; position: number } | undefined;
 }
 
-/** The send: a broadcast's recipients join the queue (`queued`, due now), in request order. */
+/**
+ * The send: a broadcast's recipients join the queue (`queued`, due now), in request order; those with a `failure`
+ * are `failed` at once, uncharged. Answers the rows failed at once (for their events).
+ */
 export async function queueRecipients(
   db: Kysely<DB>,
   orgId: string,
   broadcast: { id: string; accountId: string; channelId: string },
   recipients: QueuedRecipient[],
-): Promise<void> {
-  await db
+) {
+  const rows = await db
     .insertInto('broadcast_recipients')
     .values(
       recipients.map((recipient, position) => ({
@@ -95,9 +103,15 @@ export async function queueRecipients(
         contact_id: recipient.contactId,
         phone: recipient.phone,
         send_components: JSON.stringify(recipient.sendComponents),
+        ...(recipient.failure ? { status: 'failed', error: recipient.failure, failed_at: sql<Date>`now()` } : {}),
+        ...(recipient.retryOf
+          ? { retry_of_broadcast_id: recipient.retryOf.broadcastId, retry_of_position: recipient.retryOf.position }
+          : {}),
       })),
     )
+    .returning(['contact_id', 'phone', 'status', 'error', 'queued_at'])
     .execute();
+  return rows.filter((row) => row.status === 'failed');
 }
 
 /**
@@ -398,4 +412,34 @@ export async function countPendingRecipients(db: Kysely<DB>): Promise<number> {
     .where('next_attempt_at', '<', sql<Date>`'infinity'::timestamptz`)
     .executeTakeFirstOrThrow();
   return Number(row.n);
+}
+
+/** decisions §11: a `broadcast.recipient.updated` event for each recipient a send failed at once (§14 `opted_out`). */
+export async function recordFailedAtOnce(
+  db: Kysely<DB>,
+  orgId: string,
+  broadcastId: string,
+  rows: Awaited<ReturnType<typeof queueRecipients>>,
+): Promise<void> {
+  if (rows.length === 0) return;
+  await recordEvents(
+    db,
+    orgId,
+    rows.map((row) => ({
+      type: 'broadcast.recipient.updated' as const,
+      data: {
+        broadcast_id: broadcastId,
+        contact_id: row.contact_id,
+        phone: row.phone,
+        status: 'failed',
+        error: row.error,
+        platform_message_id: null,
+        delivered_at: null,
+        read_at: null,
+        created_at: row.queued_at.toISOString(),
+      },
+    })),
+  );
+  // A broadcast whose every recipient failed at once is complete from the start: it finishes here, once.
+  await recordFinished(db, orgId, [broadcastId]);
 }

@@ -2,8 +2,8 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
 import { v1Errors } from '../../http/schemas.ts';
-import { BroadcastSchema } from './broadcasts.schemas.ts';
-import { SEND_ERRORS, SendBody, SendHeaders, TemplateParams } from './send.schemas.ts';
+import { BroadcastParams, BroadcastSchema, RetryBody } from './broadcasts.schemas.ts';
+import { RETRY_ERRORS, SEND_ERRORS, SendBody, SendHeaders, TemplateParams } from './send.schemas.ts';
 import type { SendService } from './send.service.ts';
 
 const description = `Queues an approved template for up to 100 recipients and answers 202 with the Broadcast.
@@ -16,7 +16,42 @@ a recipient count outside 1–100 (422), \`contact_not_found\` (404, with \`inde
 \`idempotency_key_in_flight\` (409), \`idempotency_key_reused\` (422). Checks run in that order.
 The same \`Idempotency-Key\` and body within 24 hours answer the original broadcast (header \`Idempotent-Replayed: true\`).`;
 
+const retryDescription = `decisions §13: queues a new broadcast (\`retry_of\` names the original) of the original's
+\`failed\` recipients whose failure another try can fix (not \`not_on_network\`, not \`opted_out\`, contact not
+\`unavailable\`; with \`error_codes\`, only those errors), each with its contact, variables, URL suffixes and media of
+the original request, from the original template and channel. A recipient is in at most one live retry (queued, in
+flight or reached): \`nothing_to_retry\` (409) when none is left. Otherwise a send: \`template_not_sendable\` (409),
+\`invalid_channel\` (400), \`messaging_limit_exceeded\` (409), \`messaging_insufficient_balance\` (402) and the
+\`Idempotency-Key\` header as in \`POST /v1/templates/{template_id}/send\`.`;
+
 export function sendRoutes(app: FastifyInstance, send: SendService): void {
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    '/broadcasts/:broadcast_id/retry',
+    {
+      schema: {
+        tags: ['Broadcasts'],
+        summary: 'Retry a broadcast’s failures',
+        description: retryDescription,
+        operationId: 'retryBroadcast',
+        params: BroadcastParams,
+        headers: SendHeaders,
+        body: RetryBody,
+        response: { 202: BroadcastSchema, ...v1Errors(RETRY_ERRORS) },
+      },
+    },
+    async (request, reply) => {
+      const { orgId } = authOf(request);
+      const { broadcast, replayed } = await send.retry(
+        orgId,
+        request.params.broadcast_id,
+        request.body ?? {},
+        request.headers['idempotency-key'],
+      );
+      if (replayed) reply.header('Idempotent-Replayed', 'true');
+      return reply.code(202).send(broadcast);
+    },
+  );
+
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/templates/:template_id/send',
     {

@@ -55,3 +55,12 @@ export const SEND_ERRORS = {
     'idempotency_key_reused',
   ],
 };
+
+/** The `detail` codes of a retry's refusals (decisions §13): a send's, and `nothing_to_retry`. */
+export const RETRY_ERRORS = {
+  400: ['invalid_channel', 'channel_id_required'],
+  402: ['messaging_insufficient_balance'],
+  404: [],
+  409: ['template_not_sendable', 'nothing_to_retry', 'messaging_limit_exceeded', 'idempotency_key_in_flight'],
+  422: ['template_not_sendable', 'idempotency_key_reused'],
+};

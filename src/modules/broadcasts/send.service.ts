@@ -24,7 +24,8 @@ import { insertBroadcast } from './broadcasts.repo.ts';
 import type { BroadcastsService } from './broadcasts.service.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash } from './idempotency.ts';
 import { priceOf } from './recipient-rules.ts';
-import { queueRecipients } from './recipients.repo.ts';
+import { queueRecipients, recordFailedAtOnce } from './recipients.repo.ts';
+import { queueRetry } from './retry.ts';
 import type { SendBody, SendRecipient } from './send.schemas.ts';
 import { lockAccount, recentPhones } from './sends.repo.ts';
 
@@ -169,7 +170,9 @@ export function createSendService(deps: SendDeps) {
       }
     }
     const seenPhones = new Map<string, number>();
-    const prepared: { phone: string; contact: SendContact | null; sendComponents: unknown }[] = [];
+    const prepared: { phone: string; contact: SendContact | null; sendComponents: unknown; optedOut: boolean }[] = [];
+    // decisions §14: only MARKETING sends skip opted-out contacts; UTILITY and AUTHENTICATION still reach them.
+    const honoursOptOut = template.category === 'MARKETING';
 
     for (const [index, recipient] of recipients.entries()) {
       if ((recipient.contact_id === undefined) === (recipient.phone === undefined)) {
@@ -209,13 +212,16 @@ export function createSendService(deps: SendDeps) {
         phone,
         contact: contact?.id ? contact : null,
         sendComponents: buildSendComponents(components, checked.parameters, { catalogSendDefaults }),
+        optedOut: honoursOptOut && contact?.opted_out === true,
       });
     }
 
     const broadcastId = newId('bc');
     await db.transaction().execute(async (trx) => {
       const account = await lockAccount(trx, orgId, template.account_id);
-      const phones = prepared.map((recipient) => recipient.phone);
+      // decisions §14: opted-out recipients are never handed off, so they count neither against the limit nor
+      // the balance (their rows are `failed`, which recentPhones does not count either).
+      const phones = prepared.filter((recipient) => !recipient.optedOut).map((recipient) => recipient.phone);
       const window = await recentPhones(trx, orgId, template.account_id, phones);
       const remaining = Math.max(0, account.messaging_limit_24h - window.used);
       const fresh = phones.length - window.repeated;
@@ -223,7 +229,7 @@ export function createSendService(deps: SendDeps) {
         throw new ApiError(409, { code: 'messaging_limit_exceeded', remaining, limit: account.messaging_limit_24h });
       }
       const price = priceOf(account.prices, template.category);
-      if (Number(account.balance) + 1e-9 < price) {
+      if (phones.length > 0 && Number(account.balance) + 1e-9 < price) {
         throw new ApiError(402, { code: 'messaging_insufficient_balance', balance: Number(account.balance), price });
       }
 
@@ -247,7 +253,7 @@ export function createSendService(deps: SendDeps) {
         origin: 'api',
         idempotency_key: idempotency?.key ?? null,
       });
-      await queueRecipients(
+      const failed = await queueRecipients(
         trx,
         orgId,
         { id: broadcastId, accountId: template.account_id, channelId },
@@ -255,42 +261,69 @@ export function createSendService(deps: SendDeps) {
           contactId: recipient.contact?.id ?? (created.get(recipient.phone) as { id: string }).id,
           phone: recipient.phone,
           sendComponents: recipient.sendComponents,
+          failure: recipient.optedOut ? 'opted_out' : undefined,
         })),
       );
+      await recordFailedAtOnce(trx, orgId, broadcastId, failed);
       if (idempotency) await completeIdempotencyKey(trx, orgId, idempotency, broadcastId);
     });
     return deps.broadcasts.get(orgId, broadcastId);
   }
 
+  /**
+   * decisions §7, Stripe's semantics: without a key, run the work. With an `Idempotency-Key`, the key is claimed
+   * first in its own transaction: a replay answers the stored broadcast (`replayed`); a refusal (or a fault before
+   * the commit) queued nothing, so the key is released for a corrected request. A key that names a broadcast is
+   * never released.
+   */
+  async function idempotent(
+    orgId: string,
+    request: unknown,
+    idempotencyKey: string | undefined,
+    work: (held?: { key: string; token: string }) => Promise<Broadcast>,
+  ): Promise<{ broadcast: Broadcast; replayed: boolean }> {
+    if (idempotencyKey === undefined) return { broadcast: await work(), replayed: false };
+    const claim = await claimIdempotencyKey(db, orgId, idempotencyKey, requestHash(request));
+    if (claim.kind === 'replay')
+      return { broadcast: await deps.broadcasts.get(orgId, claim.broadcastId), replayed: true };
+    const held = { key: idempotencyKey, token: claim.token };
+    try {
+      return { broadcast: await work(held), replayed: false };
+    } catch (error) {
+      await releaseIdempotencyKey(db, orgId, held);
+      throw error;
+    }
+  }
+
   return {
-    /**
-     * decisions §7, Stripe's semantics: without a key, queue the send. With an `Idempotency-Key`, the key is claimed
-     * first in its own transaction: a replay answers the stored broadcast (`replayed`); a refusal (or a fault before
-     * the commit) queued nothing, so the key is released for a corrected request. A key that names a broadcast is
-     * never released.
-     */
-    async send(
+    send(
       orgId: string,
       templateId: string,
       body: Static<typeof SendBody>,
       idempotencyKey?: string,
     ): Promise<{ broadcast: Broadcast; replayed: boolean }> {
-      if (idempotencyKey === undefined) return { broadcast: await queue(orgId, templateId, body), replayed: false };
-      const claim = await claimIdempotencyKey(
-        db,
-        orgId,
-        idempotencyKey,
-        requestHash({ template_id: templateId, body }),
+      return idempotent(orgId, { template_id: templateId, body }, idempotencyKey, (held) =>
+        queue(orgId, templateId, body, held),
       );
-      if (claim.kind === 'replay')
-        return { broadcast: await deps.broadcasts.get(orgId, claim.broadcastId), replayed: true };
-      const held = { key: idempotencyKey, token: claim.token };
-      try {
-        return { broadcast: await queue(orgId, templateId, body, held), replayed: false };
-      } catch (error) {
-        await releaseIdempotencyKey(db, orgId, held);
-        throw error;
-      }
+    },
+
+    /** decisions §13: a retry of a broadcast's failures is a send, with the same Idempotency-Key semantics. */
+    retry(
+      orgId: string,
+      broadcastId: string,
+      body: { error_codes?: string[] | undefined },
+      idempotencyKey?: string,
+    ): Promise<{ broadcast: Broadcast; replayed: boolean }> {
+      return idempotent(orgId, { retry_of: broadcastId, body }, idempotencyKey, async (held) => {
+        const retryId = await queueRetry(
+          { db, sendableTemplate, channelFor },
+          orgId,
+          broadcastId,
+          body.error_codes,
+          held && ((trx, id) => completeIdempotencyKey(trx, orgId, held, id)),
+        );
+        return deps.broadcasts.get(orgId, retryId);
+      });
     },
   };
 }

@@ -184,6 +184,8 @@ export function listConditions(
   if (query.created_to) {
     conditions.push(sql`c.created_at < (${query.created_to}::date + 1)::timestamp at time zone ${timezone}`);
   }
+  // decisions §14
+  if (query.opted_out !== undefined) conditions.push(sql`c.opted_out = ${query.opted_out}`);
   if (query.q !== undefined) {
     conditions.push(sql`c.search_text like lower(${`%${escapeLike(query.q)}%`})`);
   }
@@ -211,5 +213,7 @@ export function listFingerprint(query: ContactListQuery): unknown {
     query.created_from,
     query.created_to,
     query.property_filter,
+    // Added last and only when given, so that cursors of lists without it keep their fingerprint.
+    ...(query.opted_out === undefined ? [] : [query.opted_out]),
   ];
 }

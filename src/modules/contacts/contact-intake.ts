@@ -151,3 +151,45 @@ export async function recordReachability(
     where contacts.org_id = ${orgId} and contacts.id = v.id
       and (${moves} or ${options.contactedAt !== undefined})`.execute(db);
 }
+
+/**
+ * decisions §14: the columns an opt-out (true) or opt-in (false) sets. `opted_out_at` is when the contact last
+ * opted out, null once it opts back in.
+ */
+export function optOutChange(optedOut: boolean, at: Date) {
+  return { opted_out: optedOut, opted_out_at: optedOut ? at : null, updated_at: at };
+}
+
+/** decisions §14: the whole text of an inbound message, trimmed and case-insensitive. */
+const OPT_OUT_KEYWORDS = new Set(['STOP', 'STOPALL', 'UNSUBSCRIBE', 'CANCEL', 'END', 'QUIT']);
+const OPT_IN_KEYWORDS = new Set(['START', 'UNSTOP']);
+
+/** What an inbound text asks for: true opts out, false opts back in, undefined is an ordinary message. */
+export function optOutKeyword(text: string | null | undefined): boolean | undefined {
+  const word = (text ?? '').trim().toUpperCase();
+  if (OPT_OUT_KEYWORDS.has(word)) return true;
+  if (OPT_IN_KEYWORDS.has(word)) return false;
+  return undefined;
+}
+
+/**
+ * Moves a contact's opt-out (decisions §14). Answers whether it changed: a STOP from a contact already opted out
+ * changes nothing (and `opted_out_at` keeps the first time).
+ */
+export async function recordOptOut(
+  db: Kysely<DB>,
+  orgId: string,
+  contactId: string,
+  optedOut: boolean,
+  at: Date,
+): Promise<boolean> {
+  const moved = await db
+    .updateTable('contacts')
+    .set(optOutChange(optedOut, at))
+    .where('org_id', '=', orgId)
+    .where('id', '=', contactId)
+    .where('deleted_at', 'is', null)
+    .where('opted_out', '=', !optedOut)
+    .executeTakeFirst();
+  return Number(moved.numUpdatedRows) > 0;
+}

@@ -8,9 +8,11 @@ import { loadValues } from './contacts.repo.ts';
 export interface SendContact extends RecipientContact {
   id: string;
   phone: string | null;
+  /** decisions §14: a MARKETING send fails for it at once. */
+  opted_out?: boolean;
 }
 
-const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'phone', 'city', 'country'] as const;
+const COLUMNS = ['id', 'first_name', 'last_name', 'email', 'phone', 'city', 'country', 'opted_out'] as const;
 
 /** Adds each contact's custom property values, keyed by property key (decisions §5), for placeholder resolution. */
 async function withProperties(db: Kysely<DB>, orgId: string, rows: SendContact[]): Promise<SendContact[]> {

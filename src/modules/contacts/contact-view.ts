@@ -1,6 +1,9 @@
 // A contact as the API shows it (contract: Contact), from its row and its property values: one shape for the
 // responses and for the events that carry a contact (decisions §11).
-import type { ContactRecord } from './contacts.repo.ts';
+import type { Kysely } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { propertiesOf } from '../properties/property-values.ts';
+import { type ContactRecord, findContactWithValues } from './contacts.repo.ts';
 import type { Contact } from './contacts.schemas.ts';
 
 export function present(row: ContactRecord, properties: Contact['properties']): Contact {
@@ -9,8 +12,17 @@ export function present(row: ContactRecord, properties: Contact['properties']): 
     origin: row.origin as Contact['origin'],
     messaging_status: row.messaging_status as Contact['messaging_status'],
     properties,
+    opted_out_at: row.opted_out_at?.toISOString() ?? null,
     last_contacted_at: row.last_contacted_at?.toISOString() ?? null,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
+}
+
+/** One contact as the API shows it (the events of other modules carry it too); undefined when it is gone. */
+export async function readContact(db: Kysely<DB>, orgId: string, id: string): Promise<Contact | undefined> {
+  const found = await findContactWithValues(db, orgId, id);
+  if (!found) return undefined;
+  const { property_values: values, ...row } = found;
+  return present(row, propertiesOf(values));
 }

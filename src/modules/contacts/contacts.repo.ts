@@ -35,6 +35,8 @@ export const CONTACT_COLUMNS = [
   'funnel_stage_id',
   'owner_id',
   'last_contacted_at',
+  'opted_out',
+  'opted_out_at',
   'created_at',
   'updated_at',
 ] as const;

@@ -4,6 +4,8 @@ import { authOf } from '../../http/auth.ts';
 import { described, IdParam, NoContent, v1Errors } from '../../http/schemas.ts';
 import {
   CONTACT_PAGE_SIZE,
+  ContactBatch,
+  ContactBatchResult,
   ContactInput,
   ContactListQuery,
   ContactPage,
@@ -63,6 +65,29 @@ export function contactsRoutes(parent: FastifyInstance, contacts: ContactsServic
       },
     },
     async (request, reply) => reply.code(201).send(await contacts.create(authOf(request).orgId, request.body)),
+  );
+
+  app.post(
+    '/contacts/batch-upsert',
+    {
+      schema: {
+        tags,
+        summary: 'Create or update up to 100 contacts',
+        description:
+          'decisions §12: each item carries its `match_on` field; one that matches a live contact updates it with ' +
+          'PATCH semantics (`properties` merged key by key), otherwise it is created as `POST /v1/contacts` would. ' +
+          'All or nothing: an invalid item or two items with the same match value are a 422 at ' +
+          '`["body","items",INDEX,…]`; a duplicate on another field is the 409 `duplicate_contact` with `index`. ' +
+          'One call counts once against the rate budget.',
+        operationId: 'batchUpsertContacts',
+        body: ContactBatch,
+        response: {
+          200: described('One result per item, in input order.', ContactBatchResult),
+          ...v1Errors({ ...duplicate, 422: [] }),
+        },
+      },
+    },
+    async (request) => contacts.batchUpsert(authOf(request).orgId, request.body),
   );
 
   app.get(

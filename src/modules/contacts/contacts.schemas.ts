@@ -12,6 +12,30 @@ export type ContactSort = (typeof CONTACT_SORTS)[number];
 /** The page size when `limit` is left out. */
 export const CONTACT_PAGE_SIZE = 50;
 
+const CONTACT_EXAMPLE = {
+  id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+  first_name: 'Ana',
+  last_name: 'García',
+  email: 'ana@example.com',
+  phone: '+5215512345678',
+  country: 'MX',
+  city: 'Guadalajara',
+  social_handle: 'ana.garcia',
+  inbox_handle: null,
+  messaging_username: null,
+  origin: 'API',
+  sub_origin_id: null,
+  messaging_status: 'unverified',
+  funnel_stage_id: 'fs_01JH5ZP5C6D7E8F9G0H1J2K3L4',
+  owner_id: null,
+  properties: {},
+  opted_out: false,
+  opted_out_at: null,
+  last_contacted_at: null,
+  created_at: '2026-01-15T09:30:00.000Z',
+  updated_at: '2026-01-15T09:30:00.000Z',
+};
+
 export const ContactSchema = Type.Object(
   {
     id: Type.String(),
@@ -32,6 +56,12 @@ export const ContactSchema = Type.Object(
     funnel_stage_id: Nullable(Type.String()),
     owner_id: Nullable(Type.String()),
     properties: Type.Optional(PropertyValues),
+    opted_out: Type.Boolean({
+      description:
+        'decisions §14: the contact asked not to receive marketing (an inbound STOP, or `PATCH`); MARKETING sends ' +
+        'fail for it with `error: "opted_out"`.',
+    }),
+    opted_out_at: Nullable(DateTime),
     last_contacted_at: Nullable(DateTime),
     created_at: DateTime,
     updated_at: DateTime,
@@ -40,29 +70,7 @@ export const ContactSchema = Type.Object(
     additionalProperties: false,
     title: 'Contact',
     description: 'A person the organization talks to.',
-    examples: [
-      {
-        id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
-        first_name: 'Ana',
-        last_name: 'García',
-        email: 'ana@example.com',
-        phone: '+5215512345678',
-        country: 'MX',
-        city: 'Guadalajara',
-        social_handle: 'ana.garcia',
-        inbox_handle: null,
-        messaging_username: null,
-        origin: 'API',
-        sub_origin_id: null,
-        messaging_status: 'unverified',
-        funnel_stage_id: 'fs_01JH5ZP5C6D7E8F9G0H1J2K3L4',
-        owner_id: null,
-        properties: {},
-        last_contacted_at: null,
-        created_at: '2026-01-15T09:30:00.000Z',
-        updated_at: '2026-01-15T09:30:00.000Z',
-      },
-    ],
+    examples: [CONTACT_EXAMPLE],
   },
 );
 export type Contact = Static<typeof ContactSchema>;
@@ -101,13 +109,21 @@ export const ContactInput = Type.Object(fields, {
 });
 export type ContactInput = Static<typeof ContactInput>;
 
-export const ContactPatch = Type.Object(fields, {
-  additionalProperties: false,
-  title: 'ContactPatch',
-  examples: [{ city: 'Monterrey', social_handle: null }],
-  description:
-    'Partial update: `null` clears a field; in `properties`, `null` removes that value and other values stay.',
-});
+export const ContactPatch = Type.Object(
+  {
+    ...fields,
+    opted_out: Type.Optional(
+      Type.Boolean({ description: 'decisions §14: `true` opts the contact out, `false` opts it back in.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'ContactPatch',
+    examples: [{ city: 'Monterrey', social_handle: null, opted_out: true }],
+    description:
+      'Partial update: `null` clears a field; in `properties`, `null` removes that value and other values stay.',
+  },
+);
 export type ContactPatch = Static<typeof ContactPatch>;
 
 const FilterEntry = Type.String({ minLength: 1, maxLength: 1000 });
@@ -149,6 +165,9 @@ export const ContactListQuery = Type.Object(
           'cost of counting every match.',
       }),
     ),
+    opted_out: Type.Optional(
+      Type.Boolean({ description: 'decisions §14: only contacts that are (true) or are not (false) opted out.' }),
+    ),
     sort: Type.Optional(StringEnum(CONTACT_SORTS, { default: 'recent' })),
     sort_dir: Type.Optional(
       StringEnum(['asc', 'desc'] as const, { description: 'Default: `desc` for `recent`, `asc` for the others.' }),
@@ -163,4 +182,54 @@ export const ContactPage = Page(
   ContactSchema,
   { totalCount: 'optional' },
   { title: 'ContactPage', description: 'A page of contacts.' },
+);
+
+/** decisions §12: at most this many items per batch. */
+export const BATCH_MAX_ITEMS = 100;
+
+export const ContactBatch = Type.Object(
+  {
+    match_on: StringEnum(['email', 'phone'] as const, {
+      description: 'The field that finds an existing contact; every item carries it.',
+    }),
+    items: Type.Array(ContactPatch, { minItems: 1, maxItems: BATCH_MAX_ITEMS }),
+  },
+  {
+    additionalProperties: false,
+    title: 'ContactBatchUpsert',
+    description:
+      'decisions §12: each item updates the live contact with its `match_on` value (PATCH semantics, properties ' +
+      'merged) or creates one as `POST /v1/contacts`. All or nothing.',
+    examples: [
+      {
+        match_on: 'email',
+        items: [
+          { email: 'ana@example.com', first_name: 'Ana', city: 'Guadalajara' },
+          { email: 'bea@example.com', phone: '+5215512345679' },
+        ],
+      },
+    ],
+  },
+);
+export type ContactBatch = Static<typeof ContactBatch>;
+
+export const ContactBatchResult = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object(
+        {
+          index: Type.Integer(),
+          result: OpenEnum(['created', 'updated'] as const),
+          contact: ContactSchema,
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'ContactBatchUpsertResult',
+    description: 'One entry per item, in input order.',
+    examples: [{ items: [{ index: 0, result: 'created', contact: CONTACT_EXAMPLE }] }],
+  },
 );

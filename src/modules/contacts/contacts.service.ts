@@ -11,20 +11,15 @@ import { recordEvents } from '../events/events.ts';
 import { findInitialStage, findStage } from '../funnel-stages/funnel-stages.repo.ts';
 import { listProperties } from '../properties/properties.repo.ts';
 import type { PropertyValueInput } from '../properties/properties.schemas.ts';
-import {
-  checkValue,
-  type Definition,
-  propertiesOf,
-  type StoredValue,
-  toPropertyValue,
-} from '../properties/property-values.ts';
+import { checkValue, type Definition, type StoredValue, toPropertyValue } from '../properties/property-values.ts';
 import { findSubOrigin, findSubOriginByKey } from '../sub-origins/sub-origins.repo.ts';
+import { batchUpsert } from './contact-batch.ts';
 import { listConditions, listFingerprint } from './contact-filters.ts';
-import { initialMessagingStatus, messagingStatusAfterPhoneChange } from './contact-intake.ts';
+import { initialMessagingStatus, messagingStatusAfterPhoneChange, optOutChange } from './contact-intake.ts';
 import { pageAndCount, planPage } from './contact-list.ts';
-import { present } from './contact-view.ts';
+import { present, readContact } from './contact-view.ts';
 import * as repo from './contacts.repo.ts';
-import type { Contact, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
+import type { Contact, ContactBatch, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
 
 const DUPLICATE_INDEXES: Record<string, repo.DuplicateField> = {
   contacts_email_uq: 'email',
@@ -171,10 +166,97 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
   }
 
   async function get(orgId: string, id: string): Promise<Contact> {
-    const found = await repo.findContactWithValues(db, orgId, id);
+    const found = await readContact(db, orgId, id);
     if (!found) throw notFound();
-    const { property_values: values, ...row } = found;
-    return present(row, propertiesOf(values));
+    return found;
+  }
+
+  /** decisions §5: one contact created as `POST /v1/contacts` does, in the caller's transaction. */
+  async function createIn(
+    trx: Kysely<DB>,
+    orgId: string,
+    input: ContactInput & { opted_out?: boolean | undefined },
+    definitions: Map<string, Definition>,
+  ): Promise<Contact> {
+    const properties = checkProperties(definitions, input.properties ?? {}, true);
+    const subOriginId = await resolveSubOrigin(trx, orgId, input);
+    if (input.funnel_stage_id) await checkStage(trx, orgId, input.funnel_stage_id);
+    // decisions §5: a new contact starts in the initial stage when none is given.
+    const stageId = input.funnel_stage_id ?? (await findInitialStage(trx, orgId))?.id ?? null;
+    const now = clock.now();
+    const row = await repo.insertContact(trx, {
+      org_id: orgId,
+      id: newId('ct'),
+      first_name: input.first_name ?? null,
+      last_name: input.last_name ?? null,
+      email: input.email ?? null,
+      phone: input.phone ?? null,
+      country: input.country ?? null,
+      city: input.city ?? null,
+      social_handle: input.social_handle ?? null,
+      origin: 'API',
+      sub_origin_id: subOriginId ?? null,
+      messaging_status: initialMessagingStatus(input.phone),
+      funnel_stage_id: stageId,
+      owner_id: input.owner_id ?? null,
+      // A batch item may create a contact already opted out (decisions §12 items take PATCH fields, §14).
+      ...(input.opted_out ? optOutChange(true, now) : {}),
+      created_at: now,
+      updated_at: now,
+    });
+    await repo.writeValues(trx, orgId, row.id, properties.write);
+    const contact = (await view(trx, orgId, [row]))[0] as Contact;
+    // decisions §11: the event is recorded in the transaction of the change.
+    await recordEvents(trx, orgId, [{ type: 'contact.created', data: contact }], now);
+    return contact;
+  }
+
+  /** One contact updated with PATCH semantics, in the caller's transaction (`current` is locked). */
+  async function updateIn(
+    trx: Kysely<DB>,
+    orgId: string,
+    current: repo.ContactRecord,
+    patch: ContactPatch,
+    definitions: Map<string, Definition>,
+  ): Promise<Contact> {
+    const id = current.id;
+    const properties = checkProperties(definitions, patch.properties ?? {}, false);
+    const subOriginId = await resolveSubOrigin(trx, orgId, patch);
+    if (patch.funnel_stage_id) await checkStage(trx, orgId, patch.funnel_stage_id);
+    const set: Record<string, unknown> = {};
+    for (const field of [
+      'first_name',
+      'last_name',
+      'email',
+      'country',
+      'city',
+      'social_handle',
+      'owner_id',
+      'funnel_stage_id',
+    ] as const) {
+      if (field in patch) set[field] = patch[field] ?? null;
+    }
+    if (subOriginId !== undefined) set.sub_origin_id = subOriginId;
+    if ('phone' in patch) {
+      const phone = patch.phone ?? null;
+      set.phone = phone;
+      const status = messagingStatusAfterPhoneChange(current.phone, phone);
+      if (status) set.messaging_status = status;
+    }
+    // decisions §14: `opted_out_at` tells when the contact last opted out; the same value changes nothing.
+    if (patch.opted_out !== undefined && patch.opted_out !== current.opted_out) {
+      Object.assign(set, optOutChange(patch.opted_out, clock.now()));
+    }
+    if (Object.keys(patch).length > 0) set.updated_at = clock.now();
+    const row = Object.keys(set).length > 0 ? await repo.updateContact(trx, orgId, id, set) : current;
+    if (!row) throw notFound();
+    await repo.removeValues(trx, orgId, id, properties.remove);
+    await repo.writeValues(trx, orgId, id, properties.write);
+    const contact = (await view(trx, orgId, [row]))[0] as Contact;
+    if (Object.keys(patch).length > 0) {
+      await recordEvents(trx, orgId, [{ type: 'contact.updated', data: contact }], clock.now());
+    }
+    return contact;
   }
 
   return {
@@ -182,37 +264,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
 
     async create(orgId: string, input: ContactInput): Promise<Contact> {
       return guardDuplicates(orgId, input, () =>
-        db.transaction().execute(async (trx) => {
-          const properties = checkProperties(await definitionsByKey(trx, orgId), input.properties ?? {}, true);
-          const subOriginId = await resolveSubOrigin(trx, orgId, input);
-          if (input.funnel_stage_id) await checkStage(trx, orgId, input.funnel_stage_id);
-          // decisions §5: a new contact starts in the initial stage when none is given.
-          const stageId = input.funnel_stage_id ?? (await findInitialStage(trx, orgId))?.id ?? null;
-          const now = clock.now();
-          const row = await repo.insertContact(trx, {
-            org_id: orgId,
-            id: newId('ct'),
-            first_name: input.first_name ?? null,
-            last_name: input.last_name ?? null,
-            email: input.email ?? null,
-            phone: input.phone ?? null,
-            country: input.country ?? null,
-            city: input.city ?? null,
-            social_handle: input.social_handle ?? null,
-            origin: 'API',
-            sub_origin_id: subOriginId ?? null,
-            messaging_status: initialMessagingStatus(input.phone),
-            funnel_stage_id: stageId,
-            owner_id: input.owner_id ?? null,
-            created_at: now,
-            updated_at: now,
-          });
-          await repo.writeValues(trx, orgId, row.id, properties.write);
-          const contact = (await view(trx, orgId, [row]))[0] as Contact;
-          // decisions §11: the event is recorded in the transaction of the change.
-          await recordEvents(trx, orgId, [{ type: 'contact.created', data: contact }], now);
-          return contact;
-        }),
+        db.transaction().execute(async (trx) => createIn(trx, orgId, input, await definitionsByKey(trx, orgId))),
       );
     },
 
@@ -221,42 +273,13 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
         db.transaction().execute(async (trx) => {
           const current = await repo.findContact(trx, orgId, id, { lock: true });
           if (!current) throw notFound();
-          const properties = checkProperties(await definitionsByKey(trx, orgId), patch.properties ?? {}, false);
-          const subOriginId = await resolveSubOrigin(trx, orgId, patch);
-          if (patch.funnel_stage_id) await checkStage(trx, orgId, patch.funnel_stage_id);
-          const set: Record<string, unknown> = {};
-          for (const field of [
-            'first_name',
-            'last_name',
-            'email',
-            'country',
-            'city',
-            'social_handle',
-            'owner_id',
-            'funnel_stage_id',
-          ] as const) {
-            if (field in patch) set[field] = patch[field] ?? null;
-          }
-          if (subOriginId !== undefined) set.sub_origin_id = subOriginId;
-          if ('phone' in patch) {
-            const phone = patch.phone ?? null;
-            set.phone = phone;
-            const status = messagingStatusAfterPhoneChange(current.phone, phone);
-            if (status) set.messaging_status = status;
-          }
-          if (Object.keys(patch).length > 0) set.updated_at = clock.now();
-          const row = Object.keys(set).length > 0 ? await repo.updateContact(trx, orgId, id, set) : current;
-          if (!row) throw notFound();
-          await repo.removeValues(trx, orgId, id, properties.remove);
-          await repo.writeValues(trx, orgId, id, properties.write);
-          const contact = (await view(trx, orgId, [row]))[0] as Contact;
-          if (Object.keys(patch).length > 0) {
-            await recordEvents(trx, orgId, [{ type: 'contact.updated', data: contact }], clock.now());
-          }
-          return contact;
+          return updateIn(trx, orgId, current, patch, await definitionsByKey(trx, orgId));
         }),
       );
     },
+
+    batchUpsert: (orgId: string, body: ContactBatch) =>
+      batchUpsert({ db, createIn, updateIn, guardDuplicates, definitionsByKey }, orgId, body),
 
     async remove(orgId: string, id: string): Promise<void> {
       await db.transaction().execute(async (trx) => {

@@ -4,7 +4,8 @@
 import { newId } from '../../lib/ids.ts';
 import { isForward } from '../../messaging/message-status.ts';
 import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/webhooks.ts';
-import { contactsForPhones, recordReachability } from '../contacts/contact-intake.ts';
+import { contactsForPhones, optOutKeyword, recordOptOut, recordReachability } from '../contacts/contact-intake.ts';
+import { readContact } from '../contacts/contact-view.ts';
 import { recordEvents } from '../events/events.ts';
 import * as conversations from './conversations.repo.ts';
 
@@ -49,8 +50,23 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
     } as const;
     await recordEvents(trx, orgId, [{ type: 'message.received', data }]);
   }
+  await applyOptOutKeyword(trx, orgId, contact.id, event.text, at);
   return 'applied';
 };
+
+/** decisions §14: STOP and its kin opt the contact out, START and UNSTOP back in; §11: `contact.updated`. */
+async function applyOptOutKeyword(
+  trx: Parameters<PlatformEventHandler<'inbound_message'>>[0],
+  orgId: string,
+  contactId: string,
+  text: string | null | undefined,
+  at: Date,
+) {
+  const optedOut = optOutKeyword(text);
+  if (optedOut === undefined || !(await recordOptOut(trx, orgId, contactId, optedOut, at))) return;
+  const contact = await readContact(trx, orgId, contactId);
+  if (contact) await recordEvents(trx, orgId, [{ type: 'contact.updated', data: contact }], at);
+}
 
 const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, event, { orgId, receivedAt }) => {
   const message = await conversations.lockMessageByPlatformId(trx, orgId, event.platformMessageId);
