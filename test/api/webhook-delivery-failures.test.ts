@@ -5,6 +5,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, WEBHOOK_RETRY_SCHEDULE_MS } from '../../src/config.ts';
 import { createWebhookDeliverer, type WebhookDelivererOptions } from '../../src/worker/webhook-deliveries.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 let h: Harness;
@@ -218,6 +219,39 @@ describe('fairness', () => {
     expect(receiver.at(slow.path)).toHaveLength(2);
     expect((await log(slow.key, slow.endpoint.id)).every((d) => d.attempts === 0)).toBe(true);
     for (const request of receiver.at(fast.path)) expect(verify(fast.endpoint.secret, request).type).toBe('ping');
+  });
+});
+
+describe('fairness with the fan-out', () => {
+  it('a hanging endpoint never holds back the fan-out: the worker finishes a broadcast while its events hang', async () => {
+    const { key, template } = await sender(h);
+    const path = `/failing/${++paths}`;
+    const created = await h.api('POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: `${receiver.baseUrl}${path}`, events: ['broadcast.recipient.updated', 'broadcast.finished'] },
+    });
+    expect(created.status).toBe(201);
+    endpoints.push({ key, id: created.body.id });
+    receiver.answer(path, 'hang');
+    // The real worker tasks of the wiring, fan-out and deliveries side by side, on their own timers.
+    const worker = h.wiring.startWorker();
+    stoppers.push(() => worker.stop());
+    const sent = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: recipientsFor(phones(40)) },
+    });
+    expect(sent.status).toBe(202);
+    let broadcast = sent.body;
+    for (let i = 0; i < 100 && broadcast.status !== 'completed'; i++) {
+      await sleep(100);
+      broadcast = (await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key })).body;
+    }
+    expect(broadcast).toMatchObject({ status: 'completed', sent: 40, pending: 0 });
+    // ... while the endpoint's deliveries were being attempted and none of them has finished.
+    await receiver.waitFor(path, 1);
+    const deliveries = await log(key, created.body.id);
+    expect(deliveries.length).toBeGreaterThan(0);
+    expect(deliveries.every((d) => d.status === 'pending')).toBe(true);
   });
 });
 
