@@ -1641,7 +1641,7 @@ export interface components {
         };
         /**
          * RetryRequest
-         * @description decisions §13: which failures of the broadcast to retry.
+         * @description decisions §13: which failures of the broadcast to retry. Optional: no body retries every one.
          */
         RetryRequest: {
             /** @description Only recipients whose `error` is one of these (or starts with one followed by `:`, as in `rate_limited: …`). Left out: every failure another try can fix. */
@@ -3590,8 +3590,8 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description decisions §13: which failures of the broadcast to retry. */
-        requestBody: {
+        /** @description decisions §13: which failures of the broadcast to retry. Optional: no body retries every one. */
+        requestBody?: {
             content: {
                 /**
                  * @example {

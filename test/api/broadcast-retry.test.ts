@@ -67,6 +67,10 @@ describe('retrying a broadcast’s failures', () => {
     const second = await retry(key, broadcastId);
     expect(second.status).toBe(409);
     expect(second.body.detail).toMatchObject({ code: 'nothing_to_retry' });
+    // The body is optional (decisions §13: `{error_codes?}`): none at all is the same request.
+    const bodiless = await h.api('POST', `/v1/broadcasts/${broadcastId}/retry`, { key });
+    expect(bodiless.status).toBe(409);
+    expect(bodiless.body.detail).toMatchObject({ code: 'nothing_to_retry' });
 
     // It fails again: free for another retry.
     await h.fanout.drain();

@@ -112,7 +112,8 @@ export const RetryBody = Type.Object(
   {
     additionalProperties: false,
     title: 'RetryRequest',
-    description: 'decisions §13: which failures of the broadcast to retry.',
+    description: 'decisions §13: which failures of the broadcast to retry. Optional: no body retries every one.',
+    'x-optional-body': true,
     examples: [{ error_codes: ['platform_error'] }],
   },
 );

@@ -38,6 +38,10 @@ export function sendRoutes(app: FastifyInstance, send: SendService): void {
         body: RetryBody,
         response: { 202: BroadcastSchema, ...v1Errors(RETRY_ERRORS) },
       },
+      // The body is optional: a request without one asks for every retryable failure.
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
+      },
     },
     async (request, reply) => {
       const { orgId } = authOf(request);
