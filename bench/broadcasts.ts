@@ -12,33 +12,15 @@ import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import type { RateLimitStore } from '../src/http/rate-limit.ts';
 import { wire } from '../src/wiring.ts';
+import { benchServer, freshDatabase, log, unlimited } from './bench-database.ts';
 import { measure, table } from './measure.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
+const server = benchServer;
 const sends = Number(process.env.BENCH_SENDS ?? 100);
 const fanoutSize = Number(process.env.BENCH_FANOUT ?? (process.env.BENCH_QUICK === '1' ? 2000 : 5000));
-const log = (line: string) => process.stderr.write(`${line}\n`);
-const unlimited: RateLimitStore = { hit: async () => 1, close: async () => {} };
 const ADMIN = 'bench-admin';
-
-async function freshDatabase(name: string): Promise<string> {
-  const admin = new URL(server);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 let phoneSequence = 0;
 const nextPhones = (count: number) =>

@@ -8,38 +8,19 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import { CrmClient } from '../sdk/src/index.ts';
 import { buildApp } from '../src/app.ts';
 import { importContacts } from '../src/contact-import.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import type { RateLimitStore } from '../src/http/rate-limit.ts';
 import { newId } from '../src/lib/ids.ts';
 import { wire } from '../src/wiring.ts';
+import { benchServer, freshDatabase, log, unlimited } from './bench-database.ts';
 
-const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
+const _server = benchServer;
 const rows = Number(process.env.BENCH_IMPORT_ROWS ?? 100_000);
 const ADMIN = 'bench-admin';
-const unlimited: RateLimitStore = { hit: async () => 1, close: async () => {} };
-const log = (line: string) => process.stderr.write(`${line}\n`);
 const rssMb = () => Math.round(process.memoryUsage().rss / 1024 / 1024);
-
-async function freshDatabase(name: string): Promise<string> {
-  const admin = new URL(server);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 async function main(): Promise<void> {
   const database = await openDatabase({ databaseUrl: await freshDatabase('crm_bench_import'), poolSize: 10 });

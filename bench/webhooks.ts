@@ -15,41 +15,22 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import type { RateLimitStore } from '../src/http/rate-limit.ts';
 import { recordEvents } from '../src/modules/events/events.ts';
 import { wire } from '../src/wiring.ts';
+import { benchServer, freshDatabase, log, unlimited } from './bench-database.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const server = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
+const server = benchServer;
 const eventCount = Number(process.env.BENCH_EVENTS ?? 3000);
 const fanoutSize = Math.max(100, Math.floor(Number(process.env.BENCH_WEBHOOK_FANOUT ?? 10_000) / 100) * 100);
 const CONCURRENCY = 32;
-const log = (line: string) => process.stderr.write(`${line}\n`);
-const unlimited: RateLimitStore = { hit: async () => 1, close: async () => {} };
 const ADMIN = 'bench-admin';
 
 const percentile = (sorted: number[], p: number) =>
   sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number);
-
-async function freshDatabase(name: string): Promise<string> {
-  const admin = new URL(server);
-  admin.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: admin.toString() });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
 
 /** The integrator's receiver: answers 200 at once and notes when each event id first arrived. */
 async function startReceiver() {

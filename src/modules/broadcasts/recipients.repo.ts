@@ -6,9 +6,8 @@ import type { DB } from '../../db/schema.ts';
 import type { PlatformEventOf } from '../../messaging/webhooks.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
 import { recordOutboundMessages } from '../conversations/conversations.repo.ts';
-import { recordEvents } from '../events/events.ts';
 import { adjustBalance, type ClaimedRow, type RecipientKey, updateRecipient } from './recipient-claim.ts';
-import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
+import { recordRecipientMoves } from './recipient-events.ts';
 import { type HandoffVerdict, isForward, parseCallbackReference } from './recipient-rules.ts';
 
 export { type ClaimedRow, type ClaimOptions, claimRecipients } from './recipient-claim.ts';
@@ -109,7 +108,7 @@ export async function queueRecipients(
           : {}),
       })),
     )
-    .returning(['contact_id', 'phone', 'status', 'error', 'queued_at'])
+    .returning(['org_id', 'broadcast_id', 'position', 'status'])
     .execute();
   return rows.filter((row) => row.status === 'failed');
 }
@@ -414,32 +413,13 @@ export async function countPendingRecipients(db: Kysely<DB>): Promise<number> {
   return Number(row.n);
 }
 
-/** decisions §11: a `broadcast.recipient.updated` event for each recipient a send failed at once (§14 `opted_out`). */
+/**
+ * decisions §11: a `broadcast.recipient.updated` event for each recipient a send failed at once (§14 `opted_out`),
+ * as every recipient move records it; a broadcast whose every recipient failed at once finishes here, once.
+ */
 export async function recordFailedAtOnce(
   db: Kysely<DB>,
-  orgId: string,
-  broadcastId: string,
   rows: Awaited<ReturnType<typeof queueRecipients>>,
 ): Promise<void> {
-  if (rows.length === 0) return;
-  await recordEvents(
-    db,
-    orgId,
-    rows.map((row) => ({
-      type: 'broadcast.recipient.updated' as const,
-      data: {
-        broadcast_id: broadcastId,
-        contact_id: row.contact_id,
-        phone: row.phone,
-        status: 'failed',
-        error: row.error,
-        platform_message_id: null,
-        delivered_at: null,
-        read_at: null,
-        created_at: row.queued_at.toISOString(),
-      },
-    })),
-  );
-  // A broadcast whose every recipient failed at once is complete from the start: it finishes here, once.
-  await recordFinished(db, orgId, [broadcastId]);
+  await recordRecipientMoves(db, rows);
 }

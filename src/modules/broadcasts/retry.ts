@@ -123,7 +123,7 @@ export async function queueRetry(
           retryOf: { broadcastId, position: row.position },
         })),
       );
-      await recordFailedAtOnce(trx, orgId, retryId, failed);
+      await recordFailedAtOnce(trx, failed);
       await complete?.(trx, retryId);
     });
   } catch (error) {

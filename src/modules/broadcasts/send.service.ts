@@ -264,7 +264,7 @@ export function createSendService(deps: SendDeps) {
           failure: recipient.optedOut ? 'opted_out' : undefined,
         })),
       );
-      await recordFailedAtOnce(trx, orgId, broadcastId, failed);
+      await recordFailedAtOnce(trx, failed);
       if (idempotency) await completeIdempotencyKey(trx, orgId, idempotency, broadcastId);
     });
     return deps.broadcasts.get(orgId, broadcastId);
