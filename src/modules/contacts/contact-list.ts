@@ -10,7 +10,9 @@ import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { validationError } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
+import type { StoredValue } from '../properties/property-values.ts';
 import type { ListFilter } from './contact-filters.ts';
+import { CONTACT_COLUMNS, type ContactRecord, valuesOfContact } from './contacts.repo.ts';
 import type { ContactListQuery, ContactSort } from './contacts.schemas.ts';
 
 interface SortSpec {
@@ -40,11 +42,6 @@ interface Position {
   id: string;
 }
 
-export interface ListPage {
-  ids: string[];
-  nextCursor: string | null;
-}
-
 function validSnapshot(text: unknown): text is string {
   if (typeof text !== 'string') return false;
   const match = SNAPSHOT.exec(text);
@@ -71,12 +68,16 @@ function readPosition(cursor: string, scope: string, filter: unknown, now: numbe
   return { snapshot, startedAt, segment, key, id };
 }
 
-interface KeyRow {
-  id: string;
-  k: string | null;
-}
+/** A contact of a page as the list shows it: its row and its property values, read by the page's statement. */
+export type ListedContact = ContactRecord & { property_values: (StoredValue & { key: string; kind: string })[] };
 
-/** One segment (keys present, or keys missing) of one page, as the snapshot ordered it. */
+type PageRow = ListedContact & { k: string | null; segment: number };
+type StatementRow = ListedContact & { k: string | null; snapshot: string; total: number | null };
+
+/**
+ * One segment (keys present, or keys missing) of one page, as the snapshot ordered it, with the page's contacts
+ * and their property values, and (when `count` is given) the list's count: one statement, one round trip.
+ */
 async function segmentPage(
   db: Kysely<DB>,
   orgId: string,
@@ -87,7 +88,8 @@ async function segmentPage(
   after: { key: string | null; id: string } | undefined,
   limit: number,
   filters: RawBuilder<unknown>,
-): Promise<{ rows: KeyRow[]; snapshot: string }> {
+  count: RawBuilder<unknown> | undefined,
+): Promise<{ rows: PageRow[]; snapshot: string; total: number | null }> {
   const dir = sql.raw(desc ? 'desc' : 'asc');
   const cmp = sql.raw(desc ? '<' : '>');
   const cast = sql.raw(spec.time ? '::timestamptz' : '::text');
@@ -107,37 +109,50 @@ async function segmentPage(
       : sql`${key}::text`;
     return { present, keyset, order, id, text, key };
   };
+  const pageOrder = (alias: string) =>
+    segment === 1
+      ? sql`${sql.ref(`${alias}.id`)} ${dir}`
+      : sql`${sql.ref(`${alias}.sort_key`)} ${dir}, ${sql.ref(`${alias}.id`)} ${dir}`;
   const current = part('c', 'id');
-  const outerOrder = segment === 1 ? sql`id ${dir}` : sql`sort_key ${dir}, id ${dir}`;
+  const live = sql`select ${current.id} as id, ${current.key} as sort_key, ${current.text} as k from contacts c
+    where c.org_id = ${orgId} and c.deleted_at is null`;
+  let keyset: RawBuilder<unknown>;
   if (snapshot === undefined) {
-    // A walk's first query reads the current data and records the snapshot it read in the same statement (one
-    // round trip fewer). Every row it sees is visible in that snapshot, and no kept version is (the writes that
-    // made them are visible), so the snapshot conditions of the general form are all true here.
-    const fresh = await sql<KeyRow & { snapshot: string }>`select s.snapshot, page.id, page.k
-      from (select pg_current_snapshot()::text as snapshot) s
-      left join lateral (select ${current.id} as id, ${current.key} as sort_key, ${current.text} as k from contacts c
-        where c.org_id = ${orgId} and c.deleted_at is null and ${current.present} and ${current.keyset} and ${filters}
-        order by ${current.order} limit ${limit}) page on true
-      order by ${outerOrder}`.execute(db);
-    const rows = fresh.rows.filter((row) => row.id !== null).map(({ id, k }) => ({ id, k }));
-    return { rows, snapshot: fresh.rows[0]?.snapshot as string };
-  }
-  const snap = sql`${snapshot}::pg_snapshot`;
-  const kept = part('v', 'contact_id');
-  const rows = await sql<KeyRow>`select id, k from (
-      (select ${current.id} as id, ${current.key} as sort_key, ${current.text} as k from contacts c
-        where c.org_id = ${orgId} and c.deleted_at is null and pg_visible_in_snapshot(c.version_xid, ${snap})
+    // A walk's first query reads the current data and records the snapshot it read in the same statement. Every
+    // row it sees is visible in that snapshot, and no kept version is (the writes that made them are visible),
+    // so the snapshot conditions of the general form are all true here.
+    keyset = sql`${live} and ${current.present} and ${current.keyset} and ${filters}
+      order by ${current.order} limit ${limit}`;
+  } else {
+    const snap = sql`${snapshot}::pg_snapshot`;
+    const kept = part('v', 'contact_id');
+    keyset = sql`select * from (
+        (${live} and pg_visible_in_snapshot(c.version_xid, ${snap})
           and ${current.present} and ${current.keyset} and ${filters}
         order by ${current.order} limit ${limit})
-      union all
-      (select ${kept.id} as id, ${kept.key} as sort_key, ${kept.text} as k
-        from contact_sort_versions v join contacts c on c.org_id = v.org_id and c.id = v.contact_id
-        where v.org_id = ${orgId} and v.replaced_xid >= pg_snapshot_xmin(${snap})
-          and pg_visible_in_snapshot(v.version_xid, ${snap}) and not pg_visible_in_snapshot(v.replaced_xid, ${snap})
-          and c.deleted_at is null and ${kept.present} and ${kept.keyset} and ${filters}
-        order by ${kept.order} limit ${limit})
-    ) page order by ${outerOrder} limit ${limit}`.execute(db);
-  return { rows: rows.rows, snapshot };
+        union all
+        (select ${kept.id} as id, ${kept.key} as sort_key, ${kept.text} as k
+          from contact_sort_versions v join contacts c on c.org_id = v.org_id and c.id = v.contact_id
+          where v.org_id = ${orgId} and v.replaced_xid >= pg_snapshot_xmin(${snap})
+            and pg_visible_in_snapshot(v.version_xid, ${snap}) and not pg_visible_in_snapshot(v.replaced_xid, ${snap})
+            and c.deleted_at is null and ${kept.present} and ${kept.keyset} and ${filters}
+          order by ${kept.order} limit ${limit})
+      ) u order by ${pageOrder('u')} limit ${limit}`;
+  }
+  // The page's contacts as they stand now (pages show current data), with their values, in the page's order.
+  const result = await sql<StatementRow>`select s.snapshot,
+      ${count === undefined ? sql`null::int` : sql`(${count})`} as total, page.k,
+      ${sql.join(CONTACT_COLUMNS.map((column) => sql.ref(`r.${column}`)))},
+      ${valuesOfContact(db, orgId, sql.ref<string>('r.id'))} as property_values
+    from (select pg_current_snapshot()::text as snapshot) s
+    left join lateral (${keyset}) page on true
+    left join contacts r on r.org_id = ${orgId} and r.id = page.id
+    order by ${pageOrder('page')}`.execute(db);
+  const first = result.rows[0];
+  const rows = result.rows
+    .filter((row) => row.id !== null)
+    .map(({ snapshot: _snapshot, total: _total, ...row }) => ({ ...row, segment }));
+  return { rows, snapshot: snapshot ?? (first?.snapshot as string), total: first?.total ?? null };
 }
 
 export interface PagePlan {
@@ -181,7 +196,7 @@ function valueRows(orgId: string, filter: ListFilter) {
 
 /**
  * A page and its total_count. With one property condition the count comes first (from the value index alone) and
- * tells the page how to read the condition; otherwise the two independent queries run side by side.
+ * tells the page how to read the condition; otherwise the count is part of the page's statement.
  */
 export async function pageAndCount(
   db: Kysely<DB>,
@@ -192,13 +207,17 @@ export async function pageAndCount(
 ): Promise<{ page: ListPage; total: number | null }> {
   if (filter.rows) {
     const total = await countContacts(db, orgId, filter, exact);
-    return { page: await pageOfContacts(db, orgId, plan, filter, total), total };
+    return { page: await pageOfContacts(db, orgId, plan, filter, { matches: total }), total };
   }
-  const [page, total] = await Promise.all([
-    pageOfContacts(db, orgId, plan, filter),
-    countContacts(db, orgId, filter, exact),
-  ]);
-  return { page, total };
+  const page = await pageOfContacts(db, orgId, plan, filter, { count: countOf(orgId, filter, exact) });
+  return { page, total: exact ? page.total : capped(page.total) };
+}
+
+export interface ListPage {
+  contacts: ListedContact[];
+  nextCursor: string | null;
+  /** The count asked for by `options.count`, as its statement answered it. */
+  total: number | null;
 }
 
 export async function pageOfContacts(
@@ -206,22 +225,37 @@ export async function pageOfContacts(
   orgId: string,
   plan: PagePlan,
   filter: ListFilter,
-  /** The filter's count when known (see pageCondition). */
-  matches?: number | null,
+  /** `matches`: the filter's count when known (see pageCondition); `count`: a count to read with the page. */
+  options: { matches?: number | null; count?: RawBuilder<unknown> } = {},
 ): Promise<ListPage> {
-  const filters = pageCondition(orgId, filter, matches);
+  const filters = pageCondition(orgId, filter, options.matches);
   const { spec, desc, position } = plan;
   let snapshot = position?.snapshot;
   const startedAt = position?.startedAt ?? plan.now;
   const segments = spec.nullable ? 2 : 1;
   const wanted = plan.limit + 1;
-  const found: (KeyRow & { segment: number })[] = [];
+  const found: PageRow[] = [];
+  let total: number | null = null;
   let segment = position?.segment ?? 0;
   let after: { key: string | null; id: string } | undefined = position;
+  let count = options.count;
   while (found.length < wanted && segment < segments) {
-    const read = await segmentPage(db, orgId, spec, desc, snapshot, segment, after, wanted - found.length, filters);
+    const read = await segmentPage(
+      db,
+      orgId,
+      spec,
+      desc,
+      snapshot,
+      segment,
+      after,
+      wanted - found.length,
+      filters,
+      count,
+    );
+    if (count !== undefined) total = read.total;
+    count = undefined;
     snapshot = read.snapshot;
-    found.push(...read.rows.map((row) => ({ ...row, segment })));
+    found.push(...read.rows);
     segment++;
     after = undefined;
   }
@@ -231,31 +265,36 @@ export async function pageOfContacts(
     found.length > plan.limit && last
       ? encodeCursor(plan.scope, plan.fingerprint, [snapshot, startedAt, last.segment, last.k, last.id])
       : null;
-  return { ids: page.map((row) => row.id), nextCursor };
+  return { contacts: page.map(({ k: _k, segment: _segment, ...contact }) => contact), nextCursor, total };
 }
 
 /** decisions §2: an exact `total_count` up to this many matches, `null` above (unless `include_total=true`). */
 export const EXACT_COUNT_LIMIT = 10_000;
 
+const capped = (count: number | null) => (count === null || count > EXACT_COUNT_LIMIT ? null : count);
+
 /**
- * The list's `total_count` (decisions §2): exact when the filter matches at most 10,000 contacts, `null` above,
- * so counting stops at the 10,001st match and a list costs the same in a large organization as in a small one;
- * `exact` (include_total=true) counts every match.
+ * The statement counting the list's matches (decisions §2): it stops at the 10,001st match, so a list costs the
+ * same in a large organization as in a small one; `exact` (include_total=true) counts every match.
  */
+function countOf(orgId: string, filter: ListFilter, exact: boolean): RawBuilder<unknown> {
+  // One property condition: its rows in the value index are the matches (values exist only for live contacts).
+  const matches = filter.rows
+    ? valueRows(orgId, filter)
+    : sql`select 1 from contacts c where c.org_id = ${orgId} and c.deleted_at is null and ${filter.where}`;
+  return exact
+    ? sql`select count(*)::int as count from (${matches}) m`
+    : sql`select count(*)::int as count from (${matches} limit ${EXACT_COUNT_LIMIT + 1}) m`;
+}
+
+/** The list's `total_count`: exact when the filter matches at most 10,000 contacts, `null` above (or exact). */
 export async function countContacts(
   db: Kysely<DB>,
   orgId: string,
   filter: ListFilter,
   exact = false,
 ): Promise<number | null> {
-  // One property condition: its rows in the value index are the matches (values exist only for live contacts).
-  const matches = filter.rows
-    ? valueRows(orgId, filter)
-    : sql`select 1 from contacts c where c.org_id = ${orgId} and c.deleted_at is null and ${filter.where}`;
-  const result = exact
-    ? await sql<{ count: number }>`select count(*)::int as count from (${matches}) m`.execute(db)
-    : await sql<{ count: number }>`select count(*)::int as count
-        from (${matches} limit ${EXACT_COUNT_LIMIT + 1}) m`.execute(db);
+  const result = await sql<{ count: number }>`${countOf(orgId, filter, exact)}`.execute(db);
   const count = Number(result.rows[0]?.count ?? 0);
-  return exact || count <= EXACT_COUNT_LIMIT ? count : null;
+  return exact ? count : capped(count);
 }

@@ -1,5 +1,13 @@
 // SQL for contacts and their custom property values. Every query filters by org_id; reads see live contacts only.
-import { type CompiledQuery, type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
+import {
+  type CompiledQuery,
+  type Expression,
+  type Insertable,
+  type Kysely,
+  type Selectable,
+  sql,
+  type Updateable,
+} from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { ContactsTable, DB } from '../../db/schema.ts';
 import type { StoredValue } from '../properties/property-values.ts';
@@ -76,6 +84,24 @@ const contactWithValues = (db: Kysely<DB>, orgId: string, id: string) =>
     .where('c.id', '=', id)
     .where('c.deleted_at', 'is', null);
 
+/**
+ * The property values of the contact `contactId` refers to, as one JSON array in the shape `propertiesOf` reads
+ * (each value with its property's key and kind, in property order): a list reads its page's values in the page's
+ * own statement.
+ */
+export const valuesOfContact = (db: Kysely<DB>, orgId: string, contactId: Expression<string>) =>
+  jsonArrayFrom(
+    db
+      .selectFrom('contact_property_values as v')
+      .innerJoin('crm_properties as p', (join) =>
+        join.onRef('p.org_id', '=', 'v.org_id').onRef('p.id', '=', 'v.property_id'),
+      )
+      .select([...VALUE_COLUMNS])
+      .where('v.org_id', '=', orgId)
+      .where('v.contact_id', '=', contactId)
+      .orderBy('p.order_idx'),
+  );
+
 type ContactWithValues = NonNullable<Awaited<ReturnType<ReturnType<typeof contactWithValues>['executeTakeFirst']>>>;
 
 // Placeholders of the compiled statement, replaced by the request's values (a string no id can hold).
@@ -104,17 +130,6 @@ export async function findContactWithValues(
   const result = await db.executeQuery<ContactWithValues>({ ...compiled, parameters });
   return result.rows[0];
 }
-
-export const findContacts = (db: Kysely<DB>, orgId: string, ids: string[]) =>
-  ids.length === 0
-    ? Promise.resolve([])
-    : db
-        .selectFrom('contacts')
-        .select(CONTACT_COLUMNS)
-        .where('org_id', '=', orgId)
-        .where('id', 'in', ids)
-        .where('deleted_at', 'is', null)
-        .execute();
 
 export const updateContact = (db: Kysely<DB>, orgId: string, id: string, patch: Updateable<ContactsTable>) =>
   db

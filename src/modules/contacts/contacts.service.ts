@@ -11,7 +11,13 @@ import { recordEvents } from '../events/events.ts';
 import { findInitialStage, findStage } from '../funnel-stages/funnel-stages.repo.ts';
 import { listProperties } from '../properties/properties.repo.ts';
 import type { PropertyValueInput } from '../properties/properties.schemas.ts';
-import { checkValue, type Definition, type StoredValue, toPropertyValue } from '../properties/property-values.ts';
+import {
+  checkValue,
+  type Definition,
+  propertiesOf,
+  type StoredValue,
+  toPropertyValue,
+} from '../properties/property-values.ts';
 import { findSubOrigin, findSubOriginByKey } from '../sub-origins/sub-origins.repo.ts';
 import { batchUpsert } from './contact-batch.ts';
 import { listConditions, listFingerprint } from './contact-filters.ts';
@@ -296,11 +302,8 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
       const filters = listConditions(query, timezone, definitions);
       const plan = planPage(query, listFingerprint(query), clock.now());
       const { page, total } = await pageAndCount(db, orgId, plan, filters, query.include_total === true);
-      const rows = await repo.findContacts(db, orgId, page.ids);
-      const byId = new Map(rows.map((row) => [row.id, row]));
-      const ordered = page.ids.map((contactId) => byId.get(contactId)).filter((row) => row !== undefined);
       return {
-        items: await view(db, orgId, ordered),
+        items: page.contacts.map(({ property_values: values, ...row }) => present(row, propertiesOf(values))),
         next_cursor: page.nextCursor,
         total_count: total,
       };
