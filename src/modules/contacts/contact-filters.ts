@@ -160,6 +160,12 @@ export interface ListFilter {
    * holding these rows (a value only exists for a live contact: deleting a contact deletes its values).
    */
   rows?: ValueRows;
+  /**
+   * Set when `q` has trigrams: `where` with q matched through its trigrams one by one (see trigramSearch). The
+   * planner thinks it rare, so it suits a q matched by few contacts: the list counts with it, then pages with it
+   * when the count is small.
+   */
+  narrow?: RawBuilder<unknown>;
 }
 
 /** Everything in the query that narrows the list. */
@@ -186,9 +192,10 @@ export function listConditions(
   }
   // decisions §14
   if (query.opted_out !== undefined) conditions.push(sql`c.opted_out = ${query.opted_out}`);
-  if (query.q !== undefined) {
-    conditions.push(sql`c.search_text like lower(${`%${escapeLike(query.q)}%`})`);
-  }
+  // q: the LIKE, and its trigram form for the narrow variant (see ListFilter.narrow).
+  const searchAt = conditions.length;
+  const search = query.q === undefined ? undefined : trigramSearch(query.q);
+  if (query.q !== undefined) conditions.push(sql`c.search_text like lower(${`%${escapeLike(query.q)}%`})`);
   const entries = filterEntries(query.property_filter);
   for (const [index, entry] of entries.entries()) {
     const filter = parsePropertyFilter(entry, index);
@@ -196,10 +203,40 @@ export function listConditions(
   }
   const only = conditions.length === 0 && properties.length === 1 ? properties[0]?.rows : undefined;
   conditions.push(...properties.map((condition) => condition.sql));
+  const narrow = search && conditions.map((condition, i) => (i === searchAt ? search : condition));
   return {
     where: conditions.length === 0 ? sql`true` : sql.join(conditions, sql` and `),
     ...(only ? { rows: only } : {}),
+    ...(narrow ? { narrow: sql.join(narrow, sql` and `) } : {}),
   };
+}
+
+/** At most this many of q's trigrams go to the index (each is one more key for the GIN scan to intersect). */
+const MAX_TRIGRAMS = 12;
+
+/**
+ * `q` as the trigram index reads a selective search fastest: each of its trigrams a condition of its own, so that
+ * the GIN scan intersects one key per trigram and skips through the long posting lists of common trigrams
+ * (`use`, `000`…) from one entry of the rarest to the next, instead of reading them in full as it does for the
+ * trigrams of one LIKE. Only windows of three ASCII letters or digits are used (each is a trigram of
+ * pg_trgm whatever the locale); `strpos` then checks the substring itself, exactly as the LIKE does. Undefined
+ * when q has no such window (the LIKE stays).
+ */
+function trigramSearch(q: string): RawBuilder<unknown> | undefined {
+  const windows = new Set<string>();
+  for (let i = 0; i + 3 <= q.length; i++) {
+    const window = q.slice(i, i + 3);
+    if (/^[A-Za-z0-9]{3}$/.test(window)) windows.add(window);
+  }
+  if (windows.size === 0) return undefined;
+  const all = [...windows];
+  // Spread over q when it is long: its rare trigrams can be anywhere.
+  const chosen =
+    all.length <= MAX_TRIGRAMS
+      ? all
+      : Array.from({ length: MAX_TRIGRAMS }, (_, i) => all[Math.floor((i * all.length) / MAX_TRIGRAMS)] as string);
+  const trigrams = chosen.map((window) => sql`c.search_text like lower(${`%${window}%`})`);
+  return sql.join([...trigrams, sql`strpos(c.search_text, lower(${q})) > 0`], sql` and `);
 }
 
 /** A cursor belongs to its filter: the fields that shape the result set (sort and direction are its scope). */

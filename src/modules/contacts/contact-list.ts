@@ -177,15 +177,24 @@ export function planPage(query: ContactListQuery, fingerprint: unknown, now: Dat
   return { spec, desc, scope, limit: query.limit, fingerprint, position, now: now.getTime() };
 }
 
+/** A `q` matched by at most this many contacts pages from its matches, sorted (see pageCondition). */
+const FEW_MATCHES = 1_000;
+
 /**
- * The page's condition. A property condition matched by few contacts is read once into a hash (the planner's
- * hashed subplan, an index-only scan of the value index) that the sort index's walk probes in order; one matched
- * by many is probed per contact (EXISTS by primary key), which finds a page within a few hundred contacts.
+ * The page's condition, once the count is known. A property condition or a `q` matched by few contacts is read
+ * once into a hash (the planner's hashed subplan: an index-only scan of the value index, or the trigram search)
+ * that the sort index's walk probes in order; a `q` matched by very few is read from the trigram index and its
+ * matches sorted. A condition matched by many is checked per contact in the sort index's order, which finds a
+ * page within a few hundred contacts.
  */
 function pageCondition(orgId: string, filter: ListFilter, matches: number | null | undefined): RawBuilder<unknown> {
-  if (!filter.rows || matches === null || matches === undefined || matches > EXACT_COUNT_LIMIT) return filter.where;
+  if (matches === null || matches === undefined || matches > EXACT_COUNT_LIMIT) return filter.where;
   // `is true` keeps the IN a subplan rather than a semi-join, which could not keep the sort index's order.
-  return sql`(c.id in (${valueRows(orgId, filter)})) is true`;
+  if (filter.rows) return sql`(c.id in (${valueRows(orgId, filter)})) is true`;
+  if (!filter.narrow) return filter.where;
+  if (matches <= FEW_MATCHES) return filter.narrow;
+  return sql`(c.id in (select c.id from contacts c where c.org_id = ${orgId} and c.deleted_at is null
+    and ${filter.narrow})) is true`;
 }
 
 function valueRows(orgId: string, filter: ListFilter) {
@@ -195,8 +204,9 @@ function valueRows(orgId: string, filter: ListFilter) {
 }
 
 /**
- * A page and its total_count. With one property condition the count comes first (from the value index alone) and
- * tells the page how to read the condition; otherwise the count is part of the page's statement.
+ * A page and its total_count. With one property condition (counted from the value index alone) or a `q` (counted
+ * through its trigrams) the count comes first and tells the page how to read the condition; otherwise the count is
+ * part of the page's statement.
  */
 export async function pageAndCount(
   db: Kysely<DB>,
@@ -205,7 +215,7 @@ export async function pageAndCount(
   filter: ListFilter,
   exact: boolean,
 ): Promise<{ page: ListPage; total: number | null }> {
-  if (filter.rows) {
+  if (filter.rows || filter.narrow) {
     const total = await countContacts(db, orgId, filter, exact);
     return { page: await pageOfContacts(db, orgId, plan, filter, { matches: total }), total };
   }
@@ -281,7 +291,8 @@ function countOf(orgId: string, filter: ListFilter, exact: boolean): RawBuilder<
   // One property condition: its rows in the value index are the matches (values exist only for live contacts).
   const matches = filter.rows
     ? valueRows(orgId, filter)
-    : sql`select 1 from contacts c where c.org_id = ${orgId} and c.deleted_at is null and ${filter.where}`;
+    : sql`select 1 from contacts c where c.org_id = ${orgId} and c.deleted_at is null
+        and ${filter.narrow ?? filter.where}`;
   return exact
     ? sql`select count(*)::int as count from (${matches}) m`
     : sql`select count(*)::int as count from (${matches} limit ${EXACT_COUNT_LIMIT + 1}) m`;
