@@ -2,6 +2,7 @@
 // common `q`, two property filters) and its report: each row through HTTP one at a time and N in flight, the same
 // list without HTTP, the ratio to the bare server measured in the same run, and the process's peak RSS.
 import { mb, type Result } from './measure.ts';
+import type { SummaryRow } from './summary.ts';
 
 export interface RowSpec {
   name: string;
@@ -114,4 +115,37 @@ export function report(input: {
     '',
   ];
   return lines.join('\n');
+}
+
+/**
+ * The rows for `npm run bench`'s summary table: each list row one at a time and N in flight, its p50 and p99
+ * through HTTP, the bare server's p50 measured right before it at the same concurrency, the ratio of the two
+ * p50s (how many bare requests one list request costs), and the issue's target.
+ */
+export function summaryRows(input: {
+  contacts: number;
+  concurrency: number;
+  rows: Row[];
+  rssMb: number;
+}): SummaryRow[] {
+  const path = `contact list, ${input.contacts.toLocaleString('en')} contacts`;
+  return input.rows.flatMap((row) =>
+    (
+      [
+        ['1 at a time', row.api.one, row.bare.one, 10],
+        [`${input.concurrency} in flight`, row.api.many, row.bare.many, 50],
+      ] as const
+    ).map(([load, api, bare, limit]) => ({
+      path,
+      row: `${row.name}, ${load}`,
+      baseline: `bare Fastify + pg page of 50: p50 ${ms(bare.p50)} ms`,
+      value: `p50 ${ms(api.p50)} ms, ${api.throughput.toFixed(0)} req/s`,
+      ratio: api.p50 / bare.p50,
+      p50Ms: api.p50,
+      p99Ms: api.p99,
+      rssMb: input.rssMb,
+      target: row.target ? `p99 <= ${limit} ms` : 'none (reported)',
+      met: row.target ? api.p99 <= limit : null,
+    })),
+  );
 }

@@ -19,8 +19,9 @@ import { wire } from '../src/wiring.ts';
 import { startBareServer } from './bare-server.ts';
 import { measure, rssSampler } from './measure.ts';
 import { listWithoutHttp } from './queries.ts';
-import { rows as listRows, type Row, report } from './report.ts';
+import { rows as listRows, type Row, report, summaryRows } from './report.ts';
 import { seed } from './seed.ts';
+import { recordSummary } from './summary.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
 const url = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
@@ -119,6 +120,9 @@ async function main(): Promise<void> {
       rows: measured,
       peakRss,
     }),
+  );
+  recordSummary(
+    summaryRows({ contacts: seeded.contacts, concurrency, rows: measured, rssMb: peakRss / (1024 * 1024) }),
   );
   await bare.close();
   await app.close();
