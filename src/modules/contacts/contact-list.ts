@@ -87,7 +87,7 @@ async function segmentPage(
   segment: number,
   after: { key: string | null; id: string } | undefined,
   limit: number,
-  filters: RawBuilder<unknown>,
+  variants: Variant[],
   count: RawBuilder<unknown> | undefined,
 ): Promise<{ rows: PageRow[]; snapshot: string; total: number | null }> {
   const dir = sql.raw(desc ? 'desc' : 'asc');
@@ -116,17 +116,17 @@ async function segmentPage(
   const current = part('c', 'id');
   const live = sql`select ${current.id} as id, ${current.key} as sort_key, ${current.text} as k from contacts c
     where c.org_id = ${orgId} and c.deleted_at is null`;
-  let keyset: RawBuilder<unknown>;
-  if (snapshot === undefined) {
-    // A walk's first query reads the current data and records the snapshot it read in the same statement. Every
-    // row it sees is visible in that snapshot, and no kept version is (the writes that made them are visible),
-    // so the snapshot conditions of the general form are all true here.
-    keyset = sql`${live} and ${current.present} and ${current.keyset} and ${filters}
-      order by ${current.order} limit ${limit}`;
-  } else {
+  const keysetOf = (filters: RawBuilder<unknown>) => {
+    if (snapshot === undefined) {
+      // A walk's first query reads the current data and records the snapshot it read in the same statement.
+      // Every row it sees is visible in that snapshot, and no kept version is (the writes that made them are
+      // visible), so the snapshot conditions of the general form are all true here.
+      return sql`${live} and ${current.present} and ${current.keyset} and ${filters}
+        order by ${current.order} limit ${limit}`;
+    }
     const snap = sql`${snapshot}::pg_snapshot`;
     const kept = part('v', 'contact_id');
-    keyset = sql`select * from (
+    return sql`select * from (
         (${live} and pg_visible_in_snapshot(c.version_xid, ${snap})
           and ${current.present} and ${current.keyset} and ${filters}
         order by ${current.order} limit ${limit})
@@ -138,10 +138,29 @@ async function segmentPage(
             and c.deleted_at is null and ${kept.present} and ${kept.keyset} and ${filters}
           order by ${kept.order} limit ${limit})
       ) u order by ${pageOrder('u')} limit ${limit}`;
-  }
+  };
+  // Several ways to read the condition: each gated by the count (a one-time filter: the others never run).
+  const keyset =
+    variants.length === 1
+      ? keysetOf((variants[0] as Variant).filters)
+      : sql.join(
+          variants.map((variant, i) => {
+            const n = sql`(select count from counted)`;
+            const above = variants[i - 1]?.upTo;
+            const gate = sql.join(
+              [
+                above === undefined ? sql`true` : sql`${n} > ${above}`,
+                variant.upTo === undefined ? sql`true` : sql`${n} <= ${variant.upTo}`,
+              ],
+              sql` and `,
+            );
+            return sql`(select * from (${keysetOf(variant.filters)}) g where ${gate})`;
+          }),
+          sql` union all `,
+        );
   // The page's contacts as they stand now (pages show current data), with their values, in the page's order.
-  const result = await sql<StatementRow>`select s.snapshot,
-      ${count === undefined ? sql`null::int` : sql`(${count})`} as total, page.k,
+  const result = await sql<StatementRow>`with counted as materialized (${count ?? sql`select null::int as count`})
+    select s.snapshot, (select count from counted) as total, page.k,
       ${sql.join(CONTACT_COLUMNS.map((column) => sql.ref(`r.${column}`)))},
       ${valuesOfContact(db, orgId, sql.ref<string>('r.id'))} as property_values
     from (select pg_current_snapshot()::text as snapshot) s
@@ -177,25 +196,43 @@ export function planPage(query: ContactListQuery, fingerprint: unknown, now: Dat
   return { spec, desc, scope, limit: query.limit, fingerprint, position, now: now.getTime() };
 }
 
-/** A `q` matched by at most this many contacts pages from its matches, sorted (see pageCondition). */
+/** A `q` matched by at most this many contacts pages from its matches, sorted (see pageVariants). */
 const FEW_MATCHES = 1_000;
 
+/** One way to read the page's condition, for the lists whose count is at most `upTo` (any count when undefined). */
+interface Variant {
+  filters: RawBuilder<unknown>;
+  upTo?: number;
+}
+
 /**
- * The page's condition, once the count is known. A property condition or a `q` matched by few contacts is read
- * once into a hash (the planner's hashed subplan: an index-only scan of the value index, or the trigram search)
- * that the sort index's walk probes in order; a `q` matched by very few is read from the trigram index and its
- * matches sorted. A condition matched by many is checked per contact in the sort index's order, which finds a
+ * The ways to read the page's condition, by the count. A property condition or a `q` matched by few contacts is
+ * read once into a hash (the planner's hashed subplan: an index-only scan of the value index, or the trigram
+ * search) that the sort index's walk probes in order; a `q` matched by very few is read from the trigram index and
+ * its matches sorted. A condition matched by many is checked per contact in the sort index's order, which finds a
  * page within a few hundred contacts.
  */
-function pageCondition(orgId: string, filter: ListFilter, matches: number | null | undefined): RawBuilder<unknown> {
-  if (matches === null || matches === undefined || matches > EXACT_COUNT_LIMIT) return filter.where;
+function pageVariants(orgId: string, filter: ListFilter): Variant[] {
   // `is true` keeps the IN a subplan rather than a semi-join, which could not keep the sort index's order.
-  if (filter.rows) return sql`(c.id in (${valueRows(orgId, filter)})) is true`;
-  if (!filter.narrow) return filter.where;
-  if (matches <= FEW_MATCHES) return filter.narrow;
-  return sql`(c.id in (select c.id from contacts c where c.org_id = ${orgId} and c.deleted_at is null
-    and ${filter.narrow})) is true`;
+  if (filter.rows) {
+    return [
+      { upTo: EXACT_COUNT_LIMIT, filters: sql`(c.id in (${valueRows(orgId, filter)})) is true` },
+      { filters: filter.where },
+    ];
+  }
+  if (!filter.narrow) return [{ filters: filter.where }];
+  const matches = sql`select c.id from contacts c where c.org_id = ${orgId} and c.deleted_at is null and ${filter.narrow}`;
+  return [
+    { upTo: FEW_MATCHES, filters: filter.narrow },
+    { upTo: EXACT_COUNT_LIMIT, filters: sql`(c.id in (${matches})) is true` },
+    { filters: filter.where },
+  ];
 }
+
+/** The variant for a known count (the last, which suits any count, when it is not known). */
+const variantFor = (variants: Variant[], count: number | null) =>
+  variants.find((variant) => count !== null && (variant.upTo === undefined || count <= variant.upTo)) ??
+  (variants.at(-1) as Variant);
 
 function valueRows(orgId: string, filter: ListFilter) {
   const rows = filter.rows as NonNullable<ListFilter['rows']>;
@@ -204,9 +241,8 @@ function valueRows(orgId: string, filter: ListFilter) {
 }
 
 /**
- * A page and its total_count. With one property condition (counted from the value index alone) or a `q` (counted
- * through its trigrams) the count comes first and tells the page how to read the condition; otherwise the count is
- * part of the page's statement.
+ * A page and its total_count, in one statement. With one property condition (counted from the value index alone)
+ * or a `q` (counted through its trigrams) the count also decides how the page reads the condition.
  */
 export async function pageAndCount(
   db: Kysely<DB>,
@@ -215,18 +251,14 @@ export async function pageAndCount(
   filter: ListFilter,
   exact: boolean,
 ): Promise<{ page: ListPage; total: number | null }> {
-  if (filter.rows || filter.narrow) {
-    const total = await countContacts(db, orgId, filter, exact);
-    return { page: await pageOfContacts(db, orgId, plan, filter, { matches: total }), total };
-  }
-  const page = await pageOfContacts(db, orgId, plan, filter, { count: countOf(orgId, filter, exact) });
+  const page = await pageOfContacts(db, orgId, plan, filter, { exact });
   return { page, total: exact ? page.total : capped(page.total) };
 }
 
 export interface ListPage {
   contacts: ListedContact[];
   nextCursor: string | null;
-  /** The count asked for by `options.count`, as its statement answered it. */
+  /** The count when `count` was asked for, as its statement answered it (at most 10,001 unless exact). */
   total: number | null;
 }
 
@@ -235,10 +267,9 @@ export async function pageOfContacts(
   orgId: string,
   plan: PagePlan,
   filter: ListFilter,
-  /** `matches`: the filter's count when known (see pageCondition); `count`: a count to read with the page. */
-  options: { matches?: number | null; count?: RawBuilder<unknown> } = {},
+  /** Count the list in the page's statement (decisions §2). */
+  count?: { exact: boolean },
 ): Promise<ListPage> {
-  const filters = pageCondition(orgId, filter, options.matches);
   const { spec, desc, position } = plan;
   let snapshot = position?.snapshot;
   const startedAt = position?.startedAt ?? plan.now;
@@ -248,7 +279,10 @@ export async function pageOfContacts(
   let total: number | null = null;
   let segment = position?.segment ?? 0;
   let after: { key: string | null; id: string } | undefined = position;
-  let count = options.count;
+  const all = pageVariants(orgId, filter);
+  // The first statement counts and picks the variant by its count; a second segment knows the count.
+  let variants = count ? all : [variantFor(all, null)];
+  let counting = count ? countOf(orgId, filter, count.exact) : undefined;
   while (found.length < wanted && segment < segments) {
     const read = await segmentPage(
       db,
@@ -259,11 +293,14 @@ export async function pageOfContacts(
       segment,
       after,
       wanted - found.length,
-      filters,
-      count,
+      variants,
+      counting,
     );
-    if (count !== undefined) total = read.total;
-    count = undefined;
+    if (counting !== undefined) {
+      total = read.total;
+      variants = [variantFor(all, total)];
+    }
+    counting = undefined;
     snapshot = read.snapshot;
     found.push(...read.rows);
     segment++;
@@ -296,16 +333,4 @@ function countOf(orgId: string, filter: ListFilter, exact: boolean): RawBuilder<
   return exact
     ? sql`select count(*)::int as count from (${matches}) m`
     : sql`select count(*)::int as count from (${matches} limit ${EXACT_COUNT_LIMIT + 1}) m`;
-}
-
-/** The list's `total_count`: exact when the filter matches at most 10,000 contacts, `null` above (or exact). */
-export async function countContacts(
-  db: Kysely<DB>,
-  orgId: string,
-  filter: ListFilter,
-  exact = false,
-): Promise<number | null> {
-  const result = await sql<{ count: number }>`${countOf(orgId, filter, exact)}`.execute(db);
-  const count = Number(result.rows[0]?.count ?? 0);
-  return exact ? count : capped(count);
 }
