@@ -1,5 +1,5 @@
 // The contact list without HTTP: the same query string turned into the service's query, answered by the same
-// service (every SQL statement of a list request and the JSON-ready rows), or by its page and count queries alone.
+// service (every SQL statement of a list request and the JSON-ready rows), or by its SQL alone.
 import type { Kysely } from 'kysely';
 import type { DB } from '../src/db/schema.ts';
 import { systemClock } from '../src/lib/clock.ts';
@@ -36,7 +36,7 @@ export function listWithoutHttp(db: Kysely<DB>, orgId: string) {
   return {
     /** The whole list request as the route runs it, minus HTTP, auth and serialisation. */
     service: (search: string) => service.list(orgId, 'UTC', parseListQuery(search)),
-    /** The page's keyset query and the count, side by side as the service runs them. */
+    /** The list's SQL as the service runs it: the page, its contacts and their values, and the count. */
     pageAndCount: async (search: string) => {
       const query = parseListQuery(search);
       const filters = await conditions(query);

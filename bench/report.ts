@@ -93,7 +93,7 @@ export function report(input: {
     ),
     '',
     `The list rows (p50 / p99 ms). "API" is through HTTP; "no HTTP" is the same list from the service; ` +
-      `"SQL" is the page and count queries alone; "bare" is the bare server measured right before the row; ` +
+      `"SQL" is the list's SQL alone (page, contacts, property values, count); "bare" is the bare server measured right before the row; ` +
       `"× bare" is the API's p50 over the bare server's p50 at the same concurrency; the target is p99 <= 10 ms ` +
       `one at a time and <= 50 ms at ${n} in flight.`,
     '',
