@@ -10,6 +10,7 @@ import * as contactList from './migrations/0006-contact-list.ts';
 import * as webhooks from './migrations/0007-webhooks.ts';
 import * as broadcastFinished from './migrations/0008-broadcast-finished.ts';
 import * as campaign from './migrations/0010-campaign.ts';
+import * as contactCounts from './migrations/0013-contact-counts.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -23,6 +24,7 @@ export const migrations: Record<string, Migration> = {
   '0007-webhooks': webhooks,
   '0008-broadcast-finished': broadcastFinished,
   '0010-campaign': campaign,
+  '0013-contact-counts': contactCounts,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {

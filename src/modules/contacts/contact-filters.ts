@@ -166,6 +166,8 @@ export interface ListFilter {
    * when the count is small.
    */
   narrow?: RawBuilder<unknown>;
+  /** Set when nothing narrows the list: every live contact of the organization (counted in contact_counts). */
+  unfiltered?: true;
 }
 
 /** Everything in the query that narrows the list. */
@@ -206,6 +208,7 @@ export function listConditions(
   const narrow = search && conditions.map((condition, i) => (i === searchAt ? search : condition));
   return {
     where: conditions.length === 0 ? sql`true` : sql.join(conditions, sql` and `),
+    ...(conditions.length === 0 ? { unfiltered: true } : {}),
     ...(only ? { rows: only } : {}),
     ...(narrow ? { narrow: sql.join(narrow, sql` and `) } : {}),
   };
