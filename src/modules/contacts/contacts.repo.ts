@@ -172,14 +172,19 @@ export const loadValues = (db: Kysely<DB>, orgId: string, contactIds: string[]):
         .orderBy('p.order_idx')
         .execute();
 
-export async function writeValues(db: Kysely<DB>, orgId: string, contactId: string, values: StoredValue[]) {
+/** A contact's value of one property. */
+export interface ContactValue extends StoredValue {
+  contact_id: string;
+}
+
+/** Writes values of any number of contacts in one statement (a value already there is replaced). */
+export async function writeValuesOf(db: Kysely<DB>, orgId: string, values: ContactValue[]) {
   if (values.length === 0) return;
   await db
     .insertInto('contact_property_values')
     .values(
       values.map((value) => ({
         org_id: orgId,
-        contact_id: contactId,
         ...value,
         value_json: value.value_json === null ? null : JSON.stringify(value.value_json),
       })),
@@ -194,6 +199,23 @@ export async function writeValues(db: Kysely<DB>, orgId: string, contactId: stri
       })),
     )
     .execute();
+}
+
+export const writeValues = (db: Kysely<DB>, orgId: string, contactId: string, values: StoredValue[]) =>
+  writeValuesOf(
+    db,
+    orgId,
+    values.map((value) => ({ ...value, contact_id: contactId })),
+  );
+
+/** Removes values of any number of contacts in one statement. */
+export async function removeValuesOf(db: Kysely<DB>, orgId: string, pairs: { contact_id: string; property_id: string }[]) {
+  if (pairs.length === 0) return;
+  await sql`
+    delete from contact_property_values v
+    using unnest(${pairs.map((pair) => pair.contact_id)}::text[], ${pairs.map((pair) => pair.property_id)}::text[])
+      as r(contact_id, property_id)
+    where v.org_id = ${orgId} and v.contact_id = r.contact_id and v.property_id = r.property_id`.execute(db);
 }
 
 export async function removeValues(db: Kysely<DB>, orgId: string, contactId: string, propertyIds?: string[]) {
