@@ -37,7 +37,8 @@ export interface BatchPlan {
 const DUPLICATE_FIELDS: DuplicateField[] = ['email', 'phone', 'social_handle'];
 
 /** How a unique index compares a value: email and social handle case-insensitively, phone exactly. */
-const held = (field: DuplicateField, value: string) => `${field}\u0000${field === 'phone' ? value : value.toLowerCase()}`;
+const held = (field: DuplicateField, value: string) =>
+  `${field}\u0000${field === 'phone' ? value : value.toLowerCase()}`;
 
 /** The emails, phones and social handles the batch's items name: the one lookup finds who holds them. */
 export function heldValues(items: readonly ContactPatch[]): HeldValues {
@@ -116,7 +117,8 @@ export function planBatch(
       for (const field of DUPLICATE_FIELDS) {
         const value = next[field];
         const holder = value ? holderOf.get(held(field, value)) : undefined;
-        if (value && holder !== undefined && holder !== id) throw duplicateContact(field, before.get(held(field, value)));
+        if (value && holder !== undefined && holder !== id)
+          throw duplicateContact(field, before.get(held(field, value)));
       }
       for (const field of DUPLICATE_FIELDS) {
         const previous = current?.[field];

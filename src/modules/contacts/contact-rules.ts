@@ -72,7 +72,10 @@ export async function loadReferences(
           .select(['id', 'key'])
           .where('org_id', '=', orgId)
           .where((eb) =>
-            eb.or([...(ids.length > 0 ? [eb('id', 'in', ids)] : []), ...(keys.length > 0 ? [eb('key', 'in', keys)] : [])]),
+            eb.or([
+              ...(ids.length > 0 ? [eb('id', 'in', ids)] : []),
+              ...(keys.length > 0 ? [eb('key', 'in', keys)] : []),
+            ]),
           )
           .execute();
   const stages =

@@ -209,7 +209,11 @@ export const writeValues = (db: Kysely<DB>, orgId: string, contactId: string, va
   );
 
 /** Removes values of any number of contacts in one statement. */
-export async function removeValuesOf(db: Kysely<DB>, orgId: string, pairs: { contact_id: string; property_id: string }[]) {
+export async function removeValuesOf(
+  db: Kysely<DB>,
+  orgId: string,
+  pairs: { contact_id: string; property_id: string }[],
+) {
   if (pairs.length === 0) return;
   await sql`
     delete from contact_property_values v
