@@ -17,15 +17,30 @@ export interface HeldValues {
  * same order.
  */
 export async function lockHolders(db: Kysely<DB>, orgId: string, values: HeldValues): Promise<ContactRecord[]> {
-  const { emails, phones, socialHandles } = values;
-  if (emails.length + phones.length + socialHandles.length === 0) return [];
   const lower = (list: string[]) => list.map((value) => value.toLowerCase());
+  // One branch per unique index, each answered by its own partial index whatever the planner's statistics say of
+  // the organization (a fresh one grows from nothing during an import); a branch with no values is left out.
+  const live = sql`org_id = ${orgId} and deleted_at is null`;
+  const branches = [
+    ...(values.emails.length > 0
+      ? [
+          sql`select id from contacts where ${live} and email is not null and lower(email) = any(${lower(values.emails)}::text[])`,
+        ]
+      : []),
+    ...(values.phones.length > 0
+      ? [sql`select id from contacts where ${live} and phone is not null and phone = any(${values.phones}::text[])`]
+      : []),
+    ...(values.socialHandles.length > 0
+      ? [
+          sql`select id from contacts where ${live} and social_handle is not null
+            and lower(social_handle) = any(${lower(values.socialHandles)}::text[])`,
+        ]
+      : []),
+  ];
+  if (branches.length === 0) return [];
   const result = await sql<ContactRecord>`
     select ${sql.join(CONTACT_COLUMNS.map((column) => sql.ref(column)))} from contacts
-    where org_id = ${orgId} and deleted_at is null and (
-      (email is not null and lower(email) = any(${lower(emails)}::text[]))
-      or (phone is not null and phone = any(${phones}::text[]))
-      or (social_handle is not null and lower(social_handle) = any(${lower(socialHandles)}::text[])))
+    where ${live} and id in (${sql.join(branches, sql` union all `)})
     order by id
     for update`.execute(db);
   return result.rows;
