@@ -109,8 +109,12 @@ async function countRows(file: string): Promise<number> {
   return rows;
 }
 
-/** Up to this many 429s in a row for one batch before the import gives up. */
-const MAX_RATE_LIMITED = 30;
+/** Up to this many 429s or 503s in a row for one batch before the import gives up. */
+const MAX_WAITS = 30;
+
+/** Refused before anything ran, with a Retry-After: over the budget (429), or the database unreachable (503). */
+const isTransient = (error: unknown): error is ApiError =>
+  error instanceof RateLimitError || (error instanceof ApiError && error.status === 503);
 
 export async function importContacts(
   client: CrmClient,
@@ -154,7 +158,7 @@ export async function importContacts(
     return rejecting;
   };
 
-  /** One call within the budget (`held`: its first try already holds a start); a 429 waits and tries again. */
+  /** One call within the budget (`held`: its first try already holds a start); a 429 or 503 waits, tries again. */
   const send = async (items: Item[], held: boolean) => {
     for (let limited = 0; ; limited++) {
       if (!held) await budget.acquire();
@@ -165,9 +169,9 @@ export async function importContacts(
         });
         return;
       } catch (error) {
-        if (!(error instanceof RateLimitError) || limited >= MAX_RATE_LIMITED) throw error;
-        // The budget learned the wait from the 429's Retry-After (its fetch saw the answer): acquire() honours it.
-        budget.observe(429, error.headers);
+        if (!isTransient(error) || limited >= MAX_WAITS) throw error;
+        // The budget learned the wait from the answer's Retry-After (its fetch saw it): acquire() honours it.
+        budget.observe(error.status, error.headers);
       } finally {
         budget.release();
       }

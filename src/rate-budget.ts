@@ -3,7 +3,7 @@
 // `crm contacts import` starts its batches through it (decisions §12: one batch counts once, so the budget is what
 // bounds an import): starts are spaced 1/limit s apart and never more than `limit` fall in one wall-clock second,
 // no more requests are in flight than the budget allows per second, and an answer that says the window is spent
-// (Remaining 0, or a 429) holds new starts until the window ends (Reset) or for Retry-After.
+// (Remaining 0, or a 429) holds new starts until the window ends (Reset) or for Retry-After (after a 503 too).
 
 export interface BudgetClock {
   now(): number;
@@ -78,7 +78,8 @@ export class RateBudget {
     if (Number.isInteger(limit) && limit > 0) this.#limit = limit;
     const reset = Number(headers.get('x-ratelimit-reset'));
     if (headers.get('x-ratelimit-remaining') === '0' && reset > 0) this.#hold(reset * 1000);
-    if (status === 429) {
+    // A 503 `service_unavailable` (the database unreachable, issue 13) carries Retry-After too, and passes as well.
+    if (status === 429 || status === 503) {
       const retryAfter = headers.get('retry-after');
       const seconds = retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : 1;
       this.#hold(this.#clock.now() + seconds * 1000);

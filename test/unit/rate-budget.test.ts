@@ -58,7 +58,7 @@ describe('rate budget', () => {
     expect(budget.inFlight).toBe(3);
   });
 
-  it('holds new starts until Reset when an answer says the window is spent, and for Retry-After after a 429', async () => {
+  it('holds new starts until Reset when an answer says the window is spent, and for Retry-After after a 429 or 503', async () => {
     const clock = fakeClock(1_000_000_000_200);
     const budget = new RateBudget(clock);
     const second = Math.floor(clock.time / 1000);
@@ -74,5 +74,12 @@ describe('rate budget', () => {
     budget.observe(429, headers({ 'retry-after': '2' }));
     await budget.acquire();
     expect(clock.time).toBe(before + 2000);
+    budget.release();
+
+    // A 503 (the database unreachable, issue 13) says when to come back the same way.
+    const then = clock.time;
+    budget.observe(503, headers({ 'retry-after': '1' }));
+    await budget.acquire();
+    expect(clock.time).toBe(then + 1000);
   });
 });
