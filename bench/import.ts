@@ -116,23 +116,32 @@ async function main(): Promise<void> {
   });
   const baselineRate = baseline.throughput * 100;
 
-  // The endpoint alone: one batch of 100 new contacts at a time, over HTTP, no budget.
+  // The endpoint alone: one batch of 100 new contacts at a time, over HTTP, no budget. A 503 (the shared server out
+  // of connections for a moment, say) is waited out as its Retry-After says, counted, and stays in the latency.
+  let unavailable = 0;
   const single = await measure('batch-upsert of 100 new', endpointBatches, 1, async (batch) => {
-    const response = await fetch(`${openUrl}/v1/contacts/batch-upsert`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${endpoint.key}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        match_on: 'email',
-        items: Array.from({ length: 100 }, (_, i) => ({
-          email: `e${batch * 100 + i}@example.com`,
-          first_name: `First${i}`,
-          phone: `+1666${String(batch * 100 + i).padStart(7, '0')}`,
-          country: 'MX',
-        })),
-      }),
+    const body = JSON.stringify({
+      match_on: 'email',
+      items: Array.from({ length: 100 }, (_, i) => ({
+        email: `e${batch * 100 + i}@example.com`,
+        first_name: `First${i}`,
+        phone: `+1666${String(batch * 100 + i).padStart(7, '0')}`,
+        country: 'MX',
+      })),
     });
-    if (response.status !== 200) throw new Error(`batch-upsert answered ${response.status}: ${await response.text()}`);
-    await response.arrayBuffer();
+    for (let attempt = 1; ; attempt++) {
+      const response = await fetch(`${openUrl}/v1/contacts/batch-upsert`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${endpoint.key}`, 'content-type': 'application/json' },
+        body,
+      });
+      const text = await response.text();
+      if (response.status === 200) return;
+      if (response.status !== 503 || attempt >= 10)
+        throw new Error(`batch-upsert answered ${response.status}: ${text}`);
+      unavailable += 1;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
   });
   const singleRate = single.throughput * 100;
 
@@ -142,7 +151,7 @@ async function main(): Promise<void> {
   const importRate = rows / cli.seconds;
   const serverRssMb = Math.round(process.memoryUsage().rss / 1024 / 1024);
 
-  log(`load average ${load} before the import, ${loadavg()[0]?.toFixed(1)} after`);
+  log(`load average ${load} before the import, ${loadavg()[0]?.toFixed(1)} after; ${unavailable} 503s waited out`);
   log('| what | contacts | contacts/s | ratio to baseline | p50 ms | p99 ms | RSS MB |');
   log('| --- | --- | --- | --- | --- | --- | --- |');
   log(
