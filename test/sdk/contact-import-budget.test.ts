@@ -2,7 +2,7 @@
 // the server is slow to answer, never more starts in one second than the budget, 429s waited out (Retry-After);
 // and, as a real process, a progress bar with rows per second on a terminal and plain lines in a pipe.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -24,7 +24,7 @@ async function serve(rateLimitStore?: RateLimitStore) {
   const { org, key } = await h.createOrg();
   const countContacts = async () =>
     (await h.database.db.selectFrom('contacts').select('id').where('org_id', '=', org.id).execute()).length;
-  return { h, baseUrl, key, countContacts };
+  return { h, org, baseUrl, key, countContacts };
 }
 
 function csvOf(rows: number, prefix = 'b'): string {
@@ -83,6 +83,33 @@ describe('contacts import within the rate budget', () => {
     expect(refused).toBe(3);
     expect(result).toEqual({ rows: 300, imported: 300, rejected: 0, skipped: 0 });
     expect(await countContacts()).toBe(300);
+  });
+});
+
+describe('resuming with batches finished out of order', () => {
+  it('skips the rows done from the top and the batches done beyond them, and sends only the others', async () => {
+    const { h, org, baseUrl, key, countContacts } = await serve();
+    const file = csvOf(350, 'o');
+    // An interrupted run: rows 1–100 done, and the batch of rows 201–300 finished before the one of 101–200.
+    writeFileSync(`${file}.import-state.json`, JSON.stringify({ rows: 100, ahead: [201] }));
+    const { client, budget } = importClient(key, baseUrl);
+    const lines: string[] = [];
+    const result = await importContacts(
+      client,
+      file,
+      'email',
+      { tty: false, write: (line) => lines.push(line) },
+      budget,
+    );
+    expect(result).toEqual({ rows: 350, imported: 150, rejected: 0, skipped: 200 });
+    expect(await countContacts()).toBe(150);
+    const rows = await h.database.db.selectFrom('contacts').select('email').where('org_id', '=', org.id).execute();
+    const emails = rows.map((row) => row.email);
+    expect(emails).toContain('o100@example.com');
+    expect(emails).toContain('o349@example.com');
+    expect(emails).not.toContain('o0@example.com');
+    expect(emails).not.toContain('o250@example.com');
+    expect(JSON.parse(readFileSync(`${file}.import-state.json`, 'utf8'))).toEqual({ rows: 350, finished: true });
   });
 });
 
