@@ -135,7 +135,8 @@ export async function importContacts(
     ? new cliProgress.SingleBar(
         {
           format: 'import [{bar}] {percentage}% | {value}/{total} rows | {speed} rows/s | ETA {eta_formatted}',
-          stream: process.stderr,
+          // On the terminal: stderr, or stdout when only stdout is one (stderr sent to a file).
+          stream: process.stderr.isTTY || !process.stdout.isTTY ? process.stderr : process.stdout,
         },
         cliProgress.Presets.shades_classic,
       )

@@ -129,7 +129,7 @@ function run(command: string, args: string[], env: Record<string, string>) {
 }
 
 describe('the import as a process', { timeout: 120_000 }, () => {
-  it('draws a progress bar with rows per second on a terminal, and writes plain lines into a pipe', async () => {
+  it('draws a progress bar with rows per second on a terminal (stderr, or stdout alone), and plain lines into a pipe', async () => {
     const { baseUrl, key, countContacts } = await serve();
     const env = { CRM_API_KEY: key, CRM_BASE_URL: baseUrl };
     const cli = [process.execPath, join(root, 'src/cli.ts'), 'contacts', 'import'];
@@ -149,6 +149,14 @@ describe('the import as a process', { timeout: 120_000 }, () => {
     expect(terminal.stdout).toMatch(/import \[[^\]]*\] 100% \| 300\/300 rows \| \d+ rows\/s/);
     expect(terminal.stdout).not.toMatch(/^\d+ rows, \d+ imported/m);
     expect(terminal.stdout).toContain('"imported": 300');
-    expect(await countContacts()).toBe(550);
+
+    // Only stdout on the terminal (stderr sent to a file): the bar is drawn there.
+    const errors = join(mkdtempSync(join(tmpdir(), 'import-stderr-')), 'stderr.txt');
+    const onlyStdout = [...cli, `'${csvOf(100, 's')}'`, '--match-on', 'email', `2>'${errors}'`].join(' ');
+    const half = await run('script', ['-qec', onlyStdout, '/dev/null'], env);
+    expect(half.status, half.stdout).toBe(0);
+    expect(half.stdout).toMatch(/import \[[^\]]*\] 100% \| 100\/100 rows/);
+    expect(readFileSync(errors, 'utf8')).toBe('');
+    expect(await countContacts()).toBe(650);
   });
 });
