@@ -9,6 +9,7 @@ import pg from 'pg';
 import { withDataDirLock } from './data-dir-lock.ts';
 import { type DatabaseHealth, steadyHealth, trackHealth } from './health.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { preparingPool } from './prepared-statements.ts';
 import type { DB } from './schema.ts';
 
 export type { DatabaseHealth } from './health.ts';
@@ -97,7 +98,8 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   pool.on('connect', (client) => {
     client.on('error', (error) => onError(error, 'client'));
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // Statements marked with prepareStatement (the hottest reads) are sent by name: planned once per connection.
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   const health = trackHealth(async () => {
     await pool.query('select 1');
   });
