@@ -92,7 +92,17 @@ describe.skipIf(process.env.TEST_DB === 'postgres' && !process.env.TEST_REDIS_UR
     expect(inbound.status, inbound.text).toBeLessThan(300);
     const conversations = await h.api('GET', '/v1/conversations', { key });
     const conversation = conversations.body.items[0].id as string;
+    const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: 'https://93.184.216.34/hooks', events: ['contact.created'] },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const counts: Record<string, number> = {};
     for (const path of [
+      `/v1/broadcasts/${send.body.id}/recipients`,
+      `/v1/webhook-endpoints/${endpoint.body.id}`,
+      '/v1/webhook-endpoints',
+      `/v1/webhook-endpoints/${endpoint.body.id}/deliveries`,
       `/v1/broadcasts/${send.body.id}`,
       '/v1/broadcasts',
       '/v1/conversations',
@@ -104,7 +114,10 @@ describe.skipIf(process.env.TEST_DB === 'postgres' && !process.env.TEST_REDIS_UR
       '/v1/sub-origins',
       '/v1/channels/messaging/phones',
     ]) {
-      expect(await statementsOf(key, path), path).toBe(1);
+      counts[path] = await statementsOf(key, path);
     }
+    expect(counts).toEqual(Object.fromEntries(Object.keys(counts).map((path) => [path, 1])));
+    // The template and the organization's property keys (read through their own port): two statements at once.
+    expect(await statementsOf(key, `/v1/templates/${template.id}/send-requirements`)).toBe(2);
   });
 });
