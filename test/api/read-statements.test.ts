@@ -121,3 +121,39 @@ describe.skipIf(process.env.TEST_DB === 'postgres' && !process.env.TEST_REDIS_UR
     expect(await statementsOf(key, `/v1/templates/${template.id}/send-requirements`)).toBe(2);
   });
 });
+
+describe('reads whose parent row leads the statement', () => {
+  it('answer 404 for an unknown parent even with a bad cursor, an empty page for a parent without rows', async () => {
+    const { key, template } = await sender(h);
+    const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: 'https://93.184.216.34/hooks', events: ['contact.created'] },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const empty = await h.api('GET', `/v1/webhook-endpoints/${endpoint.body.id}/deliveries`, { key });
+    expect(empty.status, empty.text).toBe(200);
+    expect(empty.body).toEqual({ items: [], next_cursor: null });
+    const badCursor = `/v1/webhook-endpoints/${endpoint.body.id}/deliveries?cursor=not-a-cursor`;
+    expect((await h.api('GET', badCursor, { key })).status).toBe(422);
+    for (const path of [
+      '/v1/webhook-endpoints/we_unknown/deliveries',
+      '/v1/webhook-endpoints/we_unknown/deliveries?cursor=not-a-cursor',
+      '/v1/broadcasts/bc_unknown/recipients',
+      '/v1/broadcasts/bc_unknown/recipients?cursor=not-a-cursor',
+    ]) {
+      const response = await h.api('GET', path, { key });
+      expect(response.status, `${path}: ${response.text}`).toBe(404);
+    }
+    // A broadcast whose recipients are all still queued lists none of them, with their count of 0.
+    const send = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: recipientsFor(phones(2)) },
+    });
+    expect(send.status, send.text).toBe(202);
+    const queued = await h.api('GET', `/v1/broadcasts/${send.body.id}/recipients`, { key });
+    expect(queued.status, queued.text).toBe(200);
+    expect(queued.body).toEqual({ items: [], next_cursor: null, total_count: 0 });
+    const bad = await h.api('GET', `/v1/broadcasts/${send.body.id}/recipients?cursor=not-a-cursor`, { key });
+    expect(bad.status, bad.text).toBe(422);
+  });
+});

@@ -67,9 +67,7 @@ export function createBroadcastsService(db: Kysely<DB>) {
       let afterPosition: number | undefined;
       let badCursor: unknown;
       try {
-        afterPosition = filter.cursor
-          ? Number((decodeCursor(filter.cursor, scope, shape) as [number])[0])
-          : undefined;
+        afterPosition = filter.cursor ? Number((decodeCursor(filter.cursor, scope, shape) as [number])[0]) : undefined;
       } catch (error) {
         badCursor = error;
       }

@@ -384,15 +384,14 @@ export async function listRecipients(
   const statuses = filter.statuses.length ? [...filter.statuses] : ['-'];
   const rows = await db
     .selectFrom('broadcasts as b')
-    .crossJoinLateral(
-      (eb) =>
-        eb
-          .selectFrom('broadcast_recipients')
-          .select(sql<number>`count(*)::int`.as('total'))
-          .where('org_id', '=', orgId)
-          .where('broadcast_id', '=', broadcastId)
-          .where('status', 'in', statuses)
-          .as('t'),
+    .crossJoinLateral((eb) =>
+      eb
+        .selectFrom('broadcast_recipients')
+        .select(sql<number>`count(*)::int`.as('total'))
+        .where('org_id', '=', orgId)
+        .where('broadcast_id', '=', broadcastId)
+        .where('status', 'in', statuses)
+        .as('t'),
     )
     .leftJoinLateral(
       (eb) => {
