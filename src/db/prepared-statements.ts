@@ -13,15 +13,12 @@ export function prepareStatement(sql: string): void {
   if (!names.has(sql)) names.set(sql, `crm_prepared_${names.size + 1}`);
 }
 
-/** The name a SQL text is sent under, if it was marked. */
-export const preparedName = (sql: string): string | undefined => names.get(sql);
-
 type Command = PostgresQueryResult<unknown>['command'];
 // The commands Kysely tells apart (transaction ends, affected rows); any other one reads like a SELECT to it.
 const COMMANDS = new Set<string>(['UPDATE', 'DELETE', 'INSERT', 'SELECT', 'MERGE', 'COMMIT', 'ROLLBACK']);
 const isCommand = (command: string): command is Command => COMMANDS.has(command);
 
-class PreparingClient {
+class PreparingClient implements PostgresPoolClient {
   readonly #client: pg.PoolClient;
 
   constructor(client: pg.PoolClient) {
