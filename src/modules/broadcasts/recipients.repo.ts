@@ -370,6 +370,20 @@ export async function applyReport(
   return 'applied';
 }
 
+/** What a listed recipient shows (the page of `GET /v1/broadcasts/{id}/recipients`). */
+const LISTED_COLUMNS = [
+  'position',
+  'contact_id',
+  'phone',
+  'status',
+  'error',
+  'platform_message_id',
+  'delivered_at',
+  'read_at',
+  'reached_at',
+  'queued_at',
+] as const;
+
 /**
  * contract: only recipients the worker has reached are listed; the page and the exact count side by side. A page of a broadcast's recipients (in position order) with the total of the filter, in one statement (issue 9:
  * one round trip per read): the broadcast row leads, so `found` is false when it does not exist for `orgId`; the
@@ -397,18 +411,7 @@ export async function listRecipients(
       (eb) => {
         let page = eb
           .selectFrom('broadcast_recipients')
-          .select([
-            'position',
-            'contact_id',
-            'phone',
-            'status',
-            'error',
-            'platform_message_id',
-            'delivered_at',
-            'read_at',
-            'reached_at',
-            'queued_at',
-          ])
+          .select([...LISTED_COLUMNS])
           .where('org_id', '=', orgId)
           .where('broadcast_id', '=', broadcastId)
           .where('status', 'in', statuses);
@@ -417,19 +420,7 @@ export async function listRecipients(
       },
       (join) => join.onTrue(),
     )
-    .select([
-      't.total',
-      'r.position',
-      'r.contact_id',
-      'r.phone',
-      'r.status',
-      'r.error',
-      'r.platform_message_id',
-      'r.delivered_at',
-      'r.read_at',
-      'r.reached_at',
-      'r.queued_at',
-    ])
+    .select(['t.total', ...LISTED_COLUMNS.map((column) => `r.${column}` as const)])
     .where('b.org_id', '=', orgId)
     .where('b.id', '=', broadcastId)
     .orderBy('r.position')
