@@ -1,6 +1,7 @@
 // SQL for contacts and their custom property values. Every query filters by org_id; reads see live contacts only.
 import { type CompiledQuery, type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
+import { prepareStatement } from '../../db/prepared-statements.ts';
 import type { ContactsTable, DB } from '../../db/schema.ts';
 import type { StoredValue } from '../properties/property-values.ts';
 
@@ -86,7 +87,7 @@ const compiledContactWithValues = new WeakMap<Kysely<DB>, CompiledQuery>();
 /**
  * A live contact and its custom property values (with each value's key and kind, in property order), in one
  * statement: the values are aggregated as JSON beside the row (issue 9: one round trip per read). The hottest
- * read of the API: its SQL is built once per database handle, not per request.
+ * read of the API: its SQL is built once per database handle, not per request, and prepared.
  */
 export async function findContactWithValues(
   db: Kysely<DB>,
@@ -97,6 +98,8 @@ export async function findContactWithValues(
   if (!compiled) {
     compiled = contactWithValues(db, ORG_PLACEHOLDER, ID_PLACEHOLDER).compile();
     compiledContactWithValues.set(db, compiled);
+    // Sent by name on PostgreSQL: parsed once per connection and run on a cached plan (decisions: "Read path").
+    prepareStatement(compiled.sql);
   }
   const parameters = compiled.parameters.map((value) =>
     value === ORG_PLACEHOLDER ? orgId : value === ID_PLACEHOLDER ? id : value,
