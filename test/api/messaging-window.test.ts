@@ -68,6 +68,15 @@ const setStatus = (setup: Setup, list: string[], status: string) =>
     .where('phone', 'in', list)
     .execute();
 
+/** Moves the recipients of the given phones back in time (as the clock moving on would). */
+const queuedAgo = (setup: Setup, list: string[], interval: string) =>
+  db
+    .updateTable('broadcast_recipients')
+    .set({ queued_at: sql<Date>`now() - ${interval}::interval` })
+    .where('org_id', '=', setup.org.id)
+    .where('phone', 'in', list)
+    .execute();
+
 describe('the 24-hour window of distinct phones', () => {
   it('counts new phones once, repeated phones not again, and answers how many of a batch are in it', async () => {
     const setup = await sender(h, { limit: 4 });
@@ -130,21 +139,11 @@ describe('the 24-hour window of distinct phones', () => {
     expect((await send(setup, [a, b])).status).toBe(202);
     expect((await send(setup, [c])).status).toBe(409);
     // A recipient moved back in time leaves a recount.
-    await db
-      .updateTable('broadcast_recipients')
-      .set({ queued_at: sql<Date>`now() - interval '25 hours'` })
-      .where('org_id', '=', setup.org.id)
-      .where('phone', '=', a)
-      .execute();
+    await queuedAgo(setup, [a], '25 hours');
     expect(await expectExact(setup)).toBe(1);
     expect((await send(setup, [c])).status).toBe(202);
     // The sweep: c's and b's rows age past 24 hours with no recount pending (as time passing does).
-    await db
-      .updateTable('broadcast_recipients')
-      .set({ queued_at: sql<Date>`now() - interval '24 hours 1 second'` })
-      .where('org_id', '=', setup.org.id)
-      .where('phone', 'in', [b, c])
-      .execute();
+    await queuedAgo(setup, [b, c], '24 hours 1 second');
     await db.transaction().execute(async (trx) => {
       await lockAccount(trx, setup.org.id, setup.account.id);
       await recentPhones(trx, setup.org.id, setup.account.id, []);
@@ -243,12 +242,7 @@ describe('the 24-hour window of distinct phones', () => {
     expect((await send(setup, [a, b, c])).status).toBe(202);
     expect((await send(setup, [a, d])).status).toBe(202);
     await setStatus(setup, [b], 'failed');
-    await db
-      .updateTable('broadcast_recipients')
-      .set({ queued_at: sql<Date>`now() - interval '25 hours'` })
-      .where('org_id', '=', setup.org.id)
-      .where('phone', '=', c)
-      .execute();
+    await queuedAgo(setup, [c], '25 hours');
     const migration = migrations['0009-messaging-window'];
     if (!migration?.down) throw new Error('migration 0009 has no down');
     await migration.down(db);
