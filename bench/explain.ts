@@ -5,12 +5,14 @@
 import { type CompiledQuery, type Kysely, type KyselyPlugin, sql } from 'kysely';
 import { openDatabase } from '../src/db/database.ts';
 import type { DB } from '../src/db/schema.ts';
-import { benchServer, log } from './bench-database.ts';
+import { log } from './bench-database.ts';
 import { listWithoutHttp } from './queries.ts';
 
 const search = process.argv[2] ?? '';
 const page = Number(process.argv[3] ?? 1);
-const contacts = Number(process.env.BENCH_CONTACTS ?? (process.env.BENCH_QUICK === '1' ? 50_000 : 1_000_000));
+const quick = process.env.BENCH_QUICK === '1';
+const contacts = Number(process.env.BENCH_CONTACTS ?? (quick ? 50_000 : 1_000_000));
+const url = process.env.BENCH_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/crm_bench${quick ? '_quick' : ''}`;
 
 /** A handle on `db` that records every statement it runs (not the subqueries compiled into them). */
 function recording(db: Kysely<DB>, statements: CompiledQuery[]): Kysely<DB> {
@@ -30,7 +32,7 @@ function recording(db: Kysely<DB>, statements: CompiledQuery[]): Kysely<DB> {
 }
 
 async function main(): Promise<void> {
-  const database = await openDatabase({ databaseUrl: benchServer.toString(), poolSize: 4 });
+  const database = await openDatabase({ databaseUrl: url, poolSize: 4 });
   const { db } = database;
   const org = await sql<{ id: string }>`select id from organizations where name = ${`bench-${contacts}`}`.execute(db);
   const orgId = org.rows[0]?.id;

@@ -5,7 +5,8 @@
 // of `npm run bench` (bench/summary.ts). `node bench/explain.ts QUERY [PAGE]` explains a row's statements. Not part
 // of `npm test`.
 //
-//   BENCH_DATABASE_URL  default postgres://postgres@127.0.0.1:5432/crm_bench (created when missing)
+//   BENCH_DATABASE_URL  default postgres://postgres@127.0.0.1:5432/crm_bench, crm_bench_quick with BENCH_QUICK=1
+//                       (created when missing; apart, so that the small organization has statistics of its own)
 //   BENCH_QUICK=1       50,000 contacts and 100 requests per measurement (a few minutes)
 //   BENCH_CONTACTS      contacts to seed (default 1,000,000, or 50,000 quick); a seeded organization is reused
 //   BENCH_REQUESTS      requests per measurement (default 200, or 100 quick)
@@ -26,7 +27,9 @@ import { seed } from './seed.ts';
 import { recordSummary } from './summary.ts';
 
 const quick = process.env.BENCH_QUICK === '1';
-const url = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench');
+const url = new URL(
+  process.env.BENCH_DATABASE_URL ?? `postgres://postgres@127.0.0.1:5432/crm_bench${quick ? '_quick' : ''}`,
+);
 const contacts = Number(process.env.BENCH_CONTACTS ?? (quick ? 50_000 : 1_000_000));
 const requests = Number(process.env.BENCH_REQUESTS ?? (quick ? 100 : 200));
 const concurrency = Number(process.env.BENCH_CONCURRENCY ?? 8);
