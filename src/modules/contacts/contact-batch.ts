@@ -147,7 +147,11 @@ async function upsertOneByOne(deps: BatchDeps, orgId: string, body: ContactBatch
 
 export async function batchUpsert(deps: BatchDeps, orgId: string, body: ContactBatch) {
   checkMatchValues(body);
-  for (let attempt = 1; attempt <= 3; attempt++) {
+  // Each unique violation means another writer committed one of our values, which the next lookup sees: progress.
+  // So the batch tries as many times as it has items (and a few more for deadlocks) before the item-by-item path,
+  // whose 409 for a match value taken meanwhile would be wrong (the item should update that contact).
+  const attempts = body.items.length + 3;
+  for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
       return await deps.db.transaction().execute((trx) => upsertSetBased(deps, trx, orgId, body));
     } catch (error) {
