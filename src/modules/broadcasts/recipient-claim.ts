@@ -199,8 +199,11 @@ async function stopForBalance(
   return parkable.reduce((sum, row) => sum + (row.status === 'sending' ? Number(row.charged) : 0), 0);
 }
 
-async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: number, token: string) {
-  for (const group of groupBy(rows, (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}`).values()) {
+/** Leases the paid rows; the first `mark` of them are marked as handed off too (the batch's first group). */
+async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: number, token: string, mark: number) {
+  const marked = new Set(rows.slice(0, mark));
+  const groups = groupBy(rows, (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}\u0000${marked.has(row)}`);
+  for (const group of groups.values()) {
     const { org_id, broadcast_id, charged } = group[0] as ClaimedRow;
     await trx
       .updateTable('broadcast_recipients')
@@ -211,6 +214,7 @@ async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: n
         attempts: sql`attempts + 1`,
         charged,
         reached_at: sql`coalesce(reached_at, now())`,
+        ...(marked.has(group[0] as ClaimedRow) ? { handoff_started_at: sql<Date>`now()` } : {}),
         updated_at: sql`now()`,
       })
       .where('org_id', '=', org_id)
@@ -227,7 +231,7 @@ async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: n
 export async function chargeClaims(
   trx: Transaction<DB>,
   candidates: Candidate[],
-  options: { perNumberPerSecond: number | null; leaseMs: number; token: string },
+  options: { perNumberPerSecond: number | null; leaseMs: number; token: string; markFirst?: number | undefined },
 ): Promise<ClaimedRow[]> {
   // A number removed since the request was accepted cannot send: those recipients fail, uncharged.
   const dead = candidates.filter((row) => row.channel_status !== 'live');
@@ -251,6 +255,7 @@ export async function chargeClaims(
     options.perNumberPerSecond,
   );
   const claimed: ClaimedRow[] = [];
+  let toMark = options.markFirst ?? 0;
   const accountWork = [...live, ...dead.filter((row) => staleCharge(row) > 0)];
   for (const group of groupBy(accountWork, (row) => `${row.org_id}\u0000${row.account_id}`).values()) {
     const { org_id, account_id } = group[0] as Candidate;
@@ -283,7 +288,8 @@ export async function chargeClaims(
       paid.push({ ...row, attempts: row.attempts + 1, lease_token: options.token, charged: price });
     }
     // Leased before any parking below, which leaves this claim's own rows alone.
-    await leaseClaimed(trx, paid, options.leaseMs, options.token);
+    await leaseClaimed(trx, paid, options.leaseMs, options.token, toMark);
+    toMark = Math.max(0, toMark - paid.length);
     claimed.push(...paid);
     // Stale claims left unpaid were given back above: they return to the queue without a reservation.
     for (const row of unpaidStale) {
@@ -303,6 +309,12 @@ export interface ClaimOptions {
   leaseMs: number;
   token: string;
   perNumberPerSecond: number | null;
+  /**
+   * Marks the first this many claimed rows as handed off in the claim's own transaction (the batch's first group,
+   * about to be sent): one statement less per batch. A claim never marks rows of a cancelled broadcast (it takes
+   * none), so the answer's first rows may all be sent.
+   */
+  markFirst?: number | undefined;
 }
 
 /** Claims due recipients for one worker: locked, capped, paid for and leased, in one transaction. */
