@@ -202,7 +202,10 @@ async function stopForBalance(
 /** Leases the paid rows; the first `mark` of them are marked as handed off too (the batch's first group). */
 async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: number, token: string, mark: number) {
   const marked = new Set(rows.slice(0, mark));
-  const groups = groupBy(rows, (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}\u0000${marked.has(row)}`);
+  const groups = groupBy(
+    rows,
+    (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}\u0000${marked.has(row)}`,
+  );
   for (const group of groups.values()) {
     const { org_id, broadcast_id, charged } = group[0] as ClaimedRow;
     await trx

@@ -8,12 +8,7 @@ import { type OutboundMessage, outboundMessagesCtes } from '../conversations/con
 import type { EventInput } from '../events/event-types.ts';
 import { recordEventsCall } from '../events/events.ts';
 import type { ClaimedRow, RecipientKey } from './recipient-claim.ts';
-import {
-  finishLocked,
-  RECIPIENT_EVENT_COLUMNS,
-  type RecipientEventRow,
-  recipientEvents,
-} from './recipient-events.ts';
+import { finishLocked, RECIPIENT_EVENT_COLUMNS, type RecipientEventRow, recipientEvents } from './recipient-events.ts';
 import { groupBy, type HeldChange, heldUpdate, keyOf, refund, updateHeld } from './recipient-held.ts';
 import type { HandoffVerdict } from './recipient-rules.ts';
 

@@ -1,7 +1,7 @@
 // One owner for a broadcast recipient's life. Every write of broadcast_recipients is one of these named steps:
 // queue (the send), claim (recipient-claim.ts), start hand-offs, record outcomes (in batches), fail unconfirmed
 // hand-offs, cancel the tail, apply a platform report. The rules they follow are in recipient-rules.ts.
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { PlatformEventOf } from '../../messaging/webhooks.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';

@@ -139,7 +139,9 @@ export async function recordOutboundMessages(db: Kysely<DB>, orgId: string, mess
  */
 export function outboundMessagesCtes(orgId: string, messages: OutboundMessage[], at: Date): RawBuilder<unknown> | null {
   if (messages.length === 0) return null;
-  const pairs = [...new Map(messages.map((message) => [`${message.contactId} ${message.channelId}`, message])).values()];
+  const pairs = [
+    ...new Map(messages.map((message) => [`${message.contactId} ${message.channelId}`, message])).values(),
+  ];
   return sql`
     conv as (
       insert into conversations as c (org_id, id, contact_id, channel_id, last_message_at, created_at, updated_at)
