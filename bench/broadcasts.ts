@@ -9,6 +9,7 @@
 //                        1-worker run's peak instead (the row says how many recipients it saw)
 //   BENCH_WORKER_ROOT    a checkout whose `src/cli.ts worker` to run instead of this one (before/after comparisons
 //                        on the same database server; its migrations must match)
+//   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the worker processes (e.g. heap flags for the memory row)
 // Baseline: a bare SKIP LOCKED loop (bench/bare-queue.ts) on the same database, with as many processes, doing the
 // minimum per message. Messages/s counts from the first claim to the last recorded answer as the database saw them
 // (worker start-up excluded); the hand-off latency is each recipient's claim → recorded answer (reached_at →
@@ -50,6 +51,7 @@ function startWorker(databaseUrl: string): Promise<ChildProcess> {
       FANOUT_PER_NUMBER_PER_SECOND: '0',
       WORKER_POLL_MS: '20',
       LOG_LEVEL: 'warn',
+      ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -207,7 +209,8 @@ async function main(): Promise<void> {
   const memory = quick ? (runs[0] as FanoutRun) : await fanout(1, rssSize);
   const [one, two] = runs as [FanoutRun, FanoutRun];
   const scaling = two.rate / one.rate;
-  const label = workerRoot === root ? '' : ` (worker from ${workerRoot})`;
+  const flags = process.env.BENCH_WORKER_NODE_OPTIONS;
+  const label = `${workerRoot === root ? '' : ` (worker from ${workerRoot})`}${flags ? ` (NODE_OPTIONS ${flags})` : ''}`;
 
   const rows: SummaryRow[] = runs.map((run) => {
     const baseline = bare[run.workers - 1] as number;
