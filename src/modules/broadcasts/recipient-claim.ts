@@ -4,6 +4,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
+import { groupBy as groupInOrder } from './recipient-held.ts';
 import { priceOf } from './recipient-rules.ts';
 
 /** A broadcast recipient's primary key. */
@@ -91,15 +92,8 @@ export async function claimBatch(trx: Transaction<DB>, options: { limit: number;
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const name = key(item);
-    const group = groups.get(name);
-    if (group) group.push(item);
-    else groups.set(name, [item]);
-  }
   // Locks are taken in key order so that two workers can never wait on each other in a cycle.
-  return new Map([...groups.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  return new Map([...groupInOrder(items, key).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
 async function applyChannelCaps(trx: Transaction<DB>, rows: Candidate[], cap: number | null): Promise<Candidate[]> {
@@ -217,7 +211,7 @@ async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: n
         attempts: sql`attempts + 1`,
         charged,
         reached_at: sql`coalesce(reached_at, now())`,
-        ...(marked.has(group[0] as ClaimedRow) ? { handoff_started_at: sql<Date>`now()` } : {}),
+        ...(marked.has(group[0] as ClaimedRow) ? { handoff_started_at: sql<Date>`clock_timestamp()` } : {}),
         updated_at: sql`now()`,
       })
       .where('org_id', '=', org_id)

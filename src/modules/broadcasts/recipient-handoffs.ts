@@ -12,9 +12,12 @@ import { finishLocked, RECIPIENT_EVENT_COLUMNS, type RecipientEventRow, recipien
 import { groupBy, type HeldChange, heldUpdate, keyOf, refund, updateHeld } from './recipient-held.ts';
 import type { HandoffVerdict } from './recipient-rules.ts';
 
-/** The hand-off mark: from here on a lost lease means an unknown outcome, never a second send. */
+/**
+ * The hand-off mark: from here on a lost lease means an unknown outcome, never a second send. Stamped with the
+ * statement's clock, not the transaction's start: the reconciler's wait counts from the mark itself.
+ */
 const MARK: HeldChange = {
-  set: sql`handoff_started_at = now(), updated_at = now()`,
+  set: sql`handoff_started_at = clock_timestamp(), updated_at = now()`,
   where: sql`r.status = 'sending' and not exists (select 1 from broadcasts b
     where b.org_id = r.org_id and b.id = r.broadcast_id and b.stored_status = 'cancelled')`,
 };
