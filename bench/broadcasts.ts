@@ -9,7 +9,7 @@
 //                        1-worker run's peak instead (the row says how many recipients it saw)
 //   BENCH_WORKER_ROOT    a checkout whose `src/cli.ts worker` to run instead of this one (before/after comparisons
 //                        on the same database server; its migrations must match)
-//   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the worker processes (e.g. heap flags for the memory row)
+//   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the worker processes (heap flags beyond bin/crm's own)
 // Baseline: a bare SKIP LOCKED loop (bench/bare-queue.ts) on the same database, with as many processes, doing the
 // minimum per message. Messages/s counts from the first claim to the last recorded answer as the database saw them
 // (worker start-up excluded); the hand-off latency is each recipient's claim → recorded answer (reached_at →
@@ -42,7 +42,8 @@ const nextPhones = (count: number) =>
   }).filter((phone) => !phone.endsWith('0404') && !phone.endsWith('0500'));
 
 function startWorker(databaseUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'worker'], {
+  // Started as the product starts it: `bin/crm` (the pinned Node, with its small young generation).
+  const child = spawn('bin/crm', ['worker'], {
     cwd: workerRoot,
     env: {
       PATH: process.env.PATH ?? '',
