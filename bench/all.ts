@@ -10,6 +10,7 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 const BENCHES = [
   { name: 'reads', script: 'bench/reads.ts' },
   { name: 'contacts', script: 'bench/run.ts' },
+  { name: 'sends', script: 'bench/sends.ts' },
   { name: 'broadcasts', script: 'bench/broadcasts.ts' },
   { name: 'webhooks', script: 'bench/webhooks.ts' },
   { name: 'import', script: 'bench/import.ts' },

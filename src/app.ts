@@ -48,8 +48,10 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
   registerBodyParsers(app);
   registerQueryArrays(app);
   registerErrorHandling(app, { unavailable: (error) => database.health.report(error) });
-  app.addHook('onRequest', async (request, reply) => {
+  // Callback hooks (not async) on every request: no promise per hook on the read path (issue 9).
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
+    done();
   });
   registerMetrics(app, metrics, { token: wiring.metricsToken });
   await registerOpenApi(app, { publicBaseUrl: wiring.publicBaseUrl, webhooks: webhooksDocument() });

@@ -3,7 +3,7 @@
 // remote one alike.
 import { existsSync } from 'node:fs';
 import { ApiError, ConnectionError, CrmClient } from '../sdk/src/index.ts';
-import { importContacts } from './contact-import.ts';
+import { importClient, importContacts } from './contact-import.ts';
 
 export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CRM_BASE_URL unless http://127.0.0.1:8080):
   me                            the organization behind the key
@@ -73,7 +73,9 @@ export async function apiCommand(
       if (!existsSync(file)) throw new ApiUsageError(`no such file: ${file}`);
       const matchOn = values['match-on'];
       if (matchOn !== 'email' && matchOn !== 'phone') throw new ApiUsageError('--match-on must be email or phone');
-      return print(await importContacts(client, file, matchOn));
+      // Its own client: every answer tells the import's budget the organization's rate limit.
+      const { client: budgeted, budget } = importClient(env.CRM_API_KEY ?? '', client.baseUrl);
+      return print(await importContacts(budgeted, file, matchOn, undefined, budget));
     }
     default:
       throw new ApiUsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);

@@ -1,15 +1,15 @@
 // `crm <command>`: the same wiring as main.ts in other roles, and the operator's records from a terminal.
 import { parseArgs } from 'node:util';
-import { pino } from 'pino';
 import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
 import { API_USAGE, apiCommand, describeApiFailure } from './cli-api.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError } from './db/data-dir-lock.ts';
-import { migrateToLatest } from './db/migrate.ts';
-import { ApiError } from './http/errors.ts';
-import { MessagingAccountInput, OrganizationInput, OrganizationPatch } from './modules/operator/operator.schemas.ts';
-import { openConfiguredDatabase, run, wireFromConfig } from './server.ts';
+import { ApiError } from './http/api-error.ts';
+
+// The server, the database and the operator's schemas are loaded by the commands that use them: the public API
+// commands (`crm contacts import` of a large file, say) run without them, in a third of the memory.
+const server = () => import('./server.ts');
+const migrations = () => import('./db/migrate.ts');
 
 const USAGE = `Usage: crm <command> [options]
 
@@ -60,7 +60,8 @@ const options = {
 
 class UsageError extends Error {}
 
-function check<T>(schema: TSchema, value: unknown): T {
+async function check<T>(schema: TSchema, value: unknown): Promise<T> {
+  const { Compile } = await import('typebox/compile');
   const validator = Compile(schema);
   if (validator.Check(value)) return value as T;
   const problems = [...validator.Errors(value)].map((error) => `${error.instancePath || '/'} ${error.message}`);
@@ -99,21 +100,26 @@ async function operatorCommand(
   values: Record<string, unknown>,
 ) {
   const config = loadConfig();
+  const { openConfiguredDatabase, wireFromConfig } = await server();
+  const { MessagingAccountInput, OrganizationInput, OrganizationPatch } = await import(
+    './modules/operator/operator.schemas.ts'
+  );
   const database = await openConfiguredDatabase(config);
-  await migrateToLatest(database.db);
+  await (await migrations()).migrateToLatest(database.db);
   // Warnings (an unreachable Redis, say) go to stderr: stdout carries the command's JSON.
+  const { pino } = await import('pino');
   const wiring = wireFromConfig(config, database, pino({ level: 'warn' }, pino.destination(2)));
   try {
     const { operator } = wiring.services;
     const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
     switch (`${command} ${sub}`) {
       case 'org create':
-        return print(await operator.createOrganization(check(OrganizationInput, organizationFields(values))));
+        return print(await operator.createOrganization(await check(OrganizationInput, organizationFields(values))));
       case 'org update':
         return print(
           await operator.updateOrganization(
             required(rest[0], 'ORG_ID'),
-            check(OrganizationPatch, organizationFields(values)),
+            await check(OrganizationPatch, organizationFields(values)),
           ),
         );
       case 'org list':
@@ -143,7 +149,7 @@ async function operatorCommand(
         return print(
           await operator.createMessagingAccount(
             required(values.org as string, '--org'),
-            check(MessagingAccountInput, input),
+            await check(MessagingAccountInput, input),
           ),
         );
       }
@@ -164,13 +170,13 @@ async function main(argv: string[]): Promise<void> {
   }
   switch (command) {
     case 'serve':
-      return run(loadConfig(), { http: true, worker: !values['no-worker'] });
+      return (await server()).run(loadConfig(), { http: true, worker: !values['no-worker'] });
     case 'worker':
-      return run(loadConfig(), { http: false, worker: true });
+      return (await server()).run(loadConfig(), { http: false, worker: true });
     case 'migrate': {
-      const database = await openConfiguredDatabase(loadConfig());
+      const database = await (await server()).openConfiguredDatabase(loadConfig());
       try {
-        const result = await migrateToLatest(database.db);
+        const result = await (await migrations()).migrateToLatest(database.db);
         const applied = (result.results ?? []).map((migration) => migration.migrationName);
         process.stdout.write(`${applied.length ? `applied: ${applied.join(', ')}` : 'up to date'}\n`);
       } finally {

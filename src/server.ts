@@ -90,6 +90,9 @@ export function openRateLimitStore(
     maxRetriesPerRequest: 1,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     connectTimeout: 2000,
+    // The budget scripts of the requests that arrive in one turn of the event loop leave in one write and come
+    // back in one read (still one round trip per request, shared): fewer system calls per request under load.
+    enableAutoPipelining: true,
   });
   redis.on('error', (error) => log.debug({ err: error }, 'redis error'));
   const store = createRedisRateLimitStore(redis, {

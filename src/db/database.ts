@@ -1,14 +1,12 @@
 // Opens the database: PGlite under DATA_DIR by default, a PostgreSQL server when DATABASE_URL is set.
 // Both return the same JS types: int8 and numeric as numbers, timestamptz as Date, date as 'YYYY-MM-DD'.
 import { mkdirSync } from 'node:fs';
-import { PGlite, types as pgliteTypes } from '@electric-sql/pglite';
-import { btree_gin } from '@electric-sql/pglite/contrib/btree_gin';
-import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { withDataDirLock } from './data-dir-lock.ts';
 import { type DatabaseHealth, steadyHealth, trackHealth } from './health.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { preparingPool } from './prepared-statements.ts';
 import type { DB } from './schema.ts';
 
 export type { DatabaseHealth } from './health.ts';
@@ -97,7 +95,8 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   pool.on('connect', (client) => {
     client.on('error', (error) => onError(error, 'client'));
   });
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  // Statements marked with prepareStatement (the hottest reads) are sent by name: planned once per connection.
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   const health = trackHealth(async () => {
     await pool.query('select 1');
   });
@@ -116,6 +115,12 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
 
 async function openPGlite(dataDir: string): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  // Loaded only here: a process on a PostgreSQL server never loads PGlite (≈ 7 MB of RSS, docs/benchmarks.md).
+  const [{ PGlite, types: pgliteTypes }, { btree_gin }, { pg_trgm }] = await Promise.all([
+    import('@electric-sql/pglite'),
+    import('@electric-sql/pglite/contrib/btree_gin'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
+  ]);
   const pglite = await PGlite.create({
     dataDir,
     extensions: { pg_trgm, btree_gin },

@@ -12,3 +12,16 @@ export function isUniqueViolation(error: unknown, constraint?: string): boolean 
   // node-postgres fills `constraint`; PGlite names it only in the message.
   return pgError.constraint === constraint || (pgError.message ?? '').includes(`"${constraint}"`);
 }
+
+/** A foreign key refused a row (SQLSTATE 23503), optionally that of one constraint. */
+export function isForeignKeyViolation(error: unknown, constraint?: string): boolean {
+  const pgError = error as PgError | undefined;
+  if (pgError?.code !== '23503') return false;
+  if (!constraint) return true;
+  return pgError.constraint === constraint || (pgError.message ?? '').includes(`"${constraint}"`);
+}
+
+/** PostgreSQL broke a lock cycle by failing this transaction (SQLSTATE 40P01): trying again is safe. */
+export function isDeadlock(error: unknown): boolean {
+  return (error as PgError | undefined)?.code === '40P01';
+}

@@ -9,6 +9,7 @@ import * as broadcasts from './migrations/0005-broadcasts.ts';
 import * as contactList from './migrations/0006-contact-list.ts';
 import * as webhooks from './migrations/0007-webhooks.ts';
 import * as broadcastFinished from './migrations/0008-broadcast-finished.ts';
+import * as messagingWindow from './migrations/0009-messaging-window.ts';
 import * as campaign from './migrations/0010-campaign.ts';
 import type { DB } from './schema.ts';
 
@@ -22,6 +23,7 @@ export const migrations: Record<string, Migration> = {
   '0006-contact-list': contactList,
   '0007-webhooks': webhooks,
   '0008-broadcast-finished': broadcastFinished,
+  '0009-messaging-window': messagingWindow,
   '0010-campaign': campaign,
 };
 

@@ -277,6 +277,29 @@ export interface ChannelSendWindowsTable {
   count: number;
 }
 
+/** decisions §7: a phone messaged from the account in the last 24 hours (kept by triggers, see migration 0009). */
+export interface MessagingWindowPhonesTable {
+  org_id: string;
+  account_id: string;
+  phone: string;
+  last_queued_at: Timestamp;
+}
+
+/** How many rows of messaging_window_phones the account has. */
+export interface MessagingWindowsTable {
+  org_id: string;
+  account_id: string;
+  phones: Generated<number>;
+}
+
+/** Phones whose window row the account's next send recounts (a recipient stopped being live, moved or went). */
+export interface MessagingWindowRecountsTable {
+  org_id: string;
+  account_id: string;
+  id: GeneratedAlways<string>;
+  phone: string;
+}
+
 export interface AppStateTable {
   key: string;
   value: Json<unknown>;
@@ -338,6 +361,9 @@ export interface DB {
   broadcast_recipients: BroadcastRecipientsTable;
   idempotency_keys: IdempotencyKeysTable;
   channel_send_windows: ChannelSendWindowsTable;
+  messaging_window_phones: MessagingWindowPhonesTable;
+  messaging_windows: MessagingWindowsTable;
+  messaging_window_recounts: MessagingWindowRecountsTable;
   crm_properties: CrmPropertiesTable;
   contact_property_values: ContactPropertyValuesTable;
   funnel_stages: FunnelStagesTable;

@@ -242,9 +242,20 @@ export function createV1Guard(deps: GuardDeps) {
 
 /** Every later log line of the request, "request completed" included, names the organization (issue 11.4). */
 function scopeLog(request: FastifyRequest, reply: FastifyReply, orgId: string): void {
-  const log = request.log.child({ org_id: orgId });
-  request.log = log;
-  reply.log = log;
+  const log = request.log;
+  // The request's own logger (Fastify makes one per request) takes the binding: no second logger per request.
+  // Never the server's logger itself, which every request shares.
+  if (hasSetBindings(log) && reply.log === log && log !== request.server.log) {
+    log.setBindings({ org_id: orgId });
+    return;
+  }
+  const child = log.child({ org_id: orgId });
+  request.log = child;
+  reply.log = child;
+}
+
+function hasSetBindings<T extends object>(log: T): log is T & { setBindings(bindings: Record<string, string>): void } {
+  return 'setBindings' in log && typeof log.setBindings === 'function';
 }
 
 /** The authenticated organization of a /v1 request; routes call this instead of trusting optional state. */

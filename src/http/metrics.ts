@@ -106,12 +106,14 @@ export function registerMetrics(
   metrics: Metrics,
   options: { token?: string | undefined } = {},
 ): void {
-  app.addHook('onResponse', async (request, reply) => {
+  // A callback hook (not async): no promise per request (issue 9).
+  app.addHook('onResponse', (request, reply, done) => {
     // Label by route pattern, never by raw URL, so ids do not explode the series count.
     const route = request.routeOptions.url ?? 'unmatched';
     const labels = { method: request.method, route, status: String(reply.statusCode) };
     metrics.requests.inc(labels);
     metrics.duration.observe(labels, reply.elapsedTime / 1000);
+    done();
   });
   const expected = options.token === undefined ? undefined : digest(options.token);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {

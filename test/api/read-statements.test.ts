@@ -92,7 +92,17 @@ describe.skipIf(process.env.TEST_DB === 'postgres' && !process.env.TEST_REDIS_UR
     expect(inbound.status, inbound.text).toBeLessThan(300);
     const conversations = await h.api('GET', '/v1/conversations', { key });
     const conversation = conversations.body.items[0].id as string;
+    const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: 'https://93.184.216.34/hooks', events: ['contact.created'] },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const counts: Record<string, number> = {};
     for (const path of [
+      `/v1/broadcasts/${send.body.id}/recipients`,
+      `/v1/webhook-endpoints/${endpoint.body.id}`,
+      '/v1/webhook-endpoints',
+      `/v1/webhook-endpoints/${endpoint.body.id}/deliveries`,
       `/v1/broadcasts/${send.body.id}`,
       '/v1/broadcasts',
       '/v1/conversations',
@@ -104,7 +114,46 @@ describe.skipIf(process.env.TEST_DB === 'postgres' && !process.env.TEST_REDIS_UR
       '/v1/sub-origins',
       '/v1/channels/messaging/phones',
     ]) {
-      expect(await statementsOf(key, path), path).toBe(1);
+      counts[path] = await statementsOf(key, path);
     }
+    expect(counts).toEqual(Object.fromEntries(Object.keys(counts).map((path) => [path, 1])));
+    // The template and the organization's property keys (read through their own port): two statements at once.
+    expect(await statementsOf(key, `/v1/templates/${template.id}/send-requirements`)).toBe(2);
+  });
+});
+
+describe('reads whose parent row leads the statement', () => {
+  it('answer 404 for an unknown parent even with a bad cursor, an empty page for a parent without rows', async () => {
+    const { key, template } = await sender(h);
+    const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: 'https://93.184.216.34/hooks', events: ['contact.created'] },
+    });
+    expect(endpoint.status, endpoint.text).toBe(201);
+    const empty = await h.api('GET', `/v1/webhook-endpoints/${endpoint.body.id}/deliveries`, { key });
+    expect(empty.status, empty.text).toBe(200);
+    expect(empty.body).toEqual({ items: [], next_cursor: null });
+    const badCursor = `/v1/webhook-endpoints/${endpoint.body.id}/deliveries?cursor=not-a-cursor`;
+    expect((await h.api('GET', badCursor, { key })).status).toBe(422);
+    for (const path of [
+      '/v1/webhook-endpoints/we_unknown/deliveries',
+      '/v1/webhook-endpoints/we_unknown/deliveries?cursor=not-a-cursor',
+      '/v1/broadcasts/bc_unknown/recipients',
+      '/v1/broadcasts/bc_unknown/recipients?cursor=not-a-cursor',
+    ]) {
+      const response = await h.api('GET', path, { key });
+      expect(response.status, `${path}: ${response.text}`).toBe(404);
+    }
+    // A broadcast whose recipients are all still queued lists none of them, with their count of 0.
+    const send = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: recipientsFor(phones(2)) },
+    });
+    expect(send.status, send.text).toBe(202);
+    const queued = await h.api('GET', `/v1/broadcasts/${send.body.id}/recipients`, { key });
+    expect(queued.status, queued.text).toBe(200);
+    expect(queued.body).toEqual({ items: [], next_cursor: null, total_count: 0 });
+    const bad = await h.api('GET', `/v1/broadcasts/${send.body.id}/recipients?cursor=not-a-cursor`, { key });
+    expect(bad.status, bad.text).toBe(422);
   });
 });

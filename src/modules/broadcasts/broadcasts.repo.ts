@@ -89,8 +89,9 @@ export const lockBroadcast = (db: Kysely<DB>, orgId: string, broadcastId: string
     .forUpdate()
     .executeTakeFirst();
 
+/** Answers the new row's `created_at` (the database's clock). */
 export const insertBroadcast = (db: Kysely<DB>, row: Insertable<BroadcastsTable>) =>
-  db.insertInto('broadcasts').values(row).execute();
+  db.insertInto('broadcasts').values(row).returning('created_at').executeTakeFirstOrThrow();
 
 export const markCancelled = (db: Kysely<DB>, orgId: string, broadcastId: string) =>
   db

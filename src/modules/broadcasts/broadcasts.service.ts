@@ -58,20 +58,27 @@ export function createBroadcastsService(db: Kysely<DB>) {
     },
 
     async recipients(orgId: string, broadcastId: string, filter: RecipientListFilter) {
-      await get(orgId, broadcastId);
       // contract: only recipients the worker has reached are listed.
       const listed: readonly string[] = RECIPIENT_LISTED_STATUSES;
       const statuses = filter.status?.length ? filter.status.filter((status) => listed.includes(status)) : listed;
       const scope = `recipients:${broadcastId}`;
       const shape = { status: filter.status?.slice().sort() ?? null };
-      const afterPosition = filter.cursor
-        ? Number((decodeCursor(filter.cursor, scope, shape) as [number])[0])
-        : undefined;
-      const { rows, total } = await listRecipients(db, orgId, broadcastId, {
+      // A missing broadcast answers 404 before a bad cursor's 422, as when the broadcast was read first.
+      let afterPosition: number | undefined;
+      let badCursor: unknown;
+      try {
+        afterPosition = filter.cursor ? Number((decodeCursor(filter.cursor, scope, shape) as [number])[0]) : undefined;
+      } catch (error) {
+        badCursor = error;
+      }
+      // The broadcast's existence, the page and the count: one statement.
+      const { found, rows, total } = await listRecipients(db, orgId, broadcastId, {
         statuses,
         afterPosition,
         limit: filter.limit + 1,
       });
+      if (!found) throw notFound();
+      if (badCursor !== undefined) throw badCursor;
       const page = rows.slice(0, filter.limit);
       const last = page.at(-1);
       return {

@@ -167,36 +167,68 @@ export async function applyReport(
   return 'applied';
 }
 
-/** contract: only recipients the worker has reached are listed; the page and the exact count side by side. */
+/** What a listed recipient shows (the page of `GET /v1/broadcasts/{id}/recipients`). */
+const LISTED_COLUMNS = [
+  'position',
+  'contact_id',
+  'phone',
+  'status',
+  'error',
+  'platform_message_id',
+  'delivered_at',
+  'read_at',
+  'reached_at',
+  'queued_at',
+] as const;
+
+/**
+ * contract: only recipients the worker has reached are listed; the page and the exact count side by side. A page of a broadcast's recipients (in position order) with the total of the filter, in one statement (issue 9:
+ * one round trip per read): the broadcast row leads, so `found` is false when it does not exist for `orgId`; the
+ * page and the count join it laterally (an empty page is one row of nulls beside the broadcast).
+ */
 export async function listRecipients(
   db: Kysely<DB>,
   orgId: string,
   broadcastId: string,
   filter: { statuses: readonly string[]; afterPosition?: number | undefined; limit: number },
 ) {
-  const base = db
-    .selectFrom('broadcast_recipients')
-    .where('org_id', '=', orgId)
-    .where('broadcast_id', '=', broadcastId)
-    .where('status', 'in', filter.statuses.length ? [...filter.statuses] : ['-']);
-  let page = base.select([
-    'position',
-    'contact_id',
-    'phone',
-    'status',
-    'error',
-    'platform_message_id',
-    'delivered_at',
-    'read_at',
-    'reached_at',
-    'queued_at',
-  ]);
-  if (filter.afterPosition !== undefined) page = page.where('position', '>', filter.afterPosition);
-  const [rows, total] = await Promise.all([
-    page.orderBy('position').limit(filter.limit).execute(),
-    base.select(sql<number>`count(*)::int`.as('count')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(total.count) };
+  const statuses = filter.statuses.length ? [...filter.statuses] : ['-'];
+  const rows = await db
+    .selectFrom('broadcasts as b')
+    .crossJoinLateral((eb) =>
+      eb
+        .selectFrom('broadcast_recipients')
+        .select(sql<number>`count(*)::int`.as('total'))
+        .where('org_id', '=', orgId)
+        .where('broadcast_id', '=', broadcastId)
+        .where('status', 'in', statuses)
+        .as('t'),
+    )
+    .leftJoinLateral(
+      (eb) => {
+        let page = eb
+          .selectFrom('broadcast_recipients')
+          .select([...LISTED_COLUMNS])
+          .where('org_id', '=', orgId)
+          .where('broadcast_id', '=', broadcastId)
+          .where('status', 'in', statuses);
+        if (filter.afterPosition !== undefined) page = page.where('position', '>', filter.afterPosition);
+        return page.orderBy('position').limit(filter.limit).as('r');
+      },
+      (join) => join.onTrue(),
+    )
+    .select(['t.total', ...LISTED_COLUMNS.map((column) => `r.${column}` as const)])
+    .where('b.org_id', '=', orgId)
+    .where('b.id', '=', broadcastId)
+    .orderBy('r.position')
+    .execute();
+  const first = rows[0];
+  const page = rows.flatMap(({ total: _total, position, contact_id, phone, status, queued_at, ...rest }) =>
+    position === null || contact_id === null || phone === null || status === null || queued_at === null
+      ? []
+      : [{ position, contact_id, phone, status, queued_at, ...rest }],
+  );
+  return { found: first !== undefined, rows: page, total: Number(first?.total ?? 0) };
 }
 
 /** Recipients waiting for the fan-out, all organizations together (queued, or held by a claim): the queue's depth. */

@@ -19,7 +19,7 @@ import {
   validateRecipientInput,
 } from '../templates/send-requirements.ts';
 import { findTemplate } from '../templates/templates.repo.ts';
-import type { broadcastView } from './broadcast-view.ts';
+import { broadcastView } from './broadcast-view.ts';
 import { insertBroadcast } from './broadcasts.repo.ts';
 import type { BroadcastsService } from './broadcasts.service.ts';
 import { claimIdempotencyKey, completeIdempotencyKey, releaseIdempotencyKey, requestHash } from './idempotency.ts';
@@ -63,7 +63,8 @@ export function createSendService(deps: SendDeps) {
   const { db } = deps;
 
   async function sendableTemplate(orgId: string, templateId: string) {
-    const template = await findTemplate(db, orgId, templateId);
+    // The organization's property keys are read beside the template (one round trip less before the send).
+    const [template, propertyKeys] = await Promise.all([findTemplate(db, orgId, templateId), deps.propertyKeys(orgId)]);
     if (!template) throw notFound();
     // contract: only an APPROVED template can be sent (409); one that can never be sent is a 422.
     if (template.status !== 'APPROVED') {
@@ -76,7 +77,7 @@ export function createSendService(deps: SendDeps) {
     const components = template.components as unknown as TemplateComponent[];
     const catalogSendDefaults = (template.catalog_send_defaults ?? null) as CatalogSendDefaults | null;
     const requirements = analyzeTemplate(components, {
-      propertyKeys: await deps.propertyKeys(orgId),
+      propertyKeys,
       catalogSendDefaults,
     });
     if (requirements.never_sendable_reason) {
@@ -131,10 +132,20 @@ export function createSendService(deps: SendDeps) {
     idempotency?: { key: string; token: string },
   ): Promise<Broadcast> {
     const { template, components, catalogSendDefaults, requirements } = await sendableTemplate(orgId, templateId);
-    const channelId = await channelFor(orgId, template.account_id, body.channel_id);
-
     const recipients: Recipient[] = Array.isArray(body.recipients) ? body.recipients : [body.recipients];
-    if (recipients.length === 0 || recipients.length > MAX_RECIPIENTS) {
+    // The channel and the recipients' contacts are read at once (a list of the wrong length reads no contacts);
+    // the channel's refusal still comes first.
+    const fits = recipients.length > 0 && recipients.length <= MAX_RECIPIENTS;
+    const ids = fits ? recipients.flatMap((recipient) => (recipient.contact_id ? [recipient.contact_id] : [])) : [];
+    const byPhoneOnly = fits
+      ? recipients.flatMap((recipient) => (recipient.phone && !recipient.contact_id ? [recipient.phone] : []))
+      : [];
+    const [channelId, byId, byPhone] = await Promise.all([
+      channelFor(orgId, template.account_id, body.channel_id),
+      contactsById(db, orgId, ids),
+      contactsByPhone(db, orgId, byPhoneOnly),
+    ]);
+    if (!fits) {
       const tooMany = recipients.length > MAX_RECIPIENTS;
       throw validationError(
         ['body', 'recipients'],
@@ -144,16 +155,6 @@ export function createSendService(deps: SendDeps) {
       );
     }
 
-    const byId = await contactsById(
-      db,
-      orgId,
-      recipients.flatMap((recipient) => (recipient.contact_id ? [recipient.contact_id] : [])),
-    );
-    const byPhone = await contactsByPhone(
-      db,
-      orgId,
-      recipients.flatMap((recipient) => (recipient.phone && !recipient.contact_id ? [recipient.phone] : [])),
-    );
     const mediaChecks = new Map<string, Promise<MediaCheck>>();
     const limit = concurrencyLimit(MEDIA_FETCH_CONCURRENCY);
     // Fetch every media URL the recipients name at once (a few at a time) rather than one after another; the
@@ -217,7 +218,19 @@ export function createSendService(deps: SendDeps) {
     }
 
     const broadcastId = newId('bc');
-    await db.transaction().execute(async (trx) => {
+    return db.transaction().execute(async (trx) => {
+      // decisions §5: a phone that matches no contact creates one, with origin API. Before the account lock, so the
+      // lock is held for the checks and the queue only; a refusal below rolls these back too. In phone order, so
+      // concurrent sends that create the same contacts take their index entries in one order.
+      const created = await contactsForPhones(
+        trx,
+        orgId,
+        prepared
+          .filter((recipient) => !recipient.contact)
+          .map((recipient) => ({ phone: recipient.phone }))
+          .sort((a, b) => (a.phone < b.phone ? -1 : a.phone > b.phone ? 1 : 0)),
+        { origin: 'API' },
+      );
       const account = await lockAccount(trx, orgId, template.account_id);
       // decisions §14: opted-out recipients are never handed off, so they count neither against the limit nor
       // the balance (their rows are `failed`, which recentPhones does not count either).
@@ -233,14 +246,7 @@ export function createSendService(deps: SendDeps) {
         throw new ApiError(402, { code: 'messaging_insufficient_balance', balance: Number(account.balance), price });
       }
 
-      // decisions §5: a phone that matches no contact creates one, with origin API.
-      const created = await contactsForPhones(
-        trx,
-        orgId,
-        prepared.filter((recipient) => !recipient.contact).map((recipient) => ({ phone: recipient.phone })),
-        { origin: 'API' },
-      );
-      await insertBroadcast(trx, {
+      const row = {
         org_id: orgId,
         id: broadcastId,
         template_id: template.id,
@@ -252,7 +258,8 @@ export function createSendService(deps: SendDeps) {
         requested: prepared.length,
         origin: 'api',
         idempotency_key: idempotency?.key ?? null,
-      });
+      };
+      const { created_at } = await insertBroadcast(trx, row);
       const failed = await queueRecipients(
         trx,
         orgId,
@@ -266,8 +273,9 @@ export function createSendService(deps: SendDeps) {
       );
       await recordFailedAtOnce(trx, failed);
       if (idempotency) await completeIdempotencyKey(trx, orgId, idempotency, broadcastId);
+      // The broadcast as it stands at the commit (nothing is handed off before it): no read after the commit.
+      return broadcastView({ ...row, stored_status: null, retry_of: null, created_at, sent: 0, failed: failed.length });
     });
-    return deps.broadcasts.get(orgId, broadcastId);
   }
 
   /**

@@ -1,5 +1,5 @@
 // SQL of the send's own checks: the messaging account (locked for the send's transaction) and the rolling
-// 24-hour window of decisions §7.
+// 24-hour window of decisions §7, read from the per-account window that migration 0009's triggers keep.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 
@@ -16,21 +16,56 @@ export const lockAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
     .forUpdate()
     .executeTakeFirstOrThrow();
 
+const WINDOW = sql<Date>`now() - interval '24 hours'`;
+
+/**
+ * Applies the recounts that recipients' changes left for the account (one statement, one snapshot: every request it
+ * takes was committed with its change, which the recount therefore sees). Each phone's row takes the time of its
+ * latest live recipient in the window, or `-infinity` (the sweep below then drops it). Every lookup is by a full key
+ * (the plan does not depend on the tables' statistics, which PGlite never refreshes). Answers the rows it added.
+ */
+async function applyRecounts(db: Kysely<DB>, orgId: string, accountId: string): Promise<number> {
+  const { rows } = await sql<{ added: number }>`
+    with taken as (
+      delete from messaging_window_recounts where org_id = ${orgId} and account_id = ${accountId} returning phone
+    ), truth as (
+      select p.phone, coalesce((select max(r.queued_at) from broadcast_recipients r
+          where r.org_id = ${orgId} and r.account_id = ${accountId} and r.phone = p.phone
+            and r.queued_at > ${WINDOW} and r.status not in ('failed', 'cancelled')), '-infinity') as last_queued_at
+      from (select distinct phone from taken) p
+    ), kept as (
+      insert into messaging_window_phones as w (org_id, account_id, phone, last_queued_at)
+      select ${orgId}, ${accountId}, phone, last_queued_at from truth order by phone
+      on conflict (org_id, account_id, phone) do update set last_queued_at = excluded.last_queued_at
+      returning (w.xmax = 0) as inserted
+    )
+    select (count(*) filter (where inserted))::int as added from kept`.execute(db);
+  return Number(rows[0]?.added ?? 0);
+}
+
 /**
  * decisions §7: distinct phones messaged from this account in the trailing 24 hours (`used`), and how many of the
- * given phones are among them (`repeated`), counted in the database.
+ * given phones are among them (`repeated`). Call it under `lockAccount`: it applies pending recounts and drops the
+ * rows that left the window, so its cost follows the changes since the last send, not the day's volume.
  */
 export async function recentPhones(db: Kysely<DB>, orgId: string, accountId: string, phones: string[]) {
-  const window = await db
-    .selectFrom('broadcast_recipients')
-    .select([
-      sql<number>`count(distinct phone)::int`.as('used'),
-      sql<number>`count(distinct phone) filter (where phone = any(${phones}))::int`.as('repeated'),
-    ])
-    .where('org_id', '=', orgId)
-    .where('account_id', '=', accountId)
-    .where('queued_at', '>', sql<Date>`now() - interval '24 hours'`)
-    .where('status', 'not in', ['failed', 'cancelled'])
-    .executeTakeFirstOrThrow();
+  const added = await applyRecounts(db, orgId, accountId);
+  const { rows } = await sql<{ used: number; repeated: number }>`
+    with swept as (
+      delete from messaging_window_phones
+      where org_id || '/' || account_id = ${`${orgId}/${accountId}`} and last_queued_at <= ${WINDOW}
+      returning 1
+    ), counter as (
+      insert into messaging_windows as c (org_id, account_id, phones)
+      values (${orgId}, ${accountId}, ${added} - (select count(*) from swept))
+      on conflict (org_id, account_id) do update set phones = c.phones + excluded.phones
+      returning c.phones
+    )
+    select (select phones from counter)::int as used,
+      (select count(*) from unnest(${phones}::text[]) as batch(phone)
+       where (select w.last_queued_at from messaging_window_phones w
+              where w.org_id = ${orgId} and w.account_id = ${accountId} and w.phone = batch.phone) > ${WINDOW})::int
+        as repeated`.execute(db);
+  const window = rows[0] ?? { used: 0, repeated: 0 };
   return { used: Number(window.used), repeated: Number(window.repeated) };
 }

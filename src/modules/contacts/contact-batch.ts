@@ -1,17 +1,26 @@
 // POST /v1/contacts/batch-upsert (decisions §12): up to 100 contacts in one transaction, each updated (PATCH
 // semantics) when its match value names a live contact, created otherwise. All or nothing; an error names its item.
+// Set-based: one lookup of every value the items name, the checks in memory (contact-batch-plan.ts), then one
+// statement per step for the whole batch (update, insert, property values, the answer's read, the events).
 import type { Kysely } from 'kysely';
-import { isUniqueViolation } from '../../db/errors.ts';
+import { isDeadlock, isForeignKeyViolation, isUniqueViolation } from '../../db/errors.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError } from '../../http/errors.ts';
 import type { ValidationIssue } from '../../http/validation.ts';
+import type { Clock } from '../../lib/clock.ts';
+import { recordEvents } from '../events/events.ts';
 import type { Definition } from '../properties/property-values.ts';
+import { insertContacts, lockHolders, updateContacts } from './contact-batch.repo.ts';
+import { atItem, heldValues, matchedContacts, planBatch } from './contact-batch-plan.ts';
+import { loadReferences } from './contact-rules.ts';
+import { presentRows } from './contact-view.ts';
 import type * as repo from './contacts.repo.ts';
-import { findContact, findHolder } from './contacts.repo.ts';
+import { findContact, findHolder, removeValuesOf, writeValuesOf } from './contacts.repo.ts';
 import type { Contact, ContactBatch, ContactInput, ContactPatch } from './contacts.schemas.ts';
 
 export interface BatchDeps {
   db: Kysely<DB>;
+  clock: Clock;
   createIn(
     trx: Kysely<DB>,
     orgId: string,
@@ -33,7 +42,7 @@ export interface BatchDeps {
   definitionsByKey(db: Kysely<DB>, orgId: string): Promise<Map<string, Definition>>;
 }
 
-const MATCH_INDEXES = { email: 'contacts_email_uq', phone: 'contacts_phone_uq' } as const;
+type BatchItem = { index: number; result: 'created' | 'updated'; contact: Contact };
 
 /** Every item carries its match value, and no two items share one (email compared case-insensitively). */
 function checkMatchValues(body: ContactBatch): void {
@@ -55,57 +64,99 @@ function checkMatchValues(body: ContactBatch): void {
   if (issues.length > 0) throw new ApiError(422, issues);
 }
 
-/** An item's error, moved under `["body","items",index]` (422) or given `index` (409 and other detail objects). */
-function atItem(error: unknown, index: number): unknown {
-  if (!(error instanceof ApiError)) return error;
-  const detail = error.detail;
-  if (Array.isArray(detail)) {
-    const issues = detail.map((issue) => ({
-      ...issue,
-      loc: issue.loc[0] === 'body' ? ['body', 'items', index, ...issue.loc.slice(1)] : issue.loc,
-    }));
-    return new ApiError(error.status, issues, error.headers);
+async function upsertSetBased(deps: BatchDeps, trx: Kysely<DB>, orgId: string, body: ContactBatch) {
+  const now = deps.clock.now();
+  const definitions = await deps.definitionsByKey(trx, orgId);
+  const holders = await lockHolders(trx, orgId, heldValues(body.items));
+  const matched = matchedContacts(body, holders);
+  // decisions §5: the initial stage is read only when some item creates a contact without a stage of its own.
+  const initialStage = body.items.some((item, index) => !matched[index] && !item.funnel_stage_id);
+  const references = await loadReferences(trx, orgId, body.items, { initialStage });
+  const plan = planBatch(orgId, body, holders, definitions, references, now);
+  // Updates first: a value an item takes from a contact that an earlier item changed is free by then. New rows in
+  // match-value order, so that concurrent batches inserting the same values wait on each other, never deadlock.
+  const updated = await updateContacts(trx, orgId, plan.updates);
+  const key = (row: { email?: string | null; phone?: string | null }) => String(row[body.match_on]).toLowerCase();
+  const inserted = await insertContacts(
+    trx,
+    [...plan.creates].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0)),
+  );
+  await removeValuesOf(
+    trx,
+    orgId,
+    plan.items.flatMap((item) => item.remove.map((property_id) => ({ contact_id: item.id, property_id }))),
+  );
+  await writeValuesOf(
+    trx,
+    orgId,
+    plan.items.flatMap((item) => item.write.map((value) => ({ ...value, contact_id: item.id }))),
+  );
+  const contacts = new Map((await presentRows(trx, orgId, [...updated, ...inserted])).map((c) => [c.id, c]));
+  const items: BatchItem[] = plan.items.map(({ index, id, result }) => {
+    const contact = contacts.get(id);
+    // The rows were locked (updated) or made here (created): a missing one is a fault, not a client error.
+    if (!contact) throw new Error(`batch upsert lost contact ${id}`);
+    return { index, result, contact };
+  });
+  // decisions §11: the events in the transaction of the change, in input order, one statement.
+  await recordEvents(
+    trx,
+    orgId,
+    items.map(({ result, contact }) => ({
+      type: result === 'created' ? ('contact.created' as const) : ('contact.updated' as const),
+      data: contact,
+    })),
+    now,
+  );
+  return { items };
+}
+
+/**
+ * The items written one after another with the single create's and PATCH's own steps: the answer when the set-based
+ * write meets what its plan could not see three times over (a multi-row update that hands a value from one contact
+ * to another in an order the unique index refuses, a stage deleted meanwhile).
+ */
+async function upsertOneByOne(deps: BatchDeps, orgId: string, body: ContactBatch) {
+  let current = 0;
+  try {
+    return await deps.db.transaction().execute(async (trx) => {
+      const definitions = await deps.definitionsByKey(trx, orgId);
+      const results: BatchItem[] = [];
+      for (const [index, item] of body.items.entries()) {
+        current = index;
+        const holder = await findHolder(trx, orgId, body.match_on, item[body.match_on] as string);
+        const existing = holder && (await findContact(trx, orgId, holder.id, { lock: true }));
+        results.push(
+          existing
+            ? { index, result: 'updated', contact: await deps.updateIn(trx, orgId, existing, item, definitions) }
+            : { index, result: 'created', contact: await deps.createIn(trx, orgId, item, definitions) },
+        );
+      }
+      return { items: results };
+    });
+  } catch (error) {
+    if (error instanceof ApiError) throw atItem(error, current);
+    const item = body.items[current] ?? {};
+    try {
+      return await deps.guardDuplicates(orgId, item, () => Promise.reject(error));
+    } catch (guarded) {
+      throw guarded === error ? error : atItem(guarded, current);
+    }
   }
-  if (typeof detail === 'object') return new ApiError(error.status, { ...detail, index }, error.headers);
-  return error;
 }
 
 export async function batchUpsert(deps: BatchDeps, orgId: string, body: ContactBatch) {
   checkMatchValues(body);
-  let current = 0;
-  const run = () =>
-    deps.db.transaction().execute(async (trx) => {
-      const definitions = await deps.definitionsByKey(trx, orgId);
-      const results: { index: number; result: 'created' | 'updated'; contact: Contact }[] = [];
-      for (const [index, item] of body.items.entries()) {
-        current = index;
-        try {
-          const holder = await findHolder(trx, orgId, body.match_on, item[body.match_on] as string);
-          const existing = holder && (await findContact(trx, orgId, holder.id, { lock: true }));
-          results.push(
-            existing
-              ? { index, result: 'updated', contact: await deps.updateIn(trx, orgId, existing, item, definitions) }
-              : { index, result: 'created', contact: await deps.createIn(trx, orgId, item, definitions) },
-          );
-        } catch (error) {
-          throw atItem(error, index);
-        }
-      }
-      return { items: results };
-    });
-  for (let attempt = 1; ; attempt++) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
     try {
-      // decisions §12: a concurrent batch (or create) that took one of our match values first makes our insert
-      // fail on the unique index; a new attempt finds that contact and updates it, so no duplicate is created.
-      return await run();
+      return await deps.db.transaction().execute((trx) => upsertSetBased(deps, trx, orgId, body));
     } catch (error) {
-      if (attempt < 3 && isUniqueViolation(error, MATCH_INDEXES[body.match_on])) continue;
-      const item = body.items[current] ?? {};
-      try {
-        return await deps.guardDuplicates(orgId, item, () => Promise.reject(error));
-      } catch (guarded) {
-        throw guarded === error ? error : atItem(guarded, current);
-      }
+      if (error instanceof ApiError) throw error;
+      // decisions §12: a concurrent batch (or create) that wrote one of our values first makes our write fail on
+      // the unique index (after waiting for its commit); a new lookup sees that contact, and the item updates it
+      // (its match value) or is refused with that contact's 409 (another field). A deadlock is tried again too.
+      if (!isUniqueViolation(error) && !isDeadlock(error) && !isForeignKeyViolation(error)) throw error;
     }
   }
+  return upsertOneByOne(deps, orgId, body);
 }

@@ -2,8 +2,8 @@
 // responses and for the events that carry a contact (decisions §11).
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { propertiesOf } from '../properties/property-values.ts';
-import { type ContactRecord, findContactWithValues } from './contacts.repo.ts';
+import { propertiesOf, toPropertyValue } from '../properties/property-values.ts';
+import { type ContactRecord, findContactWithValues, loadValues } from './contacts.repo.ts';
 import type { Contact } from './contacts.schemas.ts';
 
 export function present(row: ContactRecord, properties: Contact['properties']): Contact {
@@ -25,4 +25,20 @@ export async function readContact(db: Kysely<DB>, orgId: string, id: string): Pr
   if (!found) return undefined;
   const { property_values: values, ...row } = found;
   return present(row, propertiesOf(values));
+}
+
+/** Contacts as the API shows them, from their rows: one statement reads the property values of them all. */
+export async function presentRows(db: Kysely<DB>, orgId: string, rows: ContactRecord[]): Promise<Contact[]> {
+  const values = await loadValues(
+    db,
+    orgId,
+    rows.map((row) => row.id),
+  );
+  const byContact = new Map<string, Contact['properties']>();
+  for (const value of values) {
+    const properties = byContact.get(value.contact_id) ?? {};
+    properties[value.key] = toPropertyValue(value.kind, value);
+    byContact.set(value.contact_id, properties);
+  }
+  return rows.map((row) => present(row, byContact.get(row.id) ?? {}));
 }

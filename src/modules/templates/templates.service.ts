@@ -180,9 +180,10 @@ export function createTemplatesService(deps: TemplatesDeps) {
     },
 
     async sendRequirements(orgId: string, templateId: string) {
-      const row = await get(orgId, templateId);
+      // Two statements (the property keys come through their port), sent together: one round trip of waiting.
+      const [row, keys] = await Promise.all([get(orgId, templateId), propertyKeys(db, orgId)]);
       return analyzeTemplate(row.components as TemplateComponent[], {
-        propertyKeys: await propertyKeys(db, orgId),
+        propertyKeys: keys,
         catalogSendDefaults: row.catalog_send_defaults as CatalogSendDefaults | null,
       });
     },

@@ -78,21 +78,44 @@ export async function failPendingDeliveries(db: Kysely<DB>, orgId: string, endpo
     .execute();
 }
 
-export function listDeliveries(
+/**
+ * A page of an endpoint's deliveries log, newest first, with the endpoint's existence, in one statement (issue 9:
+ * one round trip per read): the endpoint row leads and the page joins it laterally, so an endpoint without
+ * deliveries is one row of nulls and an unknown endpoint no row at all (`found` false).
+ */
+export async function listDeliveries(
   db: Kysely<DB>,
   orgId: string,
   endpointId: string,
   filter: { status?: string[] | undefined; afterEventId?: string | undefined; limit: number },
-) {
-  let query = db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('endpoint_id', '=', endpointId);
-  if (filter.status && filter.status.length > 0) query = query.where('status', 'in', filter.status);
-  // Event ids are time-ordered (ULIDs): newest first is descending event id, unique per endpoint.
-  if (filter.afterEventId) query = query.where('event_id', '<', filter.afterEventId);
-  return query.orderBy('event_id', 'desc').limit(filter.limit).execute();
+): Promise<{ found: boolean; rows: DeliveryRow[] }> {
+  const rows = await db
+    .selectFrom('webhook_endpoints as e')
+    .leftJoinLateral(
+      (eb) => {
+        let page = eb
+          .selectFrom('webhook_deliveries')
+          .selectAll()
+          .where('org_id', '=', orgId)
+          .where('endpoint_id', '=', endpointId);
+        if (filter.status && filter.status.length > 0) page = page.where('status', 'in', filter.status);
+        // Event ids are time-ordered (ULIDs): newest first is descending event id, unique per endpoint.
+        if (filter.afterEventId) page = page.where('event_id', '<', filter.afterEventId);
+        return page.orderBy('event_id', 'desc').limit(filter.limit).as('d');
+      },
+      (join) => join.onTrue(),
+    )
+    .selectAll('d')
+    .where('e.org_id', '=', orgId)
+    .where('e.id', '=', endpointId)
+    .orderBy('d.event_id', 'desc')
+    .execute();
+  return { found: rows.length > 0, rows: rows.filter(isDelivery) };
+}
+
+/** A row of the lateral page: its id is null only on the one row of nulls an empty page leaves. */
+function isDelivery<Row extends { id: string | null }>(row: Row): row is Row & DeliveryRow {
+  return row.id !== null;
 }
 
 export function findDelivery(db: Kysely<DB>, orgId: string, endpointId: string, id: string) {

@@ -161,18 +161,28 @@ export function createWebhookEndpointsService(deps: { db: Kysely<DB>; clock: Clo
     },
 
     async deliveries(orgId: string, id: string, query: DeliveryListQuery & { limit: number }) {
-      await existing(orgId, id);
       const scope = `webhook-deliveries:${id}`;
       const shape = { status: query.status?.slice().sort() ?? null };
-      const after = query.cursor ? (decodeCursor(query.cursor, scope, shape)[0] as string) : undefined;
-      if (after !== undefined && typeof after !== 'string') {
-        throw validationError(['query', 'cursor'], 'Invalid cursor', 'value_error', { input: query.cursor });
+      // A missing endpoint answers 404 before a bad cursor's 422, as when the endpoint was read first.
+      let after: string | undefined;
+      let badCursor: unknown;
+      try {
+        const decoded = query.cursor ? decodeCursor(query.cursor, scope, shape)[0] : undefined;
+        if (decoded !== undefined && typeof decoded !== 'string') {
+          throw validationError(['query', 'cursor'], 'Invalid cursor', 'value_error', { input: query.cursor });
+        }
+        after = decoded;
+      } catch (error) {
+        badCursor = error;
       }
-      const rows = await repo.listDeliveries(db, orgId, id, {
+      // The endpoint's existence and the page: one statement.
+      const { found, rows } = await repo.listDeliveries(db, orgId, id, {
         status: query.status,
         afterEventId: after,
         limit: query.limit + 1,
       });
+      if (!found) throw notFound();
+      if (badCursor !== undefined) throw badCursor;
       const page = rows.slice(0, query.limit);
       const last = page.at(-1);
       return {

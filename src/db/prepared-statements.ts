@@ -1,0 +1,69 @@
+// Named (prepared) statements on a PostgreSQL server for the few hottest reads (issue 9 point 1). PostgreSQL plans
+// an unnamed statement on every execution; a named one is parsed once per connection and, after a few executions,
+// runs on a cached plan. Statements are marked by their SQL text: Kysely still builds and executes them (plugins
+// and the one database handle see them as usual); only the pool's client sends them by name.
+import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type pg from 'pg';
+
+/** SQL text -> statement name. Texts are fixed strings compiled once, so the map stays small. */
+const names = new Map<string, string>();
+
+/** Makes every later execution of exactly this SQL text a named statement (on PostgreSQL; PGlite ignores it). */
+export function prepareStatement(sql: string): void {
+  if (!names.has(sql)) names.set(sql, `crm_prepared_${names.size + 1}`);
+}
+
+type Command = PostgresQueryResult<unknown>['command'];
+// The commands Kysely tells apart (transaction ends, affected rows); any other one reads like a SELECT to it.
+const COMMANDS = new Set<string>(['UPDATE', 'DELETE', 'INSERT', 'SELECT', 'MERGE', 'COMMIT', 'ROLLBACK']);
+const isCommand = (command: string): command is Command => COMMANDS.has(command);
+
+class PreparingClient implements PostgresPoolClient {
+  readonly #client: pg.PoolClient;
+
+  constructor(client: pg.PoolClient) {
+    this.#client = client;
+  }
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(
+    input: string | PostgresCursor<R>,
+    parameters: ReadonlyArray<unknown> = [],
+  ): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    // Kysely passes a cursor only when the dialect is given one (streaming), which this project does not do.
+    if (typeof input !== 'string') throw new Error('streaming queries are not configured');
+    return this.#run<R>(input, [...parameters]);
+  }
+
+  async #run<R>(text: string, values: unknown[]): Promise<PostgresQueryResult<R>> {
+    const name = names.get(text);
+    const result = await this.#client.query<R & pg.QueryResultRow>(
+      name === undefined ? { text, values } : { name, text, values },
+    );
+    const { command, rowCount, rows } = result;
+    return { command: isCommand(command) ? command : 'SELECT', rowCount: rowCount ?? 0, rows };
+  }
+
+  release(destroy?: boolean): void {
+    this.#client.release(destroy);
+  }
+}
+
+/** The pool as Kysely sees it, sending marked statements by name. One wrapper per pooled client. */
+export function preparingPool(pool: pg.Pool): PostgresPool {
+  const wrappers = new WeakMap<pg.PoolClient, PreparingClient>();
+  return {
+    options: pool.options,
+    async connect() {
+      const client = await pool.connect();
+      let wrapper = wrappers.get(client);
+      if (!wrapper) {
+        wrapper = new PreparingClient(client);
+        wrappers.set(client, wrapper);
+      }
+      return wrapper;
+    },
+    end: () => pool.end(),
+  };
+}

@@ -1,0 +1,49 @@
+// Issue 9: the hottest read (a contact with its property values) is a named statement on PostgreSQL: parsed once
+// per connection and run on a cached plan, still executed through Kysely (plugins and counts see it). PGlite runs
+// in-process and sends no statement names.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Database, openDatabase } from '../../src/db/database.ts';
+import { systemClock } from '../../src/lib/clock.ts';
+import { findContactWithValues } from '../../src/modules/contacts/contacts.repo.ts';
+import { createContactsService } from '../../src/modules/contacts/contacts.service.ts';
+import { createOperatorService } from '../../src/modules/operator/operator.service.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+
+let test: TestDatabase;
+let single: Database | undefined;
+beforeAll(async () => {
+  test = await createTestDatabase();
+  // One connection: the session whose prepared statements the test reads is the one that ran the read.
+  if (test.url) single = await openDatabase({ databaseUrl: test.url, poolSize: 1 });
+});
+afterAll(async () => {
+  await single?.close();
+  await test.drop();
+});
+
+describe.skipIf(process.env.TEST_DB !== 'postgres')('the contact read on PostgreSQL', () => {
+  it('is prepared once per connection under its name and answers like an unnamed statement', async () => {
+    const db = (single as Database).db;
+    const org = await createOperatorService({ db, clock: systemClock, platform: 'sandbox' }).createOrganization({
+      name: 'Prepared',
+      plan: 'scale',
+    });
+    const contact = await createContactsService({ db, clock: systemClock }).create(org.id, { first_name: 'Ana' });
+    const prepared = () =>
+      sql<{ name: string; statement: string }>`select name, statement from pg_prepared_statements`.execute(db);
+    expect((await prepared()).rows).toEqual([]);
+
+    // Executed more than the five custom plans PostgreSQL makes before it may switch to the cached generic plan.
+    for (let round = 0; round < 8; round++) {
+      const found = await findContactWithValues(db, org.id, contact.id);
+      expect(found).toMatchObject({ id: contact.id, first_name: 'Ana', property_values: [] });
+      expect(await findContactWithValues(db, org.id, 'ct_missing')).toBeUndefined();
+      expect(await findContactWithValues(db, 'org_other', contact.id)).toBeUndefined();
+    }
+    const rows = (await prepared()).rows;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.name).toMatch(/^crm_prepared_\d+$/);
+    expect(rows[0]?.statement).toContain('contact_property_values');
+  });
+});
