@@ -1,26 +1,37 @@
-// `npm run bench` (second part): send-request latency with 100 recipients, and fan-out throughput of 1 and 2
-// `crm worker` processes with the sandbox platform and the per-number cap lifted, on PostgreSQL.
+// `npm run bench` (fan-out part): throughput of 1 and 2 `crm worker` processes with the sandbox platform and the
+// per-number cap lifted, on PostgreSQL, each beside its baseline measured in the same run; and a worker's peak RSS
+// through a 100,000-recipient fan-out.
 //
 //   BENCH_DATABASE_URL   server to use (a fresh database crm_bench_broadcasts is made on it)
-//   BENCH_SENDS          send requests to time, default 100 (each with 100 recipients)
-//   BENCH_FANOUT         recipients per fan-out run, default 5000 (BENCH_QUICK=1: 2000)
-// Each fan-out row is measured beside its baseline in the same run: a bare SKIP LOCKED loop (bench/bare-queue.ts) on
-// the same database, with as many processes; the worker's peak RSS is sampled while it runs.
+//   BENCH_FANOUT         recipients per throughput run, default 20000 (BENCH_QUICK=1: 20000 too: shorter runs weigh
+//                        start-up skew and the idle poll too much for the scaling row)
+//   BENCH_RSS_FANOUT     recipients of the memory run, default 100000; BENCH_QUICK=1 skips that run and reports the
+//                        1-worker run's peak instead (the row says how many recipients it saw)
+//   BENCH_WORKER_ROOT    a checkout whose `src/cli.ts worker` to run instead of this one (before/after comparisons
+//                        on the same database server; its migrations must match)
+//   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the worker processes (heap flags beyond bin/crm's own)
+// Baseline: a bare SKIP LOCKED loop (bench/bare-queue.ts) on the same database, with as many processes, doing the
+// minimum per message. Messages/s counts from the first claim to the last recorded answer as the database saw them
+// (worker start-up excluded); the hand-off latency is each recipient's claim → recorded answer (reached_at →
+// sent_at). Bench workers run the sandbox without SANDBOX_AUTO_REPORTS_MS: no delivery reports come back.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { wire } from '../src/wiring.ts';
 import { benchServer, freshDatabase, log, unlimited } from './bench-database.ts';
-import { measure, table } from './measure.ts';
+import { recordSummary, type SummaryRow } from './summary.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const server = benchServer;
-const sends = Number(process.env.BENCH_SENDS ?? 100);
-const fanoutSize = Number(process.env.BENCH_FANOUT ?? (process.env.BENCH_QUICK === '1' ? 2000 : 5000));
+const workerRoot = process.env.BENCH_WORKER_ROOT ?? root;
+const quick = process.env.BENCH_QUICK === '1';
+const fanoutSize = Number(process.env.BENCH_FANOUT ?? 20_000);
+const rssSize = Number(process.env.BENCH_RSS_FANOUT ?? 100_000);
 const ADMIN = 'bench-admin';
+const PATH = 'fan-out, sandbox, cap lifted';
 
 let phoneSequence = 0;
 const nextPhones = (count: number) =>
@@ -31,8 +42,9 @@ const nextPhones = (count: number) =>
   }).filter((phone) => !phone.endsWith('0404') && !phone.endsWith('0500'));
 
 function startWorker(databaseUrl: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'worker'], {
-    cwd: root,
+  // Started as the product starts it: `bin/crm` (the pinned Node, with its small young generation).
+  const child = spawn('bin/crm', ['worker'], {
+    cwd: workerRoot,
     env: {
       PATH: process.env.PATH ?? '',
       DATABASE_URL: databaseUrl,
@@ -40,6 +52,7 @@ function startWorker(databaseUrl: string): Promise<ChildProcess> {
       FANOUT_PER_NUMBER_PER_SECOND: '0',
       WORKER_POLL_MS: '20',
       LOG_LEVEL: 'warn',
+      ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -99,6 +112,16 @@ async function bareBaseline(databaseUrl: string, size: number): Promise<number[]
   return rates;
 }
 
+interface FanoutRun {
+  workers: number;
+  recipients: number;
+  seconds: number;
+  rate: number;
+  p50: number;
+  p99: number;
+  peakRssMb: number;
+}
+
 async function main(): Promise<void> {
   const databaseUrl = await freshDatabase('crm_bench_broadcasts');
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
@@ -134,87 +157,119 @@ async function main(): Promise<void> {
     key,
   );
   await call('POST', `/admin/v1/sandbox/templates/${template.id}/review`, { event: 'APPROVED' }, ADMIN);
-  const sendBody = () => ({ recipients: nextPhones(100).map((phone) => ({ phone, variables: { 'body.1': '42' } })) });
 
-  log(`timing ${sends} send requests of 100 recipients`);
-  const latency = [
-    await measure('send, 100 new recipients (one at a time)', sends, 1, async () => {
-      await call('POST', `/v1/templates/${template.id}/send`, sendBody(), key);
-    }),
-    await measure('send, 100 new recipients (4 in flight)', sends, 4, async () => {
-      await call('POST', `/v1/templates/${template.id}/send`, sendBody(), key);
-    }),
-  ];
-  // The queue those sends made is not part of the fan-out runs below.
-  await database.db.updateTable('broadcasts').set({ stored_status: 'cancelled' }).execute();
-  await database.db
-    .updateTable('broadcast_recipients')
-    .set({ status: 'cancelled' })
-    .where('status', '=', 'queued')
-    .execute();
+  /** Queues `size` recipients through the API (sends of 100, 4 in flight); answers how many are queued. */
+  async function queue(size: number): Promise<number> {
+    let next = 0;
+    const sender = async () => {
+      for (; next < size; ) {
+        next += 100;
+        const recipients = nextPhones(100).map((phone) => ({ phone, variables: { 'body.1': '42' } }));
+        await call('POST', `/v1/templates/${template.id}/send`, { recipients }, key);
+      }
+    };
+    await Promise.all(Array.from({ length: 4 }, sender));
+    const row = await database.db
+      .selectFrom('broadcast_recipients')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('status', '=', 'queued')
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
 
-  const throughput: string[] = [];
-  const bare = await bareBaseline(databaseUrl, fanoutSize);
-  const rates: number[] = [];
-  for (const workers of [1, 2]) {
-    for (let sent = 0; sent < fanoutSize; sent += 100) {
-      await call('POST', `/v1/templates/${template.id}/send`, sendBody(), key);
-    }
-    const queued = Number(
-      (
-        await database.db
-          .selectFrom('broadcast_recipients')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .where('status', '=', 'queued')
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
+  async function fanout(workers: number, size: number): Promise<FanoutRun> {
+    const queued = await queue(size);
     log(`fan-out of ${queued} recipients with ${workers} worker process(es)`);
     const runStarted = new Date();
     const children = await Promise.all(Array.from({ length: workers }, () => startWorker(databaseUrl)));
     let peakRss = 0;
     for (;;) {
       for (const child of children) peakRss = Math.max(peakRss, rssOf(child.pid));
-      const left = Number(
-        (
-          await database.db
-            .selectFrom('broadcast_recipients')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .where('status', 'in', ['queued', 'sending'])
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
-      if (left === 0) break;
+      const left = await database.db
+        .selectFrom('broadcast_recipients')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('status', 'in', ['queued', 'sending'])
+        .executeTakeFirstOrThrow();
+      if (Number(left.n) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     for (const child of children) child.kill('SIGTERM');
-    // From the first hand-off to the last recorded answer, as the database saw them (worker start-up excluded).
-    const span = await database.db
-      .selectFrom('broadcast_recipients')
-      .select((eb) => [eb.fn.min('reached_at').as('first'), eb.fn.max('sent_at').as('last')])
-      .where('reached_at', '>=', runStarted)
-      .executeTakeFirstOrThrow();
-    const seconds = (new Date(span.last as Date).getTime() - new Date(span.first as Date).getTime()) / 1000;
-    const rate = queued / seconds;
-    rates.push(rate);
-    const baseline = bare[workers - 1] as number;
-    throughput.push(
-      `| ${workers} | ${queued} | ${seconds.toFixed(1)} | ${rate.toFixed(0)} | ${baseline.toFixed(0)} | ${(rate / baseline).toFixed(2)}× | ${workers === 1 ? '1.00×' : `${(rate / (rates[0] as number)).toFixed(2)}×`} | ${(peakRss / 1024).toFixed(0)} |`,
-    );
+    // From the first claim to the last recorded answer, as the database saw them (worker start-up excluded); each
+    // recipient's claim → recorded answer.
+    const span = await sql<{ seconds: number; p50: number; p99: number }>`
+      select extract(epoch from max(sent_at) - min(reached_at))::float8 as seconds,
+        percentile_cont(0.5) within group (order by extract(epoch from sent_at - reached_at))::float8 * 1000 as p50,
+        percentile_cont(0.99) within group (order by extract(epoch from sent_at - reached_at))::float8 * 1000 as p99
+      from broadcast_recipients where reached_at >= ${runStarted} and sent_at is not null`.execute(database.db);
+    const { seconds, p50, p99 } = span.rows[0] as { seconds: number; p50: number; p99: number };
+    return { workers, recipients: queued, seconds, rate: queued / seconds, p50, p99, peakRssMb: peakRss / 1024 };
   }
 
+  const bare = await bareBaseline(databaseUrl, fanoutSize);
+  const runs = [await fanout(1, fanoutSize), await fanout(2, fanoutSize)];
+  const memory = quick ? (runs[0] as FanoutRun) : await fanout(1, rssSize);
+  const [one, two] = runs as [FanoutRun, FanoutRun];
+  const scaling = two.rate / one.rate;
+  const flags = process.env.BENCH_WORKER_NODE_OPTIONS;
+  const label = `${workerRoot === root ? '' : ` (worker from ${workerRoot})`}${flags ? ` (NODE_OPTIONS ${flags})` : ''}`;
+
+  const rows: SummaryRow[] = runs.map((run) => {
+    const baseline = bare[run.workers - 1] as number;
+    const ratio = run.rate / baseline;
+    return {
+      path: PATH,
+      row: `${run.workers} worker${run.workers > 1 ? 's' : ''}, ${run.recipients} recipients${label}`,
+      baseline: `bare SKIP LOCKED loop, ${run.workers} process${run.workers > 1 ? 'es' : ''}: ${baseline.toFixed(0)} msg/s`,
+      value: `${run.rate.toFixed(0)} msg/s`,
+      ratio,
+      p50Ms: run.p50,
+      p99Ms: run.p99,
+      rssMb: run.peakRssMb,
+      target: run.workers === 1 ? '>= 0.25x bare' : '>= 0.25x bare (2 processes)',
+      met: ratio >= 0.25,
+    };
+  });
+  rows.push(
+    {
+      path: PATH,
+      row: `scaling, 2 workers vs 1${label}`,
+      baseline: `1 worker, same run: ${one.rate.toFixed(0)} msg/s`,
+      value: `${two.rate.toFixed(0)} msg/s`,
+      ratio: scaling,
+      p50Ms: null,
+      p99Ms: null,
+      rssMb: null,
+      target: '>= 1.6x 1 worker',
+      met: scaling >= 1.6,
+    },
+    {
+      path: PATH,
+      row: `worker peak RSS, ${memory.recipients} recipients${quick ? ' (quick mode: the 1-worker run)' : ''}${label}`,
+      baseline: '—',
+      value: `${memory.peakRssMb.toFixed(0)} MB`,
+      ratio: null,
+      p50Ms: memory.p50,
+      p99Ms: memory.p99,
+      rssMb: memory.peakRssMb,
+      target: '<= 200 MB',
+      met: memory.peakRssMb <= 200,
+    },
+  );
+  recordSummary(rows);
+
+  const line = (run: FanoutRun, baseline: number) =>
+    `| ${run.workers} | ${run.recipients} | ${run.seconds.toFixed(1)} | ${run.rate.toFixed(0)} | ${baseline.toFixed(0)} | ` +
+    `${(run.rate / baseline).toFixed(2)}× | ${(run.rate / one.rate).toFixed(2)}× | ${run.p50.toFixed(0)} | ` +
+    `${run.p99.toFixed(0)} | ${run.peakRssMb.toFixed(0)} |`;
   process.stdout.write(
     [
       '',
-      `Send requests on PostgreSQL at ${server.host} (in-process API, sandbox platform):`,
+      `Fan-out with the sandbox platform and the per-number cap lifted (worker processes on PostgreSQL at ${benchServer.host})${label}:`,
       '',
-      table(latency),
-      '',
-      'Fan-out with the sandbox platform and the per-number cap lifted (worker processes on one PostgreSQL):',
-      '',
-      '| Workers | Recipients | Seconds | Messages/s | Bare SKIP LOCKED loop, same processes (msg/s) | Ratio to bare | Scaling vs 1 worker | Peak worker RSS (MB) |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|',
-      ...throughput,
+      '| Workers | Recipients | Seconds | Messages/s | Bare SKIP LOCKED loop, same processes (msg/s) | Ratio to bare | Scaling vs 1 worker | Hand-off p50 (ms) | Hand-off p99 (ms) | Peak worker RSS (MB) |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      ...runs.map((run) => line(run, bare[run.workers - 1] as number)),
+      ...(quick ? [] : [line(memory, bare[0] as number)]),
       '',
     ].join('\n'),
   );

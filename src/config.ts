@@ -128,7 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: text(env, 'METRICS_TOKEN'),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000) as number,
     fanout: {
-      batchSize: integer(env, 'FANOUT_BATCH_SIZE', 50, 1) as number,
+      batchSize: integer(env, 'FANOUT_BATCH_SIZE', 64, 1) as number,
       concurrency: integer(env, 'FANOUT_CONCURRENCY', 16, 1) as number,
       leaseMs: integer(env, 'FANOUT_LEASE_MS', 60_000, 100) as number,
       // 0 lifts the cap (benchmarks); the default follows the platform's per-number throughput.

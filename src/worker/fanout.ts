@@ -18,14 +18,16 @@ import {
   failUnconfirmed,
   type HandoffOutcome,
   recordOutcomes,
-  startHandoffs,
 } from '../modules/broadcasts/recipients.repo.ts';
 
 export interface FanoutOptions extends RetryPolicy {
   batchSize: number;
-  /** Hand-offs in flight per worker. */
+  /** Hand-offs in flight per batch: caps the group size. */
   concurrency: number;
-  /** Rows marked, sent and recorded together: the most a killed worker can leave with an unknown outcome. */
+  /**
+   * Rows marked, sent and recorded together, one group of a batch at a time: the most a killed worker can leave
+   * with an unknown outcome per batch in flight.
+   */
   groupSize: number;
   leaseMs: number;
   /** Per connected number; null lifts the cap. */
@@ -34,9 +36,9 @@ export interface FanoutOptions extends RetryPolicy {
 }
 
 export const DEFAULT_FANOUT_OPTIONS: FanoutOptions = {
-  batchSize: 50,
+  batchSize: 64,
   concurrency: 16,
-  groupSize: 8,
+  groupSize: 16,
   leaseMs: 60_000,
   perNumberPerSecond: 80,
   reconcileAfterMs: 15 * 60_000,
@@ -70,15 +72,6 @@ const METRIC: Record<HandoffOutcome['verdict']['kind'], HandoffMetric> = {
   uncertain: 'uncertain',
 };
 
-/** Runs `work` over `items`, at most `concurrency` at a time. */
-async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const runners = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) await work(items[next++] as T);
-  });
-  await Promise.all(runners);
-}
-
 function chunks<T>(items: T[], size: number): T[][] {
   const result: T[][] = [];
   for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
@@ -106,10 +99,10 @@ export function createFanout(deps: FanoutDeps): Fanout {
     }
   }
 
-  async function handOff(group: ClaimedRow[]): Promise<void> {
-    const marked = await startHandoffs(db, group);
+  /** Sends a marked group; answers its outcomes. */
+  async function handOff(group: ClaimedRow[]): Promise<HandoffOutcome[]> {
     const outcomes = await Promise.all(
-      marked.map(async (row) => ({ row, verdict: verdictOf(await send(row), row.attempts, options) })),
+      group.map(async (row) => ({ row, verdict: verdictOf(await send(row), row.attempts, options) })),
     );
     for (const { row, verdict } of outcomes) {
       deps.onOutcome?.(METRIC[verdict.kind]);
@@ -121,29 +114,32 @@ export function createFanout(deps: FanoutDeps): Fanout {
         );
       }
     }
-    await recordOutcomes(db, outcomes);
+    return outcomes;
   }
 
   return {
     async runOnce() {
+      // The claim marks the first group; each group's record marks the next: one group of the batch is in flight
+      // at a time, so a killed worker leaves at most `groupSize` rows per batch with an unknown outcome.
       const claimed = await claimRecipients(db, {
         limit: options.batchSize,
         leaseMs: options.leaseMs,
         token: randomUUID(),
         perNumberPerSecond: options.perNumberPerSecond,
+        markFirst: groupSize,
       });
-      await pool(
-        chunks(claimed, groupSize),
-        Math.max(1, Math.floor(options.concurrency / groupSize)),
-        async (group) => {
-          try {
-            await handOff(group);
-          } catch (error) {
-            // The leases will expire: unmarked rows are claimed again, marked ones settled by report or reconciler.
-            log.error({ err: error, broadcast: group[0]?.broadcast_id }, 'hand-off group failed');
-          }
-        },
-      );
+      const groups = chunks(claimed, groupSize);
+      let marked = groups[0] ?? [];
+      for (let index = 0; index < groups.length; index++) {
+        const next = groups[index + 1] ?? [];
+        try {
+          marked = await recordOutcomes(db, await handOff(marked), next);
+        } catch (error) {
+          // The leases will expire: unmarked rows are claimed again, marked ones settled by report or reconciler.
+          log.error({ err: error, broadcast: groups[index]?.[0]?.broadcast_id }, 'hand-off group failed');
+          break;
+        }
+      }
       return claimed.length;
     },
 

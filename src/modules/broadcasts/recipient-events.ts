@@ -15,7 +15,11 @@ export interface MovedRecipient {
   position: number;
 }
 
-interface RecipientEventRow {
+/** What a recipient's event says about it, as an UPDATE of `broadcast_recipients as r` can return it. */
+export const RECIPIENT_EVENT_COLUMNS = sql`r.contact_id, r.phone, r.status, r.error, r.platform_message_id,
+  r.delivered_at, r.read_at, coalesce(r.reached_at, r.queued_at) as created_at`;
+
+export interface RecipientEventRow {
   org_id: string;
   broadcast_id: string;
   contact_id: string;
@@ -48,33 +52,37 @@ export async function recordRecipientMoves(
 ): Promise<void> {
   if (moved.length === 0) return;
   const result = await sql<RecipientEventRow>`
-    select r.org_id, r.broadcast_id, r.contact_id, r.phone, r.status, r.error, r.platform_message_id,
-      r.delivered_at, r.read_at, coalesce(r.reached_at, r.queued_at) as created_at
+    select r.org_id, r.broadcast_id, ${RECIPIENT_EVENT_COLUMNS}
     from unnest(${moved.map((row) => row.org_id)}::text[], ${moved.map((row) => row.broadcast_id)}::text[],
       ${moved.map((row) => row.position)}::int[]) as v(org_id, broadcast_id, position)
     join broadcast_recipients r on r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
     order by r.org_id, r.broadcast_id, r.position`.execute(trx);
   for (const [orgId, rows] of groupByOrg(result.rows)) {
-    const events: EventInput[] = rows
-      .filter((row) => ['sent', 'delivered', 'read', 'failed'].includes(row.status))
-      .map((row) => ({
-        type: 'broadcast.recipient.updated',
-        data: {
-          broadcast_id: row.broadcast_id,
-          contact_id: row.contact_id,
-          phone: row.phone,
-          status: row.status as (typeof RECIPIENT_STATUSES)[number],
-          // As the recipients list shows it: the error only on a failed recipient.
-          error: row.status === 'failed' ? row.error : null,
-          platform_message_id: row.platform_message_id,
-          delivered_at: iso(row.delivered_at),
-          read_at: iso(row.read_at),
-          created_at: iso(row.created_at) as string,
-        },
-      }));
+    const events = recipientEvents(rows);
     await recordEvents(trx, orgId, events);
     if (options.mayFinish) await recordFinished(trx, orgId, [...new Set(rows.map((row) => row.broadcast_id))]);
   }
+}
+
+/** decisions §11: the `broadcast.recipient.updated` events of recipients as they stand after their move. */
+export function recipientEvents(rows: readonly RecipientEventRow[]): EventInput[] {
+  return rows
+    .filter((row) => ['sent', 'delivered', 'read', 'failed'].includes(row.status))
+    .map((row) => ({
+      type: 'broadcast.recipient.updated',
+      data: {
+        broadcast_id: row.broadcast_id,
+        contact_id: row.contact_id,
+        phone: row.phone,
+        status: row.status as (typeof RECIPIENT_STATUSES)[number],
+        // As the recipients list shows it: the error only on a failed recipient.
+        error: row.status === 'failed' ? row.error : null,
+        platform_message_id: row.platform_message_id,
+        delivered_at: iso(row.delivered_at),
+        read_at: iso(row.read_at),
+        created_at: iso(row.created_at) as string,
+      },
+    }));
 }
 
 /**
@@ -85,21 +93,30 @@ export async function recordRecipientMoves(
  */
 export async function recordFinished(trx: Kysely<DB>, orgId: string, broadcastIds: readonly string[]): Promise<void> {
   if (broadcastIds.length === 0) return;
-  const ids = [...new Set(broadcastIds)].sort();
-  const open = await trx
-    .selectFrom('broadcasts')
-    .select('id')
-    .where('org_id', '=', orgId)
-    .where('id', 'in', ids)
-    .where('finished_at', 'is', null)
-    .orderBy('id')
-    .forUpdate()
-    .execute();
+  const open = await lockOpenBroadcasts(orgId, broadcastIds).execute(trx);
+  await finishLocked(
+    trx,
+    orgId,
+    open.rows.map((row) => row.id),
+  );
+}
+
+/**
+ * recordFinished's first half, as a statement that a caller may also run as a CTE of a larger statement: locks the
+ * given broadcasts that have not finished, in id order. The second half (finishLocked) must be a later statement.
+ */
+export function lockOpenBroadcasts(orgId: string, broadcastIds: readonly string[]) {
+  return sql<{ id: string }>`select id from broadcasts where org_id = ${orgId}
+    and id = any(${[...new Set(broadcastIds)].sort()}::text[]) and finished_at is null order by id for update`;
+}
+
+/** recordFinished's second half: of the broadcasts the transaction has locked, those that have ended finish. */
+export async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonly string[]): Promise<void> {
   if (open.length === 0) return;
   // A new statement: under READ COMMITTED it sees every move committed before the lock above was granted.
   const finished = await sql<{ id: string }>`
     update broadcasts b set finished_at = now()
-    where b.org_id = ${orgId} and b.id = any(${open.map((row) => row.id)}::text[]) and b.finished_at is null
+    where b.org_id = ${orgId} and b.id = any(${open}::text[]) and b.finished_at is null
       and (b.stored_status in ('cancelled', 'stopped_low_balance')
         or not exists (select 1 from broadcast_recipients r where r.org_id = b.org_id and r.broadcast_id = b.id
           and r.status in ('queued', 'sending', 'cancelled')))

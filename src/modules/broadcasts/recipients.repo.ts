@@ -1,73 +1,17 @@
 // One owner for a broadcast recipient's life. Every write of broadcast_recipients is one of these named steps:
 // queue (the send), claim (recipient-claim.ts), start hand-offs, record outcomes (in batches), fail unconfirmed
 // hand-offs, cancel the tail, apply a platform report. The rules they follow are in recipient-rules.ts.
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { PlatformEventOf } from '../../messaging/webhooks.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
-import { recordOutboundMessages } from '../conversations/conversations.repo.ts';
-import { adjustBalance, type ClaimedRow, type RecipientKey, updateRecipient } from './recipient-claim.ts';
+import { type ClaimedRow, updateRecipient } from './recipient-claim.ts';
 import { recordRecipientMoves } from './recipient-events.ts';
-import { type HandoffVerdict, isForward, parseCallbackReference } from './recipient-rules.ts';
+import { refund } from './recipient-held.ts';
+import { isForward, parseCallbackReference } from './recipient-rules.ts';
 
 export { type ClaimedRow, type ClaimOptions, claimRecipients } from './recipient-claim.ts';
-
-const keyOf = (row: RecipientKey) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.position}`;
-
-function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
-  return groups;
-}
-
-/** A column of per-row values for `updateHeld`: its name, its SQL type and one value per row. */
-type Column = [name: string, type: 'text' | 'int' | 'float8', values: unknown[]];
-
-/**
- * Updates the given rows of a batch in one statement, where each is still held under its claim's lease: the rows
- * travel as arrays that `unnest` turns back into rows (`v.<column>` in `set`), with any per-row columns given.
- * `where` narrows further. Answers the keys of the rows that changed, and any columns `returning` names.
- */
-async function updateHeld<Returned extends object = object>(
-  db: Kysely<DB>,
-  rows: ClaimedRow[],
-  change: {
-    set: RawBuilder<unknown>;
-    columns?: Column[];
-    where?: RawBuilder<unknown>;
-    returning?: RawBuilder<unknown>;
-  },
-) {
-  const columns: Column[] = [
-    ['org_id', 'text', rows.map((row) => row.org_id)],
-    ['broadcast_id', 'text', rows.map((row) => row.broadcast_id)],
-    ['position', 'int', rows.map((row) => row.position)],
-    ['lease_token', 'text', rows.map((row) => row.lease_token)],
-    ...(change.columns ?? []),
-  ];
-  const arrays = sql.join(columns.map(([, type, values]) => sql`${values}::${sql.raw(type)}[]`));
-  const names = sql.raw(columns.map(([name]) => name).join(', '));
-  const result = await sql<RecipientKey & Returned>`
-    update broadcast_recipients as r set ${change.set}
-    from unnest(${arrays}) as v(${names})
-    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
-      and r.lease_token = v.lease_token and ${change.where ?? sql`true`}
-    returning r.org_id, r.broadcast_id, r.position${change.returning ? sql`, ${change.returning}` : sql``}`.execute(db);
-  return { rows: result.rows, keys: new Set(result.rows.map(keyOf)) };
-}
-
-/** Gives back what the given claimed rows reserved, one balance update per account. */
-async function refund(db: Kysely<DB>, rows: ClaimedRow[]): Promise<void> {
-  for (const group of groupBy(rows, (row) => `${row.org_id}\u0000${row.account_id}`).values()) {
-    const { org_id, account_id } = group[0] as ClaimedRow;
-    await adjustBalance(
-      db,
-      org_id,
-      account_id,
-      group.reduce((sum, row) => sum + Number(row.charged), 0),
-    );
-  }
-}
+export { type HandoffOutcome, recordOutcomes, startHandoffs } from './recipient-handoffs.ts';
 
 export interface QueuedRecipient {
   contactId: string;
@@ -111,153 +55,6 @@ export async function queueRecipients(
     .returning(['org_id', 'broadcast_id', 'position', 'status'])
     .execute();
   return rows.filter((row) => row.status === 'failed');
-}
-
-/**
- * Marks a group of claimed rows as handed off, just before the platform is called: from here on a lost lease means
- * an unknown outcome, never a second send. Rows whose broadcast was cancelled meanwhile are not marked: they join
- * the abandoned tail and their reservation goes back. Answers the rows that may be sent.
- */
-export async function startHandoffs(db: Kysely<DB>, rows: ClaimedRow[]): Promise<ClaimedRow[]> {
-  if (rows.length === 0) return [];
-  const marked = await updateHeld(db, rows, {
-    set: sql`handoff_started_at = now(), updated_at = now()`,
-    where: sql`r.status = 'sending' and not exists (select 1 from broadcasts b
-      where b.org_id = r.org_id and b.id = r.broadcast_id and b.stored_status = 'cancelled')`,
-  });
-  const unmarked = rows.filter((row) => !marked.keys.has(keyOf(row)));
-  if (unmarked.length > 0) {
-    await db.transaction().execute(async (trx) => {
-      const released = await updateHeld(trx, unmarked, {
-        set: sql`status = 'cancelled', lease_until = null, lease_token = null, charged = 0, updated_at = now()`,
-        where: sql`r.status = 'sending' and r.handoff_started_at is null`,
-      });
-      await refund(
-        trx,
-        unmarked.filter((row) => released.keys.has(keyOf(row))),
-      );
-    });
-  }
-  return rows.filter((row) => marked.keys.has(keyOf(row)));
-}
-
-export interface HandoffOutcome {
-  row: ClaimedRow;
-  verdict: HandoffVerdict;
-}
-
-type Verdict<K extends HandoffVerdict['kind']> = { row: ClaimedRow; verdict: Extract<HandoffVerdict, { kind: K }> };
-const ofKind = <K extends HandoffVerdict['kind']>(outcomes: HandoffOutcome[], kind: K) =>
-  outcomes.filter((outcome): outcome is Verdict<K> => outcome.verdict.kind === kind);
-
-/**
- * Records the platform's answers for a group of hand-offs in one transaction, one statement per kind of answer:
- * accepted rows become `sent` (unless a report moved them on already), their contacts reachable and their messages
- * part of the conversation; refused rows fail and are refunded; retryable ones go back to the queue, refunded.
- * Only rows still held under their lease change. Uncertain answers change nothing (see failUnconfirmed).
- */
-export async function recordOutcomes(db: Kysely<DB>, outcomes: HandoffOutcome[], at = new Date()): Promise<void> {
-  const accepted = ofKind(outcomes, 'accepted');
-  const refused = ofKind(outcomes, 'refused');
-  const retried = ofKind(outcomes, 'retry');
-  if (accepted.length + refused.length + retried.length === 0) return;
-  await db.transaction().execute(async (trx) => {
-    if (accepted.length > 0) {
-      // A status report may have settled a row already; then only the message id is filled in.
-      const settled = await updateHeld<{
-        status: string;
-        delivered_at: Date | null;
-        read_at: Date | null;
-        moved: boolean;
-      }>(
-        trx,
-        accepted.map((outcome) => outcome.row),
-        {
-          set: sql`status = case when r.status = 'sending' then 'sent' else r.status end,
-            platform_message_id = v.platform_message_id, sent_at = coalesce(r.sent_at, now()),
-            lease_until = null, updated_at = now()`,
-          columns: [['platform_message_id', 'text', accepted.map((outcome) => outcome.verdict.platformMessageId)]],
-          // `moved`: this statement made it `sent` (its sent_at was null and is now the transaction's time); a row
-          // a report settled first had its event with that report (decisions §11: one event per move).
-          returning: sql`r.status, r.delivered_at, r.read_at, (r.status = 'sent' and r.sent_at = now()) as moved`,
-        },
-      );
-      await recordRecipientMoves(
-        trx,
-        settled.rows.filter((row) => row.moved),
-      );
-      const now = new Map(settled.rows.map((row) => [keyOf(row), row]));
-      for (const [orgId, group] of groupBy(accepted, (outcome) => outcome.row.org_id)) {
-        // contract (messaging_status): a successful send makes an `unverified` contact `verified`.
-        await recordReachability(
-          trx,
-          orgId,
-          group.map(({ row }) => ({ contactId: row.contact_id, outcome: 'reached' as const })),
-          { contactedAt: at },
-        );
-        const recorded = group.flatMap(({ row, verdict }) => {
-          const current = now.get(keyOf(row));
-          if (!current) return [];
-          return [
-            {
-              contactId: row.contact_id,
-              channelId: row.channel_id,
-              templateId: row.template_id,
-              phone: row.phone,
-              platformMessageId: verdict.platformMessageId,
-              status: current.status,
-              deliveredAt: current.delivered_at,
-              readAt: current.read_at,
-            },
-          ];
-        });
-        await recordOutboundMessages(trx, orgId, recorded, at);
-      }
-    }
-    if (refused.length > 0) {
-      const rows = refused.map((outcome) => outcome.row);
-      const failed = await updateHeld(trx, rows, {
-        set: sql`status = 'failed', error = v.error, error_code = v.error_code, failed_at = now(),
-          lease_until = null, charged = 0, updated_at = now()`,
-        columns: [
-          ['error', 'text', refused.map((outcome) => outcome.verdict.error)],
-          ['error_code', 'int', refused.map((outcome) => outcome.verdict.code)],
-        ],
-        where: sql`r.status = 'sending'`,
-      });
-      await refund(
-        trx,
-        rows.filter((row) => failed.keys.has(keyOf(row))),
-      );
-      await recordRecipientMoves(trx, failed.rows);
-      const unreachable = refused.filter((outcome) => outcome.verdict.notOnNetwork);
-      for (const [orgId, group] of groupBy(unreachable, (outcome) => outcome.row.org_id)) {
-        await recordReachability(
-          trx,
-          orgId,
-          group.map(({ row }) => ({ contactId: row.contact_id, outcome: 'not_on_network' as const })),
-        );
-      }
-    }
-    if (retried.length > 0) {
-      const rows = retried.map((outcome) => outcome.row);
-      const requeued = await updateHeld(trx, rows, {
-        set: sql`status = 'queued', handoff_started_at = null, lease_until = null, lease_token = null, charged = 0,
-          error = v.error, error_code = v.error_code, next_attempt_at = now() + make_interval(secs => v.delay),
-          updated_at = now()`,
-        columns: [
-          ['error', 'text', retried.map((outcome) => outcome.verdict.error)],
-          ['error_code', 'int', retried.map((outcome) => outcome.verdict.code)],
-          ['delay', 'float8', retried.map((outcome) => outcome.verdict.retryAfterMs / 1000)],
-        ],
-        where: sql`r.status = 'sending'`,
-      });
-      await refund(
-        trx,
-        rows.filter((row) => requeued.keys.has(keyOf(row))),
-      );
-    }
-  });
 }
 
 /**

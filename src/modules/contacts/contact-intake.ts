@@ -2,7 +2,7 @@
 // - one intake for "the live contact with this phone, created when there is none" (sends to unknown phones,
 //   inbound messages from unknown phones);
 // - the one place that moves `messaging_status` (contract: messaging_status rules; decisions §5).
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { newId } from '../../lib/ids.ts';
 import { recordEvents } from '../events/events.ts';
@@ -128,7 +128,20 @@ export async function recordReachability(
   entries: Reachability[],
   options: { contactedAt?: Date } = {},
 ): Promise<void> {
-  if (entries.length === 0) return;
+  const update = reachabilityUpdate(orgId, entries, options);
+  if (update) await update.execute(db);
+}
+
+/**
+ * recordReachability's one statement, for a caller that runs it as a data-modifying CTE of a larger statement
+ * (the fan-out records a group's answers in one); null when there is nothing to record.
+ */
+export function reachabilityUpdate(
+  orgId: string,
+  entries: Reachability[],
+  options: { contactedAt?: Date } = {},
+): RawBuilder<unknown> | null {
+  if (entries.length === 0) return null;
   // One outcome per contact: the last one reported in the batch wins.
   const byContact = new Map(entries.map((entry) => [entry.contactId, entry.outcome]));
   const ids = [...byContact.keys()];
@@ -141,15 +154,15 @@ export async function recordReachability(
   const contacted =
     options.contactedAt === undefined
       ? sql`contacts.last_contacted_at`
-      : sql`case when v.outcome = 'reached' then ${options.contactedAt} else contacts.last_contacted_at end`;
-  await sql`
+      : sql`case when v.outcome = 'reached' then ${options.contactedAt}::timestamptz else contacts.last_contacted_at end`;
+  return sql`
     update contacts set
       messaging_status = case when ${moves} then ${next} else contacts.messaging_status end,
       updated_at = case when ${moves} then now() else contacts.updated_at end,
       last_contacted_at = ${contacted}
     from unnest(${ids}::text[], ${outcomes}::text[]) as v(id, outcome)
     where contacts.org_id = ${orgId} and contacts.id = v.id
-      and (${moves} or ${options.contactedAt !== undefined})`.execute(db);
+      and (${moves} or ${options.contactedAt !== undefined})`;
 }
 
 /**

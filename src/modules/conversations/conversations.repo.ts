@@ -1,5 +1,5 @@
 // SQL for conversations and their messages. Every query filters by org_id.
-import { type Insertable, type Kysely, type Selectable, sql } from 'kysely';
+import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import type { ConversationsTable, DB, MessagesTable } from '../../db/schema.ts';
 import { newId } from '../../lib/ids.ts';
 
@@ -125,63 +125,49 @@ export interface OutboundMessage {
 }
 
 /**
- * Writes a batch of accepted hand-offs into their contacts' conversations: one statement opens (or moves the clock
- * of) every conversation, one inserts every message. Messages are stored once per platform id.
+ * Writes a batch of accepted hand-offs into their contacts' conversations, in one statement: it opens (or moves the
+ * clock of) every conversation and inserts every message. Messages are stored once per platform id.
  */
 export async function recordOutboundMessages(db: Kysely<DB>, orgId: string, messages: OutboundMessage[], at: Date) {
-  if (messages.length === 0) return;
-  const pairs = new Map(messages.map((message) => [`${message.contactId} ${message.channelId}`, message]));
-  const conversations = await db
-    .insertInto('conversations')
-    .values(
-      [...pairs.values()].map((message) => ({
-        org_id: orgId,
-        id: newId('conv'),
-        contact_id: message.contactId,
-        channel_id: message.channelId,
-        last_message_at: at,
-        created_at: at,
-        updated_at: at,
-      })),
-    )
-    .onConflict((conflict) =>
-      conflict.columns(['org_id', 'contact_id', 'channel_id']).doUpdateSet({
-        last_message_at: sql<Date>`greatest(conversations.last_message_at, excluded.last_message_at)`,
-        updated_at: sql<Date>`excluded.updated_at`,
-      }),
-    )
-    .returning(['id', 'contact_id', 'channel_id'])
-    .execute();
-  const conversationOf = new Map(conversations.map((row) => [`${row.contact_id} ${row.channel_id}`, row.id]));
-  await db
-    .insertInto('messages')
-    .values(
-      messages.map((message) => ({
-        org_id: orgId,
-        id: newId('msg'),
-        conversation_id: conversationOf.get(`${message.contactId} ${message.channelId}`) as string,
-        contact_id: message.contactId,
-        channel_id: message.channelId,
-        direction: 'outbound',
-        sender: 'system', // decisions §7
-        type: 'template',
-        text: null,
-        template_id: message.templateId,
-        phone: message.phone,
-        platform_message_id: message.platformMessageId,
-        status: message.status === 'sending' ? 'sent' : message.status,
-        sent_at: at,
-        delivered_at: message.deliveredAt,
-        read_at: message.readAt,
-        error: null,
-        created_at: at,
-        updated_at: at,
-      })),
-    )
-    .onConflict((conflict) =>
-      conflict.columns(['org_id', 'platform_message_id']).where('platform_message_id', 'is not', null).doNothing(),
-    )
-    .execute();
+  const ctes = outboundMessagesCtes(orgId, messages, at);
+  if (ctes) await sql`with ${ctes} select 1`.execute(db);
+}
+
+/**
+ * recordOutboundMessages as two data-modifying CTEs (`conv`, then `msgs`, separated by a comma) for a caller that
+ * writes them within a larger statement (the fan-out records a group's answers in one); null when there are none.
+ */
+export function outboundMessagesCtes(orgId: string, messages: OutboundMessage[], at: Date): RawBuilder<unknown> | null {
+  if (messages.length === 0) return null;
+  const pairs = [
+    ...new Map(messages.map((message) => [`${message.contactId} ${message.channelId}`, message])).values(),
+  ];
+  return sql`
+    conv as (
+      insert into conversations as c (org_id, id, contact_id, channel_id, last_message_at, created_at, updated_at)
+      select ${orgId}, p.id, p.contact_id, p.channel_id, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      from unnest(${pairs.map(() => newId('conv'))}::text[], ${pairs.map((m) => m.contactId)}::text[],
+        ${pairs.map((m) => m.channelId)}::text[]) as p(id, contact_id, channel_id)
+      on conflict (org_id, contact_id, channel_id) do update set
+        last_message_at = greatest(c.last_message_at, excluded.last_message_at), updated_at = excluded.updated_at
+      returning c.id, c.contact_id, c.channel_id
+    ),
+    msgs as (
+      insert into messages (org_id, id, conversation_id, contact_id, channel_id, direction, sender, type, text,
+        template_id, phone, platform_message_id, status, sent_at, delivered_at, read_at, error, created_at, updated_at)
+      select ${orgId}, m.id, conv.id, m.contact_id, m.channel_id, 'outbound', 'system', 'template', null,
+        m.template_id, m.phone, m.platform_message_id, m.status, ${at}::timestamptz, m.delivered_at, m.read_at, null,
+        ${at}::timestamptz, ${at}::timestamptz
+      from unnest(${messages.map(() => newId('msg'))}::text[], ${messages.map((m) => m.contactId)}::text[],
+        ${messages.map((m) => m.channelId)}::text[], ${messages.map((m) => m.templateId)}::text[],
+        ${messages.map((m) => m.phone)}::text[], ${messages.map((m) => m.platformMessageId)}::text[],
+        ${messages.map((m) => (m.status === 'sending' ? 'sent' : m.status))}::text[],
+        ${messages.map((m) => m.deliveredAt)}::timestamptz[], ${messages.map((m) => m.readAt)}::timestamptz[])
+        as m(id, contact_id, channel_id, template_id, phone, platform_message_id, status, delivered_at, read_at)
+      join conv on conv.contact_id = m.contact_id and conv.channel_id = m.channel_id
+      on conflict (org_id, platform_message_id) where platform_message_id is not null do nothing
+      returning 1
+    )`;
 }
 
 /** The message a status webhook names, locked until the webhook's transaction ends. */

@@ -52,6 +52,15 @@ export async function recordEvents(
   return insertEvents(trx, orgId, prepare(events, now), now);
 }
 
+/**
+ * recordEvents as an expression (the function call, answering how many deliveries were queued) for a caller that
+ * records events within a larger statement of the same transaction (the fan-out records a group's answers in one).
+ */
+export function recordEventsCall(orgId: string, events: readonly EventInput[], now: Date = new Date()) {
+  return sql<number>`webhook_record_events(${orgId}, ${JSON.stringify(prepare(events, now))}::jsonb, ${now}::timestamptz,
+    null)`;
+}
+
 /** The test call: a `ping` event to one endpoint alone; returns the event id. */
 export async function recordPing(executor: Kysely<DB>, orgId: string, endpointId: string, now: Date = new Date()) {
   const [event] = prepare([{ type: 'ping', data: { endpoint_id: endpointId } }], now);

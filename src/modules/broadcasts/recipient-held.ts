@@ -1,0 +1,75 @@
+// The shared tools of the recipients repository's steps: a recipient's key, the one UPDATE shape that changes rows a
+// claim still holds (the batch's rows travel as arrays), and the refund of what such rows reserved.
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { adjustBalance, type ClaimedRow, type RecipientKey } from './recipient-claim.ts';
+
+export const keyOf = (row: RecipientKey) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.position}`;
+
+export function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const name = key(item);
+    const group = groups.get(name);
+    if (group) group.push(item);
+    else groups.set(name, [item]);
+  }
+  return groups;
+}
+
+/** A column of per-row values for `updateHeld`: its name, its SQL type and one value per row. */
+export type Column = [name: string, type: 'text' | 'int' | 'float8', values: unknown[]];
+
+export interface HeldChange {
+  set: RawBuilder<unknown>;
+  columns?: Column[];
+  where?: RawBuilder<unknown>;
+  returning?: RawBuilder<unknown>;
+}
+
+/**
+ * The UPDATE of the given rows of a batch where each is still held under its claim's lease: the rows travel as
+ * arrays that `unnest` turns back into rows (`v.<column>` in `set`), with any per-row columns given. `where`
+ * narrows further. Returns the keys of the rows that changed and any columns `returning` names. A statement of its
+ * own (updateHeld) or a data-modifying CTE of a larger one.
+ */
+export function heldUpdate(rows: ClaimedRow[], change: HeldChange): RawBuilder<unknown> {
+  const columns: Column[] = [
+    ['org_id', 'text', rows.map((row) => row.org_id)],
+    ['broadcast_id', 'text', rows.map((row) => row.broadcast_id)],
+    ['position', 'int', rows.map((row) => row.position)],
+    ['lease_token', 'text', rows.map((row) => row.lease_token)],
+    ...(change.columns ?? []),
+  ];
+  const arrays = sql.join(columns.map(([, type, values]) => sql`${values}::${sql.raw(type)}[]`));
+  const names = sql.raw(columns.map(([name]) => name).join(', '));
+  return sql`
+    update broadcast_recipients as r set ${change.set}
+    from unnest(${arrays}) as v(${names})
+    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
+      and r.lease_token = v.lease_token and ${change.where ?? sql`true`}
+    returning r.org_id, r.broadcast_id, r.position${change.returning ? sql`, ${change.returning}` : sql``}`;
+}
+
+/** Runs heldUpdate as a statement; answers the changed rows and their keys. */
+export async function updateHeld<Returned extends object = object>(
+  db: Kysely<DB>,
+  rows: ClaimedRow[],
+  change: HeldChange,
+) {
+  const result = await sql<RecipientKey & Returned>`${heldUpdate(rows, change)}`.execute(db);
+  return { rows: result.rows, keys: new Set(result.rows.map(keyOf)) };
+}
+
+/** Gives back what the given claimed rows reserved, one balance update per account. */
+export async function refund(db: Kysely<DB>, rows: ClaimedRow[]): Promise<void> {
+  for (const group of groupBy(rows, (row) => `${row.org_id}\u0000${row.account_id}`).values()) {
+    const { org_id, account_id } = group[0] as ClaimedRow;
+    await adjustBalance(
+      db,
+      org_id,
+      account_id,
+      group.reduce((sum, row) => sum + Number(row.charged), 0),
+    );
+  }
+}
