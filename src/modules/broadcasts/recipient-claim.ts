@@ -3,8 +3,8 @@
 // update per account and claim), and lease what was taken.
 import { type Kysely, sql, type Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { groupBy as groupInOrder } from '../../lib/group-by.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
-import { groupBy as groupInOrder } from './recipient-held.ts';
 import { priceOf } from './recipient-rules.ts';
 
 /** A broadcast recipient's primary key. */

@@ -3,6 +3,7 @@
 // read and one recordEvents per recorded batch), and `broadcast.finished` exactly once when a broadcast ends.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { groupBy } from '../../lib/group-by.ts';
 import type { EventInput } from '../events/event-types.ts';
 import { recordEvents } from '../events/events.ts';
 import { broadcastView } from './broadcast-view.ts';
@@ -34,12 +35,6 @@ export interface RecipientEventRow {
 
 const iso = (value: Date | null) => (value === null ? null : new Date(value).toISOString());
 
-function groupByOrg<T extends { org_id: string }>(rows: readonly T[]): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const row of rows) groups.set(row.org_id, [...(groups.get(row.org_id) ?? []), row]);
-  return groups;
-}
-
 /**
  * Records `broadcast.recipient.updated` for recipients that just moved (pass the transaction of the move): one
  * statement reads them as the recipients list shows them, one recordEvents per organization. With `mayFinish`
@@ -57,7 +52,7 @@ export async function recordRecipientMoves(
       ${moved.map((row) => row.position)}::int[]) as v(org_id, broadcast_id, position)
     join broadcast_recipients r on r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
     order by r.org_id, r.broadcast_id, r.position`.execute(trx);
-  for (const [orgId, rows] of groupByOrg(result.rows)) {
+  for (const [orgId, rows] of groupBy(result.rows, (row) => row.org_id)) {
     const events = recipientEvents(rows);
     await recordEvents(trx, orgId, events);
     if (options.mayFinish) await recordFinished(trx, orgId, [...new Set(rows.map((row) => row.broadcast_id))]);

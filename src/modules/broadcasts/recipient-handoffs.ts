@@ -3,13 +3,14 @@
 // marks the next: per group, one transaction of three statements (four when a broadcast may have ended).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { groupBy } from '../../lib/group-by.ts';
 import { type Reachability, reachabilityUpdate } from '../contacts/contact-intake.ts';
 import { type OutboundMessage, outboundMessagesCtes } from '../conversations/conversations.repo.ts';
 import type { EventInput } from '../events/event-types.ts';
 import { recordEventsCall } from '../events/events.ts';
 import type { ClaimedRow, RecipientKey } from './recipient-claim.ts';
 import { finishLocked, RECIPIENT_EVENT_COLUMNS, type RecipientEventRow, recipientEvents } from './recipient-events.ts';
-import { groupBy, type HeldChange, heldUpdate, keyOf, refund, updateHeld } from './recipient-held.ts';
+import { type HeldChange, heldUpdate, keyOf, refund, updateHeld } from './recipient-held.ts';
 import type { HandoffVerdict } from './recipient-rules.ts';
 
 /**

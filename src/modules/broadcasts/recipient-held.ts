@@ -2,20 +2,10 @@
 // claim still holds (the batch's rows travel as arrays), and the refund of what such rows reserved.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { groupBy } from '../../lib/group-by.ts';
 import { adjustBalance, type ClaimedRow, type RecipientKey } from './recipient-claim.ts';
 
 export const keyOf = (row: RecipientKey) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.position}`;
-
-export function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
-  const groups = new Map<string, T[]>();
-  for (const item of items) {
-    const name = key(item);
-    const group = groups.get(name);
-    if (group) group.push(item);
-    else groups.set(name, [item]);
-  }
-  return groups;
-}
 
 /** A column of per-row values for `updateHeld`: its name, its SQL type and one value per row. */
 export type Column = [name: string, type: 'text' | 'int' | 'float8', values: unknown[]];
