@@ -110,11 +110,20 @@ export function openRateLimitStore(
  * messaging platform (decisions §10: on the embedded database without ADMIN_TOKEN the sandbox reviews and reports by
  * itself), the fan-out settings and the process metrics.
  */
-export function wireFromConfig(config: Config, database: Database, log: ReturnType<typeof createLogger>): Wiring {
+export function wireFromConfig(
+  config: Config,
+  database: Database,
+  log: ReturnType<typeof createLogger>,
+  http = true,
+): Wiring {
   const { store: rateLimitStore, ready: redisReady } = openRateLimitStore(config, log);
   const demoMode = database.kind === 'pglite' && !config.adminToken;
-  const messaging = messagingFromConfig(config, systemClock, demoMode, (error, what) =>
-    log.warn({ err: error }, `${what} failed`),
+  const messaging = messagingFromConfig(
+    config,
+    systemClock,
+    demoMode,
+    (error, what) => log.warn({ err: error }, `${what} failed`),
+    http,
   );
   return wire({
     database,
@@ -150,7 +159,7 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
   let demo: Awaited<ReturnType<typeof seedDemo>>;
   if (options.http && database.kind === 'pglite' && !config.adminToken) demo = await seedDemo(database.db, systemClock);
 
-  const wiring = wireFromConfig(config, database, log);
+  const wiring = wireFromConfig(config, database, log, options.http);
   const app = options.http ? await buildApp(wiring) : undefined;
   const worker: Worker | undefined = options.worker ? wiring.startWorker() : undefined;
 

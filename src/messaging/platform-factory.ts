@@ -18,6 +18,7 @@ export interface MessagingOptions {
     nameCooldownMs?: number | undefined;
     autoReviewMs?: number | undefined;
     autoReportsMs?: number | undefined;
+    rememberMessages?: number | undefined;
   };
   onError?: (error: unknown, what: string) => void;
 }
@@ -34,6 +35,7 @@ export function createMessaging(options: MessagingOptions): Messaging {
     nameCooldownMs: options.sandbox?.nameCooldownMs ?? DEFAULT_NAME_COOLDOWN_MS,
     autoReviewMs: options.sandbox?.autoReviewMs,
     autoReportsMs: options.sandbox?.autoReportsMs,
+    rememberMessages: options.sandbox?.rememberMessages,
     ...(options.onError ? { onError: options.onError } : {}),
   });
   return { platform: sandbox, sandbox };
@@ -58,6 +60,8 @@ export function messagingFromConfig(
   clock: Clock,
   demo: boolean,
   onError?: (error: unknown, what: string) => void,
+  /** False in a process without the HTTP API: nobody can ask its sandbox about accepted messages. */
+  controls = true,
 ): Messaging {
   return createMessaging({
     kind: config.messagingPlatform,
@@ -67,6 +71,7 @@ export function messagingFromConfig(
       nameCooldownMs: config.sandboxNameCooldownMs,
       autoReviewMs: config.sandboxAutoReviewMs ?? (demo ? DEMO_AUTO_REVIEW_MS : undefined),
       autoReportsMs: config.sandboxAutoReportsMs ?? (demo ? DEMO_AUTO_REPORTS_MS : undefined),
+      ...(controls ? {} : { rememberMessages: 0 }),
     },
     ...(onError ? { onError } : {}),
   });

@@ -35,6 +35,11 @@ export interface SandboxOptions {
   autoReportsMs?: number | undefined;
   /** Failures of timer-driven deliveries are logged, never thrown. */
   onError?: (error: unknown, what: string) => void;
+  /**
+   * Accepted messages kept for the operator's sandbox controls (default 100,000, the oldest leaves first). A process
+   * without the HTTP API (`crm worker`) has no controls and keeps none: 100,000 entries are ≈ 30 MB of its heap.
+   */
+  rememberMessages?: number | undefined;
 }
 
 export interface SandboxMessage {
@@ -221,8 +226,10 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
     return { ok: true, platformMessageId };
   }
 
+  const rememberAtMost = options.rememberMessages ?? MAX_REMEMBERED_MESSAGES;
   function remember(id: string, message: SandboxMessage): void {
-    if (messages.size >= MAX_REMEMBERED_MESSAGES) {
+    if (rememberAtMost <= 0) return;
+    if (messages.size >= rememberAtMost) {
       const oldest = messages.keys().next().value;
       if (oldest !== undefined) messages.delete(oldest);
     }

@@ -13,7 +13,7 @@ const phoneNumberId = '106540352242922';
 let sandbox: SandboxPlatform | undefined;
 afterEach(() => sandbox?.close());
 
-function start(options: { autoReviewMs?: number; autoReportsMs?: number } = {}) {
+function start(options: { autoReviewMs?: number; autoReportsMs?: number; rememberMessages?: number } = {}) {
   const clock = manualClock();
   const delivered: { events: PlatformEvent[]; time: number }[] = [];
   const platform = createSandboxPlatform({ clock, nameCooldownMs: 60_000, ...options });
@@ -68,6 +68,20 @@ describe('sendTemplate', () => {
         to: '+15551234567',
       });
     }
+  });
+
+  it('keeps at most rememberMessages accepted messages, the oldest leaving first, and none at 0 (a worker)', async () => {
+    const { platform } = start({ rememberMessages: 2 });
+    const ids: string[] = [];
+    for (const to of ['+15551230001', '+15551230002', '+15551230003']) {
+      const accepted = await platform.sendTemplate(message(to));
+      if (accepted.ok) ids.push(accepted.platformMessageId);
+    }
+    expect(ids.map((id) => platform.acceptedMessage(id)?.to)).toEqual([undefined, '+15551230002', '+15551230003']);
+    platform.close();
+    const { platform: forgetful } = start({ rememberMessages: 0, autoReportsMs: 5 });
+    const accepted = await forgetful.sendTemplate(message('+15551234567'));
+    expect(accepted.ok && forgetful.acceptedMessage(accepted.platformMessageId)).toBeUndefined();
   });
 
   it('reports delivered, then read, as signed status webhooks when auto reports are on', async () => {
