@@ -2,26 +2,22 @@
 // of items, the rules of single writes replayed in input order within a batch (a value freed by an earlier item is
 // free, a value taken by an earlier item is that item's 409), events per item, and real concurrency decided by the
 // unique indexes.
-import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones } from '../helpers/sends.ts';
+import { statementCounter } from '../helpers/statement-counter.ts';
 
-let statements = 0;
-const counter: KyselyPlugin = {
-  transformQuery: (args) => args.node,
-  transformResult: async (args) => {
-    statements++;
-    return args.result;
-  },
-};
+const counter = statementCounter();
 
 let test: TestDatabase;
 let h: Harness;
 beforeAll(async () => {
   test = await createTestDatabase();
-  h = await startHarness({ unlimited: true, database: { ...test.database, db: test.database.db.withPlugin(counter) } });
+  h = await startHarness({
+    unlimited: true,
+    database: { ...test.database, db: test.database.db.withPlugin(counter.plugin) },
+  });
 });
 afterAll(async () => {
   await h.close();
@@ -53,10 +49,10 @@ describe('batch upsert, set-based', () => {
     });
     // Half of the second batch matches contacts of the first, half is new.
     const measure = async (body: unknown) => {
-      const before = statements;
+      const before = counter.count;
       const response = await upsert(key, body);
       expect(response.status, JSON.stringify(response.body)).toBe(200);
-      return statements - before;
+      return counter.count - before;
     };
     await measure(batch(50, 0));
     const small = await measure(batch(5, 48));

@@ -4,12 +4,13 @@
 // And a list costs one statement: its page, the page's contacts and their property values, and its count (which
 // picks how the page reads the condition), plus the property definitions when property_filter is given.
 // The organization is seeded by one SQL insert (10,500 contacts), not 10,500 API calls.
-import { type KyselyPlugin, sql } from 'kysely';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/lib/clock.ts';
 import type { ContactListQuery } from '../../src/modules/contacts/contacts.schemas.ts';
 import { createContactsService } from '../../src/modules/contacts/contacts.service.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { statementCounter } from '../helpers/statement-counter.ts';
 
 const CONTACTS = 10_500;
 let h: Harness;
@@ -99,22 +100,15 @@ describe('q through its trigrams', () => {
 
 describe('statements per list', () => {
   it('is one statement, and one more for the definitions of property_filter', async () => {
-    let statements = 0;
-    const counter: KyselyPlugin = {
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        statements++;
-        return args.result;
-      },
-    };
-    const service = createContactsService({ db: h.database.db.withPlugin(counter), clock: systemClock });
+    const counter = statementCounter();
+    const service = createContactsService({ db: h.database.db.withPlugin(counter.plugin), clock: systemClock });
     const run = async (query: Partial<ContactListQuery>, items = query.q === 'rare' ? 7 : 50) => {
-      const before = statements;
+      const before = counter.count;
       const listQuery: ContactListQuery = { limit: 50, ...query };
       const page = await service.list(orgId, 'UTC', listQuery);
       expect(page.items).toHaveLength(items);
       if (items > 0) expect(page.items[0]?.email).toMatch(/@mail\d\.test$/i);
-      return statements - before;
+      return counter.count - before;
     };
     expect(await run({})).toBe(1);
     expect(await run({ sort: 'name' })).toBe(1);

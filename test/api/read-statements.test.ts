@@ -3,7 +3,6 @@
 // Statements are counted by a Kysely plugin on the app's own database handle.
 
 import { Redis } from 'ioredis';
-import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createMemoryRateLimitStore,
@@ -13,16 +12,9 @@ import {
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
+import { statementCounter } from '../helpers/statement-counter.ts';
 
-let statements = 0;
-// Counted when a result comes back: statements compiled once and executed many times count each time.
-const counter: KyselyPlugin = {
-  transformQuery: (args) => args.node,
-  transformResult: async (args) => {
-    statements++;
-    return args.result;
-  },
-};
+const counter = statementCounter();
 
 let test: TestDatabase;
 let closeStore = async () => {};
@@ -41,7 +33,10 @@ beforeAll(async () => {
     ...store,
     hitWithGeneration: async (key, windowStart) => ({ ...(await hitWithGeneration(key, windowStart)), count: 1 }),
   };
-  h = await startHarness({ database: { ...test.database, db: test.database.db.withPlugin(counter) }, rateLimitStore });
+  h = await startHarness({
+    database: { ...test.database, db: test.database.db.withPlugin(counter.plugin) },
+    rateLimitStore,
+  });
 });
 afterAll(async () => {
   await h.close();
@@ -50,10 +45,10 @@ afterAll(async () => {
 });
 
 async function statementsOf(key: string, path: string) {
-  const before = statements;
+  const before = counter.count;
   const response = await h.api('GET', path, { key });
   expect(response.status, `${path}: ${response.text}`).toBe(200);
-  return statements - before;
+  return counter.count - before;
 }
 
 describe.skipIf(process.env.TEST_DB === 'postgres' && !process.env.TEST_REDIS_URL)('a read with a known key', () => {
