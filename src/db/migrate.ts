@@ -11,6 +11,7 @@ import * as webhooks from './migrations/0007-webhooks.ts';
 import * as broadcastFinished from './migrations/0008-broadcast-finished.ts';
 import * as messagingWindow from './migrations/0009-messaging-window.ts';
 import * as campaign from './migrations/0010-campaign.ts';
+import * as claimOrder from './migrations/0011-claim-order.ts';
 import * as contactCounts from './migrations/0013-contact-counts.ts';
 import type { DB } from './schema.ts';
 
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '0008-broadcast-finished': broadcastFinished,
   '0009-messaging-window': messagingWindow,
   '0010-campaign': campaign,
+  '0011-claim-order': claimOrder,
   '0013-contact-counts': contactCounts,
 };
 

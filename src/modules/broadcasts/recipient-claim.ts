@@ -44,7 +44,8 @@ export type ClaimedRow = Omit<Candidate, 'previous_status' | 'previous_charge'> 
 /** The amount a stale claim reserved and never spent. */
 const staleCharge = (row: Candidate) => (row.previous_status === 'sending' ? Number(row.previous_charge) : 0);
 
-export async function claimBatch(trx: Transaction<DB>, options: { limit: number; leaseMs: number; token: string }) {
+/** Due recipients with what their hand-off needs, from live broadcasts; `due` says which rows. */
+function candidates(trx: Transaction<DB>) {
   return trx
     .selectFrom('broadcast_recipients as r')
     .innerJoin('broadcasts as b', (join) =>
@@ -70,25 +71,38 @@ export async function claimBatch(trx: Transaction<DB>, options: { limit: number;
       'r.status as previous_status',
       'r.charged as previous_charge',
     ])
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('r.status', '=', 'queued'), eb('r.next_attempt_at', '<=', sql<Date>`now()`)]),
-        // A lease that ran out before the hand-off started: nothing was sent, so it can be taken again.
-        eb.and([
-          eb('r.status', '=', 'sending'),
-          eb('r.handoff_started_at', 'is', null),
-          eb('r.lease_until', '<', sql<Date>`now()`),
-        ]),
-      ]),
-    )
-    .where('b.stored_status', 'is', null)
-    .orderBy('r.next_attempt_at')
-    .orderBy('r.broadcast_id')
-    .orderBy('r.position')
+    .where('b.stored_status', 'is', null);
+}
+
+/**
+ * The batch: first the rows whose lease ran out before their hand-off started (nothing was sent, so they can be
+ * taken again; rare, found by the leased-rows index), then queued rows in due order. Two statements rather than one
+ * `OR`, so that the queued rows are read in the order of their index (`broadcast_recipients_claim_idx`, migration
+ * 0011) and a claim reads about `limit` entries whatever the backlog: with the `OR`, every due row was read and
+ * sorted for each batch (287 ms at 140,000 queued rows).
+ */
+export async function claimBatch(trx: Transaction<DB>, options: { limit: number; leaseMs: number; token: string }) {
+  const expired = await candidates(trx)
+    .where('r.status', '=', 'sending')
+    .where('r.handoff_started_at', 'is', null)
+    .where('r.lease_until', '<', sql<Date>`now()`)
+    .orderBy('r.lease_until')
     .limit(options.limit)
     .forUpdate('r')
     .skipLocked()
     .execute();
+  if (expired.length >= options.limit) return expired;
+  const queued = await candidates(trx)
+    .where('r.status', '=', 'queued')
+    .where('r.next_attempt_at', '<=', sql<Date>`now()`)
+    .orderBy('r.next_attempt_at')
+    .orderBy('r.broadcast_id')
+    .orderBy('r.position')
+    .limit(options.limit - expired.length)
+    .forUpdate('r')
+    .skipLocked()
+    .execute();
+  return [...expired, ...queued];
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
