@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import { isDeadlock } from '../db/errors.ts';
 import type { DB } from '../db/schema.ts';
 import type { MessagingPlatform, SendComponent, SendResult } from '../messaging/platform.ts';
 import { callbackReference, type RetryPolicy, verdictOf } from '../modules/broadcasts/recipient-rules.ts';
@@ -117,6 +118,22 @@ export function createFanout(deps: FanoutDeps): Fanout {
     return outcomes;
   }
 
+  /**
+   * Records a group's answers (and marks the next group). A transaction that PostgreSQL aborted as a deadlock's
+   * victim wrote nothing and our leases still hold the rows: it is tried again, so that answers the platform gave
+   * are not left to the reconciler (which would fail messages that were sent).
+   */
+  async function recordAnswers(outcomes: HandoffOutcome[], next: ClaimedRow[]): Promise<ClaimedRow[]> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await recordOutcomes(db, outcomes, next);
+      } catch (error) {
+        if (!isDeadlock(error) || attempt >= 3) throw error;
+        log.warn({ attempt }, 'recording a group deadlocked; trying again');
+      }
+    }
+  }
+
   return {
     async runOnce() {
       // The claim marks the first group; each group's record marks the next: one group of the batch is in flight
@@ -133,7 +150,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
       for (let index = 0; index < groups.length; index++) {
         const next = groups[index + 1] ?? [];
         try {
-          marked = await recordOutcomes(db, await handOff(marked), next);
+          marked = await recordAnswers(await handOff(marked), next);
         } catch (error) {
           // The leases will expire: unmarked rows are claimed again, marked ones settled by report or reconciler.
           log.error({ err: error, broadcast: groups[index]?.[0]?.broadcast_id }, 'hand-off group failed');

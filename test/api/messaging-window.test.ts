@@ -2,6 +2,7 @@
 // triggers keep. Every test compares the window with the count it replaces (distinct live phones of the last 24 hours).
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isDeadlock } from '../../src/db/errors.ts';
 import { migrations } from '../../src/db/migrate.ts';
 import type { DB } from '../../src/db/schema.ts';
 import { lockAccount, recentPhones } from '../../src/modules/broadcasts/sends.repo.ts';
@@ -60,13 +61,26 @@ async function expectExact(setup: Setup) {
   return window.used;
 }
 
-const setStatus = (setup: Setup, list: string[], status: string) =>
-  db
-    .updateTable('broadcast_recipients')
-    .set({ status })
-    .where('org_id', '=', setup.org.id)
-    .where('phone', 'in', list)
-    .execute();
+/**
+ * Another writer moving recipients of the given phones (across broadcasts). It updates several rows that the
+ * worker's group record may be updating in another order, so PostgreSQL may abort it as a deadlock's victim: like
+ * any writer, it then tries again.
+ */
+async function setStatus(setup: Setup, list: string[], status: string): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await db
+        .updateTable('broadcast_recipients')
+        .set({ status })
+        .where('org_id', '=', setup.org.id)
+        .where('phone', 'in', list)
+        .execute();
+      return;
+    } catch (error) {
+      if (!isDeadlock(error) || attempt >= 5) throw error;
+    }
+  }
+}
 
 /** Moves the recipients of the given phones back in time (as the clock moving on would). */
 const queuedAgo = (setup: Setup, list: string[], interval: string) =>
