@@ -11,6 +11,7 @@ export const log = (line: string) => process.stderr.write(`${line}\n`);
 
 /** Drops and creates database `name` on the bench server; answers its URL. */
 export async function freshDatabase(name: string): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`unsupported database name ${name}`);
   const admin = new URL(benchServer);
   admin.pathname = '/postgres';
   const client = new pg.Client({ connectionString: admin.toString() });

@@ -2,8 +2,8 @@
 // them, and what each costs (CPU time per request from /proc, peak RSS).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import autocannon from 'autocannon';
+import { freePort } from '../test/helpers/process.ts';
 
 export const CONNECTIONS = 10;
 
@@ -11,14 +11,6 @@ export interface Target {
   orgId: string;
   key: string;
   contactId: string;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 export interface Started {

@@ -19,13 +19,13 @@
 //   BENCH_CPU_PROF=1    run the API with `node --cpu-prof` (profile written to bench/profiles/)
 import { cpus, loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { systemClock } from '../src/lib/clock.ts';
 import { createContactsService } from '../src/modules/contacts/contacts.service.ts';
 import { createOperatorService } from '../src/modules/operator/operator.service.ts';
 import { createPropertiesService } from '../src/modules/properties/properties.service.ts';
+import { freshDatabase } from './bench-database.ts';
 import {
   CONNECTIONS,
   combine,
@@ -51,21 +51,6 @@ const orgCount = Number(process.env.BENCH_ORGS ?? 500);
 const duration = Number(process.env.BENCH_DURATION ?? (quick ? 3 : 8));
 const roundCount = Number(process.env.BENCH_ROUNDS ?? (quick ? 3 : 5));
 const log = (line: string) => process.stderr.write(`${line}\n`);
-
-async function recreateDatabase(): Promise<void> {
-  const name = url.pathname.slice(1);
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`unsupported database name ${name}`);
-  const server = new URL(url);
-  server.pathname = '/postgres';
-  const client = new pg.Client({ connectionString: server.toString() });
-  await client.connect();
-  try {
-    await client.query(`drop database if exists ${name} with (force)`);
-    await client.query(`create database ${name}`);
-  } finally {
-    await client.end();
-  }
-}
 
 /** Organizations with one key and one contact carrying three custom property values, through the services. */
 async function seed(): Promise<Target[]> {
@@ -122,7 +107,7 @@ const COMPARE = `the same, API of ${compareRoot ?? ''} ${compareFlags.join(' ')}
 
 async function main(): Promise<void> {
   log(`seeding ${orgCount} organizations on ${url.pathname.slice(1)} ...`);
-  await recreateDatabase();
+  await freshDatabase(url.pathname.slice(1));
   const targets = await seed();
   const first = targets[0] as Target;
   const servers: { name: string; server: Started; path: (target: Target) => string }[] = [];

@@ -1,5 +1,6 @@
 // Runs the real server and CLI as child processes on the project's Node, for start-up, shutdown and scale-out tests.
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -105,4 +106,13 @@ export function runCli(args: string[], env: Record<string, string>) {
     timeout: 60_000,
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** A TCP port free on 127.0.0.1 right now (for a child process of the test's own). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }

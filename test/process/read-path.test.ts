@@ -2,10 +2,9 @@
 // after a revocation or an organization change made through another process, and an unreachable Redis neither
 // stops a server nor hangs its requests (a per-process budget meanwhile, the shared one again once it returns).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/database.ts';
-import { runCli, type ServerProcess, startServer } from '../helpers/process.ts';
+import { freePort, runCli, type ServerProcess, startServer } from '../helpers/process.ts';
 
 const onPostgres = process.env.TEST_DB === 'postgres';
 const ADMIN = 'secret';
@@ -111,14 +110,6 @@ describe.skipIf(!onPostgres || !process.env.TEST_REDIS_URL)(
     });
   },
 );
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /** A Redis of this test's own on `port` (the shared one on 6379 is never touched). */
 async function startRedis(port: number): Promise<ChildProcess> {
