@@ -229,7 +229,8 @@ export function createSendService(deps: SendDeps) {
           .filter((recipient) => !recipient.contact)
           .map((recipient) => ({ phone: recipient.phone }))
           .sort((a, b) => (a.phone < b.phone ? -1 : a.phone > b.phone ? 1 : 0)),
-        { origin: 'API' },
+        // The lookup by phone above found none of these.
+        { origin: 'API', knownMissing: true },
       );
       const account = await lockAccount(trx, orgId, template.account_id);
       // decisions §14: opted-out recipients are never handed off, so they count neither against the limit nor

@@ -40,6 +40,11 @@ export interface IntakeOptions {
   /** decisions §5: `API` for a send to an unknown phone; `OTHER` for someone who wrote to a connected number. */
   origin: 'API' | 'OTHER';
   at?: Date | undefined;
+  /**
+   * The caller has just looked these phones up and found no live contact: the intake goes straight to the insert
+   * (a contact made meanwhile still meets it on the unique index and is read back), one statement fewer.
+   */
+  knownMissing?: boolean | undefined;
 }
 
 /**
@@ -56,7 +61,7 @@ export async function contactsForPhones(
   const found = new Map<string, { id: string; created: boolean }>();
   if (intakes.length === 0) return found;
   const phones = [...new Set(intakes.map((intake) => intake.phone))];
-  const existing = await livePhones(db, orgId, phones);
+  const existing = options.knownMissing ? [] : await livePhones(db, orgId, phones);
   for (const row of existing) found.set(row.phone as string, { id: row.id, created: false });
   const missing = intakes.filter((intake) => !found.has(intake.phone));
   if (missing.length === 0) return found;
