@@ -1,5 +1,6 @@
 // Three projects: pure unit tests once, and every database-backed test twice: on a real PostgreSQL server and on
 // PGlite. Services that cannot be reached are announced loudly; with REQUIRE_SERVICES=1 (CI) they fail the run.
+import { existsSync } from 'node:fs';
 import { connect } from 'node:net';
 import { defineConfig } from 'vitest/config';
 
@@ -40,6 +41,16 @@ export default defineConfig(async () => {
   };
   const databaseTests = ['test/**/*.test.ts'];
   const unitTests = ['test/unit/**/*.test.ts', 'src/**/*.test.ts'];
+  // The console's browser suite (decisions §17): Debian's Chromium against a real server on PostgreSQL + Redis.
+  const browserTests = ['test/console/**/*.test.ts'];
+  const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+  const hasChromium = existsSync(chromium);
+  if (!hasChromium) {
+    process.stderr.write(
+      `\n  NOT FOUND: Chromium at ${chromium} (apt-get install -y chromium): the console's browser suite is SKIPPED\n`,
+    );
+    if (process.env.REQUIRE_SERVICES === '1') throw new Error(`Chromium missing at ${chromium}`);
+  }
   return {
     test: {
       testTimeout: 60_000,
@@ -55,15 +66,32 @@ export default defineConfig(async () => {
                 test: {
                   name: 'postgres',
                   include: databaseTests,
-                  exclude: unitTests,
+                  exclude: [...unitTests, ...browserTests],
                   env: { ...shared, TEST_DB: 'postgres' },
+                },
+              },
+            ]
+          : []),
+        ...(hasPostgres && hasRedis && hasChromium
+          ? [
+              {
+                extends: true,
+                test: {
+                  name: 'browser',
+                  include: browserTests,
+                  env: { ...shared, TEST_DB: 'postgres', CHROMIUM_PATH: chromium },
                 },
               },
             ]
           : []),
         {
           extends: true,
-          test: { name: 'pglite', include: databaseTests, exclude: unitTests, env: { ...shared, TEST_DB: 'pglite' } },
+          test: {
+            name: 'pglite',
+            include: databaseTests,
+            exclude: [...unitTests, ...browserTests],
+            env: { ...shared, TEST_DB: 'pglite' },
+          },
         },
       ],
     },

@@ -13,7 +13,9 @@ const BENCHES = [
   { name: 'sends', script: 'bench/sends.ts' },
   { name: 'broadcasts', script: 'bench/broadcasts.ts' },
   { name: 'webhooks', script: 'bench/webhooks.ts' },
+  { name: 'webhook-lag', script: 'bench/webhook-lag.ts' },
   { name: 'import', script: 'bench/import.ts' },
+  { name: 'audience', script: 'bench/audience.ts' },
 ];
 const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
 

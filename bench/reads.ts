@@ -63,7 +63,7 @@ async function seed(): Promise<Target[]> {
     const targets: Target[] = [];
     for (let index = 0; index < orgCount; index++) {
       const org = await operator.createOrganization({ name: `Reads ${index}`, plan: 'scale' });
-      const { key } = await operator.createApiKey(org.id, 'bench');
+      const { key } = await operator.createApiKey(org.id, { name: 'bench' });
       await properties.create(org.id, { key: 'tier', label: 'Tier', kind: 'TEXT' } as never);
       await properties.create(org.id, { key: 'score', label: 'Score', kind: 'NUMBER' } as never);
       await properties.create(org.id, { key: 'vip', label: 'VIP', kind: 'BOOLEAN' } as never);
@@ -89,7 +89,7 @@ async function seed(): Promise<Target[]> {
 /** The API (`crm serve --no-worker`) of checkout `cwd` with the flags `bin/crm` and `npm start` use. */
 function startApi(cwd: string, extraFlags: string[]): Promise<Started> {
   const args = [
-    // A small young generation (docs/benchmarks.md); an export of an older checkout is run as it was run.
+    // A small young generation (decisions D28); an export of an older checkout is run as it was run.
     ...(cwd === root ? ['--max-semi-space-size=2'] : []),
     ...(process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', '--cpu-prof-dir', 'bench/profiles'] : []),
     ...extraFlags,

@@ -97,12 +97,12 @@ export async function seed(db: Kysely<DB>, count: number, log: (line: string) =>
       n: number;
     }>`select count(*)::int as n from contacts where org_id = ${existing.id} and left(id, 8) = 'ct_bench'`.execute(db);
     if (held.rows[0]?.n !== count) throw new Error(`${name} is incomplete; run again with BENCH_FRESH=1`);
-    const { key } = await operator.createApiKey(existing.id, 'bench');
+    const { key } = await operator.createApiKey(existing.id, { name: 'bench' });
     log(`reusing ${name} (${existing.id})`);
     return { orgId: existing.id, key, contacts: count };
   }
   const org = await operator.createOrganization({ name, plan: 'scale' });
-  const { key } = await operator.createApiKey(org.id, 'bench');
+  const { key } = await operator.createApiKey(org.id, { name: 'bench' });
   const properties = createPropertiesService({ db, clock: systemClock });
   const score = await properties.create(org.id, { key: 'score', label: 'Score', kind: 'NUMBER' });
   const tiers = ['bronze', 'silver', 'gold', 'platinum'];

@@ -18,11 +18,14 @@ import { sql } from 'kysely';
 import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
+import { generateKeyringText, parseKeyring } from '../src/lib/secrets-box.ts';
 import { recordEvents } from '../src/modules/events/events.ts';
 import { wire } from '../src/wiring.ts';
 import { benchServer, freshDatabase, log, unlimited } from './bench-database.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
+// The API (in this process) seals endpoint secrets and the `crm worker` processes open them: one keyring for all.
+const SECRETS_KEY = generateKeyringText();
 const server = benchServer;
 const eventCount = Number(process.env.BENCH_EVENTS ?? 3000);
 const fanoutSize = Math.max(100, Math.floor(Number(process.env.BENCH_WEBHOOK_FANOUT ?? 10_000) / 100) * 100);
@@ -110,6 +113,7 @@ function startWorker(databaseUrl: string): Promise<ChildProcess> {
       DATABASE_URL: databaseUrl,
       ADMIN_TOKEN: ADMIN,
       WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+      SECRETS_KEY,
       WEBHOOK_CONCURRENCY: String(CONCURRENCY),
       WEBHOOK_ENDPOINT_CONCURRENCY: String(CONCURRENCY),
       WORKER_POLL_MS: '20',
@@ -135,7 +139,13 @@ async function main(): Promise<void> {
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
   const app = await buildApp(
-    wire({ database, rateLimitStore: unlimited, adminToken: ADMIN, webhookAllowHosts: ['127.0.0.1'] }),
+    wire({
+      database,
+      rateLimitStore: unlimited,
+      adminToken: ADMIN,
+      webhookAllowHosts: ['127.0.0.1'],
+      keyring: parseKeyring(SECRETS_KEY),
+    }),
   );
   const call = async (method: string, url: string, body: unknown, key: string) => {
     const response = await app.inject({

@@ -1,29 +1,38 @@
 // buildApp(wiring): every plugin and route registered explicitly, in one readable place. The parts it serves are
 // built by the one wiring (wiring.ts); nothing here opens, queries or builds a service.
+import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { createV1Guard } from './http/auth.ts';
 import { registerBodyParsers } from './http/body-parser.ts';
+import { registerConsole } from './http/console.ts';
+import { CONSOLE_PREFIX, createConsoleGuard } from './http/console-guard.ts';
 import { clientErrorHandler, frameworkErrorHandler, notFoundHandler, registerErrorHandling } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerQueryArrays } from './http/query-arrays.ts';
 import { requestId } from './http/request-id.ts';
+import { authorizeRole, eventVisible } from './http/roles.ts';
+import { scopeFromTable } from './http/scopes.ts';
 import { registerValidation } from './http/validation.ts';
 import { sandboxRoutes } from './messaging/sandbox/sandbox.routes.ts';
 import { webhookRoutes } from './messaging/webhooks.routes.ts';
 import { accountRoutes } from './modules/account/account.routes.ts';
+import { audienceRoutes } from './modules/broadcasts/audience.routes.ts';
 import { broadcastsRoutes } from './modules/broadcasts/broadcasts.routes.ts';
 import { sendRoutes } from './modules/broadcasts/send.routes.ts';
 import { channelRoutes } from './modules/channels/channels.routes.ts';
 import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
+import { consoleStreamRoutes } from './modules/events/console-stream.routes.ts';
 import { webhooksDocument } from './modules/events/events.openapi.ts';
 import { funnelStagesRoutes } from './modules/funnel-stages/funnel-stages.routes.ts';
 import { operatorRoutes } from './modules/operator/operator.routes.ts';
 import { propertiesRoutes } from './modules/properties/properties.routes.ts';
+import { sessionRoutes } from './modules/sessions/sessions.routes.ts';
 import { subOriginsRoutes } from './modules/sub-origins/sub-origins.routes.ts';
 import { templateRoutes } from './modules/templates/templates.routes.ts';
+import { usersRoutes } from './modules/users/users.routes.ts';
 import { webhookEndpointsRoutes } from './modules/webhook-endpoints/webhook-endpoints.routes.ts';
 import type { Wiring } from './wiring.ts';
 
@@ -48,7 +57,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
   registerBodyParsers(app);
   registerQueryArrays(app);
   registerErrorHandling(app, { unavailable: (error) => database.health.report(error) });
-  // Callback hooks (not async) on every request: no promise per hook on the read path (issue 9).
+  // Callback hooks (not async) on every request: no promise per hook on the read path.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
     done();
@@ -66,6 +75,8 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
     const sandbox = wiring.messaging.sandbox;
     app.addHook('onClose', async () => sandbox.close());
   }
+  // Open console streams end, and the process stops listening, before the database closes.
+  app.addHook('onClose', async () => services.consoleEvents.close());
   await app.register(async (scope) =>
     webhookRoutes(scope, { processor: wiring.webhooks, verifyToken: wiring.webhookVerifyToken }),
   );
@@ -76,26 +87,59 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
     rateLimitStore: wiring.rateLimitStore,
     metrics,
     cacheKeys: wiring.cacheKeys,
+    keyUsage: wiring.keyUsage,
   });
   await app.register(
     async (v1) => {
+      // decisions §18: each route takes its scope from the one table; a route it does not name fails here.
+      v1.addHook('onRoute', scopeFromTable);
       v1.addHook('onRequest', guard.guard);
       v1.addHook('onSend', guard.settle);
       v1.setNotFoundHandler(notFoundHandler(app));
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
-      accountRoutes(v1);
-      templateRoutes(v1, services.templates);
-      channelRoutes(v1, services.channels);
-      conversationRoutes(v1, services.conversations);
-      sendRoutes(v1, services.send);
-      broadcastsRoutes(v1, services.broadcasts);
-      contactsRoutes(v1, services.contacts);
-      propertiesRoutes(v1, services.properties);
-      funnelStagesRoutes(v1, services.funnelStages);
-      subOriginsRoutes(v1, services.subOrigins);
-      webhookEndpointsRoutes(v1, services.webhookEndpoints);
+      v1Operations(v1, services);
     },
     { prefix: '/v1' },
+  );
+
+  await registerConsole(app);
+  // The console's API (decisions §17): the same /v1 operations under /app/api with the session guard (documented
+  // once, under /v1), and what only the console needs.
+  const consoleGuard = createConsoleGuard({
+    sessions: services.sessions,
+    budget: guard.budget,
+    clock: wiring.clock,
+    publicUrl: wiring.publicUrl,
+    authorize: authorizeRole,
+  });
+  await app.register(
+    async (consoleApi) => {
+      await consoleApi.register(cookie);
+      consoleApi.addHook('onRequest', consoleGuard.guard);
+      consoleApi.setNotFoundHandler(notFoundHandler(app));
+      // Unknown paths under the prefix are a JSON 404 here, never the console app's page fallback at /app.
+      consoleApi.all('/*', { schema: { hide: true } }, async (_request, reply) =>
+        reply.code(404).send({ detail: 'not_found' }),
+      );
+      sessionRoutes(consoleApi, { sessions: services.sessions, publicUrl: wiring.publicUrl });
+      usersRoutes(consoleApi, services.users);
+      consoleStreamRoutes(consoleApi, {
+        hub: services.consoleEvents,
+        sessions: services.sessions,
+        visible: eventVisible,
+      });
+      await consoleApi.register(
+        async (mounted) => {
+          mounted.addHook('onRoute', scopeFromTable);
+          mounted.addHook('onRoute', (route) => {
+            route.schema = { ...route.schema, hide: true };
+          });
+          v1Operations(mounted, services);
+        },
+        { prefix: '/v1' },
+      );
+    },
+    { prefix: CONSOLE_PREFIX },
   );
 
   const adminToken = wiring.adminToken;
@@ -103,7 +147,12 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
     const sandbox = services.sandbox;
     await app.register(
       async (admin) => {
-        operatorRoutes(admin, { adminToken, operator: services.operator });
+        operatorRoutes(admin, {
+          adminToken,
+          operator: services.operator,
+          users: services.users,
+          backup: database.backup,
+        });
         if (sandbox) sandboxRoutes(admin, sandbox);
       },
       { prefix: '/admin/v1' },
@@ -112,4 +161,20 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
 
   await app.ready();
   return app;
+}
+
+/** The /v1 operations: registered once under /v1 (API keys) and once under /app/api/v1 (console sessions). */
+function v1Operations(scope: FastifyInstance, services: Wiring['services']): void {
+  accountRoutes(scope);
+  templateRoutes(scope, services.templates);
+  channelRoutes(scope, services.channels);
+  conversationRoutes(scope, services.conversations);
+  sendRoutes(scope, services.send);
+  broadcastsRoutes(scope, services.broadcasts);
+  audienceRoutes(scope, services.audience, services.broadcasts);
+  contactsRoutes(scope, services.contacts);
+  propertiesRoutes(scope, services.properties);
+  funnelStagesRoutes(scope, services.funnelStages);
+  subOriginsRoutes(scope, services.subOrigins);
+  webhookEndpointsRoutes(scope, services.webhookEndpoints);
 }

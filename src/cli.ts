@@ -2,6 +2,7 @@
 import { parseArgs } from 'node:util';
 import type { TSchema } from 'typebox';
 import { API_USAGE, apiCommand, describeApiFailure } from './cli-api.ts';
+import { BACKUP_USAGE, BackupRefused, backupCommand, restoreCommand } from './cli-backup.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError } from './db/data-dir-lock.ts';
 import { ApiError } from './http/api-error.ts';
@@ -26,10 +27,13 @@ while another process, such as a running server, holds it: use that server's /ad
   org update ORG_ID [same options as create]
   org show ORG_ID
   key list --org ORG_ID                     the organization's keys (never the keys themselves)
-  key create --org ORG_ID [--name NAME]     prints the key once
+  key create --org ORG_ID [--name NAME] [--scopes contacts:read,broadcasts:read] [--expires-at ISO]
+                                            prints the key once; every scope ("*") unless --scopes
   key revoke --org ORG_ID KEY_ID
   account create --org ORG_ID [--business-account-id ID] [--balance 100] [--limit 1000]
                  [--phone +15551234567 [--phone-number-id ID]]...
+
+${BACKUP_USAGE}
 
 ${API_USAGE}
 
@@ -45,6 +49,8 @@ const options = {
   timezone: { type: 'string' },
   language: { type: 'string' },
   org: { type: 'string' },
+  scopes: { type: 'string', multiple: true },
+  'expires-at': { type: 'string' },
   'business-account-id': { type: 'string' },
   balance: { type: 'string' },
   limit: { type: 'string' },
@@ -101,7 +107,7 @@ async function operatorCommand(
 ) {
   const config = loadConfig();
   const { openConfiguredDatabase, wireFromConfig } = await server();
-  const { MessagingAccountInput, OrganizationInput, OrganizationPatch } = await import(
+  const { ApiKeyInput, MessagingAccountInput, OrganizationInput, OrganizationPatch } = await import(
     './modules/operator/operator.schemas.ts'
   );
   const database = await openConfiguredDatabase(config);
@@ -128,10 +134,16 @@ async function operatorCommand(
         return print(await operator.listApiKeys(required(values.org as string, '--org')));
       case 'org show':
         return print(await operator.getOrganization(required(rest[0], 'ORG_ID')));
-      case 'key create':
-        return print(
-          await operator.createApiKey(required(values.org as string, '--org'), values.name as string | undefined),
-        );
+      case 'key create': {
+        // decisions §18: scopes as one comma-separated list (or the flag repeated); the same checks as /admin/v1.
+        const scopes = (values.scopes as string[] | undefined)?.flatMap((list) => list.split(',')).map((s) => s.trim());
+        const input = await check<Parameters<typeof operator.createApiKey>[1]>(ApiKeyInput, {
+          ...(values.name !== undefined ? { name: values.name } : {}),
+          ...(scopes ? { scopes } : {}),
+          ...(values['expires-at'] !== undefined ? { expires_at: values['expires-at'] } : {}),
+        });
+        return print(await operator.createApiKey(required(values.org as string, '--org'), input));
+      }
       case 'key revoke':
         await operator.revokeApiKey(required(values.org as string, '--org'), required(rest[0], 'KEY_ID'));
         return print({ revoked: rest[0] });
@@ -191,6 +203,15 @@ async function main(argv: string[]): Promise<void> {
     case 'me':
     case 'contacts':
       return apiCommand(command, sub, rest, values);
+    case 'backup':
+    case 'restore': {
+      const file = required(sub, 'FILE');
+      const done = await (command === 'backup'
+        ? backupCommand(loadConfig(), file)
+        : restoreCommand(loadConfig(), file));
+      process.stdout.write(`${JSON.stringify(done)}\n`);
+      return;
+    }
     default:
       throw new UsageError(`unknown command: ${command}`);
   }
@@ -207,7 +228,7 @@ try {
     process.stderr.write(`crm: ${(error as Error).message}\n\n${USAGE}\n`);
     process.exit(2);
   }
-  if (error instanceof DataDirLockedError) {
+  if (error instanceof DataDirLockedError || error instanceof BackupRefused) {
     process.stderr.write(`crm: ${error.message}\n`);
     process.exit(1);
   }

@@ -1,4 +1,8 @@
 // Environment -> a typed Config, read once in main.ts/cli.ts and passed down.
+import { parseKeyring } from './lib/secrets-box.ts';
+
+/** decisions §16: contacts per chunk of an audience broadcast (one statement; about 0.1 s at the bench's rate). */
+export const DEFAULT_AUDIENCE_CHUNK = 5000;
 
 export interface Config {
   port: number;
@@ -18,6 +22,8 @@ export interface Config {
   sandboxNameCooldownMs: number;
   mediaFetchAllowHosts: string[];
   webhookAllowHosts: string[];
+  /** SECRETS_KEY: the keys that seal secrets at rest (`id:base64[,id:base64…]`); DATA_DIR's key file when unset. */
+  secretsKey: string | undefined;
   /** Deliveries of events to API clients' webhook endpoints (decisions §11). */
   webhooks: {
     /** Delays before each retry; WEBHOOK_RETRY_SCHEDULE_MS replaces decisions §11's schedule. */
@@ -28,6 +34,8 @@ export interface Config {
     perEndpointConcurrency: number;
   };
   publicBaseUrl: string | undefined;
+  /** PUBLIC_URL: where people reach the console (sign-in links are absolute under it); http://HOST:PORT by default. */
+  publicUrl: string;
   /** METRICS_TOKEN: /metrics requires `Authorization: Bearer <token>` when set. */
   metricsToken: string | undefined;
   shutdownGraceMs: number;
@@ -41,6 +49,8 @@ export interface Config {
     pollMs: number;
     /** Batches a worker process hands off at once. */
     batchesInFlight: number;
+    /** decisions §16: AUDIENCE_CHUNK_SIZE. */
+    audienceChunk: number;
   };
 }
 
@@ -48,6 +58,50 @@ export class ConfigError extends Error {}
 
 /** decisions §11: retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then failed. */
 export const WEBHOOK_RETRY_SCHEDULE_MS = [5, 300, 1800, 7200, 18_000, 36_000, 36_000].map((seconds) => seconds * 1000);
+
+// The worker's defaults, written here alone: loadConfig falls back to them, and the loops that a test or a bench
+// builds without a Config (createFanout, createWebhookDeliverer, workerTasks) start from the same objects.
+
+/** How often an idle loop (the fan-out, the deliveries) looks for work; WORKER_POLL_MS. */
+export const WORKER_POLL_MS = 200;
+
+export const FANOUT_DEFAULTS = {
+  batchSize: 64,
+  concurrency: 16,
+  /** Rows marked, sent and recorded together: the most a killed worker leaves unknown per batch in flight. */
+  groupSize: 16,
+  leaseMs: 60_000,
+  /** Per connected number; the platform's per-number throughput. */
+  perNumberPerSecond: 80,
+  /** How long a hand-off whose answer was lost waits for the platform's report before it fails. */
+  reconcileAfterMs: 15 * 60_000,
+  maxAttempts: 8,
+  backoffBaseMs: 1_000,
+  backoffMaxMs: 60_000,
+  /** Batches a worker process hands off at once. */
+  batchesInFlight: 3,
+  pollMs: WORKER_POLL_MS,
+};
+
+export const WEBHOOK_DEFAULTS = {
+  retryScheduleMs: WEBHOOK_RETRY_SCHEDULE_MS,
+  /** decisions §11: 10 s. */
+  timeoutMs: 10_000,
+  /**
+   * A kept-alive connection idle this long is closed by us: below the 5 s keep-alive of Node's and Apache's servers
+   * (nginx 75 s, AWS load balancers 60 s), so that we do not write to one the server is closing (issue 23 point 5).
+   */
+  idleSocketMs: 4_000,
+  leaseMs: 60_000,
+  /** Attempts in flight in a process. */
+  concurrency: 32,
+  /** Attempts in flight per endpoint. */
+  perEndpointConcurrency: 4,
+  batchSize: 32,
+  /** decisions §11: an endpoint whose attempts have all failed for this long is disabled (`failing`). */
+  failingDisableAfterMs: 5 * 24 * 60 * 60 * 1000,
+  pollMs: WORKER_POLL_MS,
+};
 
 function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
   return (text(env, name) ?? '')
@@ -85,6 +139,35 @@ function text(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw === undefined || raw === '' ? undefined : raw;
 }
 
+/** SECRETS_KEY, checked now so that a bad value stops the start with a clear message. */
+function secretsKey(env: NodeJS.ProcessEnv): string | undefined {
+  const value = text(env, 'SECRETS_KEY');
+  if (value === undefined) return undefined;
+  try {
+    parseKeyring(value);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
+  }
+  return value;
+}
+
+/** decisions §17: PUBLIC_URL, else http://HOST:PORT (a wildcard host is reached as localhost). */
+function publicUrl(env: NodeJS.ProcessEnv): string {
+  const given = text(env, 'PUBLIC_URL');
+  if (given !== undefined) {
+    try {
+      const url = new URL(given);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+    } catch {
+      throw new ConfigError(`PUBLIC_URL must be an http(s) URL, got "${given}"`);
+    }
+    return given.replace(/\/+$/, '');
+  }
+  const host = text(env, 'HOST') ?? '127.0.0.1';
+  const reachable = ['0.0.0.0', '::'].includes(host) ? 'localhost' : host.includes(':') ? `[${host}]` : host;
+  return `http://${reachable}:${integer(env, 'PORT', 8080)}`;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const platform = text(env, 'MESSAGING_PLATFORM') ?? 'sandbox';
   if (platform !== 'sandbox' && platform !== 'cloud') {
@@ -117,27 +200,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       .map((host) => host.trim().toLowerCase())
       .filter(Boolean),
     webhookAllowHosts: hostList(env, 'WEBHOOK_ALLOW_HOSTS'),
+    secretsKey: secretsKey(env),
     webhooks: {
-      retryScheduleMs: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_MS', WEBHOOK_RETRY_SCHEDULE_MS),
-      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100) as number,
-      leaseMs: integer(env, 'WEBHOOK_LEASE_MS', 60_000, 100) as number,
-      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', 32, 1) as number,
-      perEndpointConcurrency: integer(env, 'WEBHOOK_ENDPOINT_CONCURRENCY', 4, 1) as number,
+      retryScheduleMs: schedule(env, 'WEBHOOK_RETRY_SCHEDULE_MS', WEBHOOK_DEFAULTS.retryScheduleMs),
+      timeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', WEBHOOK_DEFAULTS.timeoutMs, 100) as number,
+      leaseMs: integer(env, 'WEBHOOK_LEASE_MS', WEBHOOK_DEFAULTS.leaseMs, 100) as number,
+      concurrency: integer(env, 'WEBHOOK_CONCURRENCY', WEBHOOK_DEFAULTS.concurrency, 1) as number,
+      perEndpointConcurrency: integer(
+        env,
+        'WEBHOOK_ENDPOINT_CONCURRENCY',
+        WEBHOOK_DEFAULTS.perEndpointConcurrency,
+        1,
+      ) as number,
     },
     publicBaseUrl: text(env, 'PUBLIC_BASE_URL'),
+    publicUrl: publicUrl(env),
     metricsToken: text(env, 'METRICS_TOKEN'),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000) as number,
     fanout: {
-      batchSize: integer(env, 'FANOUT_BATCH_SIZE', 64, 1) as number,
-      concurrency: integer(env, 'FANOUT_CONCURRENCY', 16, 1) as number,
-      leaseMs: integer(env, 'FANOUT_LEASE_MS', 60_000, 100) as number,
+      batchSize: integer(env, 'FANOUT_BATCH_SIZE', FANOUT_DEFAULTS.batchSize, 1) as number,
+      concurrency: integer(env, 'FANOUT_CONCURRENCY', FANOUT_DEFAULTS.concurrency, 1) as number,
+      leaseMs: integer(env, 'FANOUT_LEASE_MS', FANOUT_DEFAULTS.leaseMs, 100) as number,
       // 0 lifts the cap (benchmarks); the default follows the platform's per-number throughput.
       perNumberPerSecond: ((value) => (value === 0 ? null : value))(
-        integer(env, 'FANOUT_PER_NUMBER_PER_SECOND', 80) as number,
+        integer(env, 'FANOUT_PER_NUMBER_PER_SECOND', FANOUT_DEFAULTS.perNumberPerSecond) as number,
       ),
-      reconcileAfterMs: integer(env, 'FANOUT_RECONCILE_AFTER_MS', 15 * 60_000, 0) as number,
-      pollMs: integer(env, 'WORKER_POLL_MS', 200, 10) as number,
-      batchesInFlight: integer(env, 'FANOUT_BATCHES_IN_FLIGHT', 3, 1) as number,
+      reconcileAfterMs: integer(env, 'FANOUT_RECONCILE_AFTER_MS', FANOUT_DEFAULTS.reconcileAfterMs, 0) as number,
+      pollMs: integer(env, 'WORKER_POLL_MS', WORKER_POLL_MS, 10) as number,
+      batchesInFlight: integer(env, 'FANOUT_BATCHES_IN_FLIGHT', FANOUT_DEFAULTS.batchesInFlight, 1) as number,
+      // decisions §16: contacts added per chunk (one INSERT … SELECT) of an audience broadcast.
+      audienceChunk: integer(env, 'AUDIENCE_CHUNK_SIZE', DEFAULT_AUDIENCE_CHUNK, 1) as number,
     },
   };
 }

@@ -1,6 +1,6 @@
 // `crm contacts import FILE.csv --match-on email|phone` (decisions §12): loads a CSV through the public API in
 // batches of 100. Refused rows go with their reasons to FILE.rejected.csv and the rest still loads; the rows done
-// are recorded in FILE.import-state.json after each batch, so a run that was interrupted resumes where it stopped
+// are recorded in FILE.csv.import-state.json after each batch, so a run that was interrupted resumes where it stopped
 // (batch upsert matches on email or phone, so a batch sent twice updates rather than duplicates). As many batches
 // are in flight as the organization's rate budget allows (rate-budget.ts): one call counts once, so at 20 requests a
 // second an import loads about 2,000 contacts a second. A progress bar on a terminal, plain lines otherwise.
@@ -9,7 +9,14 @@ import { appendFile, writeFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import { parse } from 'csv-parse';
 import { stringify } from 'csv-stringify/sync';
-import { ApiError, CrmClient, RateLimitError } from '../sdk/src/index.ts';
+import {
+  ApiError,
+  CrmClient,
+  contactItemOf,
+  RateLimitError,
+  refusalReason,
+  refusedItemIndex,
+} from '../sdk/src/index.ts';
 import { RateBudget } from './rate-budget.ts';
 
 export const IMPORT_BATCH = 100;
@@ -19,46 +26,6 @@ interface Item {
   line: number;
   row: Row;
   body: Record<string, unknown>;
-}
-
-/** A CSV row -> a batch item: contact fields as given (empty cells left out), `properties.<key>` as TEXT values. */
-export function itemOf(row: Row): Record<string, unknown> {
-  const item: Record<string, unknown> = {};
-  const properties: Record<string, unknown> = {};
-  for (const [column, raw] of Object.entries(row)) {
-    const value = raw.trim();
-    if (value === '') continue;
-    if (column.startsWith('properties.')) {
-      // The kind is the property's: a JSON cell ({"kind":"NUMBER","value_number":3}) is taken as is.
-      properties[column.slice('properties.'.length)] = value.startsWith('{')
-        ? JSON.parse(value)
-        : { kind: 'TEXT', value_text: value };
-    } else if (column === 'opted_out') item.opted_out = value.toLowerCase() === 'true';
-    else item[column] = value;
-  }
-  if (Object.keys(properties).length > 0) item.properties = properties;
-  return item;
-}
-
-/** Where an API refusal points: the item's index, from `loc` or `detail.index`. */
-function refusedIndex(error: ApiError): number | undefined {
-  const detail = error.detail as unknown;
-  if (Array.isArray(detail)) {
-    const loc = (detail[0] as { loc?: unknown[] } | undefined)?.loc;
-    return loc?.[0] === 'body' && loc[1] === 'items' && typeof loc[2] === 'number' ? loc[2] : undefined;
-  }
-  const index = (detail as { index?: unknown } | null)?.index;
-  return typeof index === 'number' ? index : undefined;
-}
-
-function reasonOf(error: ApiError): string {
-  const detail = error.detail as unknown;
-  if (Array.isArray(detail)) {
-    return detail
-      .map((issue: { loc?: unknown[]; msg?: string }) => `${issue.loc?.slice(3).join('.')}: ${issue.msg}`)
-      .join('; ');
-  }
-  return JSON.stringify(detail);
 }
 
 export interface ImportResult {
@@ -204,9 +171,9 @@ export async function importContacts(
         result.imported += pending.length;
         break;
       } catch (error) {
-        const index = error instanceof ApiError ? refusedIndex(error) : undefined;
+        const index = refusedItemIndex(error);
         if (index === undefined || !pending[index]) throw error;
-        await reject([pending[index]], reasonOf(error as ApiError));
+        await reject([pending[index]], refusalReason(error as ApiError));
         pending = pending.filter((_, position) => position !== index);
       } finally {
         held = false;
@@ -249,7 +216,7 @@ export async function importContacts(
   for await (const row of parser as AsyncIterable<Row>) {
     result.rows += 1;
     if (result.rows <= done) continue;
-    batch.push({ line: result.rows, row, body: itemOf(row) });
+    batch.push({ line: result.rows, row, body: contactItemOf(row) });
     if (batch.length === IMPORT_BATCH) {
       await dispatch(batch);
       batch = [];

@@ -31,7 +31,7 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock): Promise<DemoResult
     display_name: 'Demo messaging account',
     numbers: [{ phone: '+15550100001', display_name: 'Demo sandbox number' }],
   });
-  const key = await operator.createApiKey(org.id, 'demo');
+  const key = await operator.createApiKey(org.id, { name: 'demo' });
   await db
     .insertInto('app_state')
     .values({ key: DEMO_FLAG, value: JSON.stringify({ org_id: org.id }) })

@@ -1,4 +1,5 @@
 // The running process: open the database, migrate, build the app, listen, run the worker, drain on SIGTERM.
+
 import { Redis } from 'ioredis';
 import { type DestinationStream, type LoggerOptions, pino } from 'pino';
 import { buildApp } from './app.ts';
@@ -10,7 +11,9 @@ import { createMetrics } from './http/metrics.ts';
 import { createMemoryRateLimitStore, createRedisRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { systemClock } from './lib/clock.ts';
 import { redactUrl } from './lib/redact-url.ts';
+import { type Keyring, loadKeyring } from './lib/secrets-box.ts';
 import { messagingFromConfig } from './messaging/platform-factory.ts';
+import { resealWebhookSecrets } from './modules/webhook-endpoints/endpoint-secrets.ts';
 import { type Wiring, wire } from './wiring.ts';
 import type { Worker } from './worker/worker.ts';
 
@@ -57,7 +60,7 @@ export async function openConfiguredDatabase(config: Config, log?: ReturnType<ty
 
 const MAX_MIGRATE_RETRY_MS = 5000;
 
-/** With the database unreachable at start, waits and retries instead of exiting (issue 13). */
+/** With the database unreachable at start, waits and retries instead of exiting (decisions D24). */
 async function migrateWhenReachable(database: Database, log: ReturnType<typeof createLogger>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -77,7 +80,7 @@ const REDIS_COMMAND_TIMEOUT_MS = 500;
 
 /**
  * The rate-limit store (and access generation): Redis when REDIS_URL is set, else this process's memory. An
- * unreachable Redis never fails a request nor crashes the process (decisions: "Redis outage").
+ * unreachable Redis never fails a request nor crashes the process (decisions D23).
  */
 export function openRateLimitStore(
   config: Config,
@@ -115,6 +118,7 @@ export function wireFromConfig(
   database: Database,
   log: ReturnType<typeof createLogger>,
   http = true,
+  keyring?: Keyring,
 ): Wiring {
   const { store: rateLimitStore, ready: redisReady } = openRateLimitStore(config, log);
   const demoMode = database.kind === 'pglite' && !config.adminToken;
@@ -136,11 +140,17 @@ export function wireFromConfig(
     webhookVerifyToken: config.webhookVerifyToken,
     mediaFetchAllowHosts: config.mediaFetchAllowHosts,
     publicBaseUrl: config.publicBaseUrl,
+    publicUrl: config.publicUrl,
     metricsToken: config.metricsToken,
     webhookAllowHosts: config.webhookAllowHosts,
+    ...(keyring ? { keyring } : {}),
     webhookDeliveries: config.webhooks,
     fanout: config.fanout,
-    worker: { pollMs: config.fanout.pollMs, batchesInFlight: config.fanout.batchesInFlight },
+    worker: {
+      pollMs: config.fanout.pollMs,
+      batchesInFlight: config.fanout.batchesInFlight,
+      audienceChunk: config.fanout.audienceChunk,
+    },
     ...(redisReady ? { readinessChecks: { redis: redisReady } } : {}),
   });
 }
@@ -156,10 +166,20 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
   await migrateWhenReachable(database, log);
   log.info({ database: database.kind }, 'migrations applied');
 
+  // Secrets at rest (decisions: "Deliveries"): rows in clear or under an older key are sealed again at each start.
+  const { keyring, source } = loadKeyring({ secretsKey: config.secretsKey, dataDir: config.dataDir });
+  if (source !== 'SECRETS_KEY' && database.kind === 'postgres')
+    log.warn(
+      { keyFile: source },
+      'SECRETS_KEY is not set: secrets are sealed with a key file that every process must share',
+    );
+  const resealed = await resealWebhookSecrets(database.db, keyring);
+  if (resealed > 0) log.info({ endpoints: resealed, keyId: keyring.currentId }, 'webhook secrets sealed');
+
   let demo: Awaited<ReturnType<typeof seedDemo>>;
   if (options.http && database.kind === 'pglite' && !config.adminToken) demo = await seedDemo(database.db, systemClock);
 
-  const wiring = wireFromConfig(config, database, log, options.http);
+  const wiring = wireFromConfig(config, database, log, options.http, keyring);
   const app = options.http ? await buildApp(wiring) : undefined;
   const worker: Worker | undefined = options.worker ? wiring.startWorker() : undefined;
 

@@ -5,35 +5,42 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
+import { DEFAULT_AUDIENCE_CHUNK } from './config.ts';
 import type { Database } from './db/database.ts';
 import type { ReadinessCheck } from './http/health.ts';
+import { createKeyUsage } from './http/key-usage.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createMemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
+import { generateKeyringText, type Keyring, parseKeyring } from './lib/secrets-box.ts';
 import { createMediaFetcher, type MediaFetcher } from './messaging/media/media-fetcher.ts';
 import { createMessaging, type Messaging } from './messaging/platform-factory.ts';
 import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
 import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
 import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
-import { broadcastEventHandlers } from './modules/broadcasts/broadcast-events.ts';
+import { createAudienceService } from './modules/broadcasts/audience.service.ts';
+import { createAudienceRunner } from './modules/broadcasts/audience-runner.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
+import { broadcastStatusHandlers } from './modules/broadcasts/platform-status.handlers.ts';
 import { countPendingRecipients } from './modules/broadcasts/recipients.repo.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
-import { conversationEventHandlers } from './modules/conversations/conversation-events.ts';
 import { findOutboundMessageRoute } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
-import { pruneWebhookHistory } from './modules/events/events.ts';
+import { conversationMessageHandlers } from './modules/conversations/platform-message.handlers.ts';
+import { createConsoleEventHub } from './modules/events/console-stream.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
 import { createPropertiesService } from './modules/properties/properties.service.ts';
+import { createSessionsService } from './modules/sessions/sessions.service.ts';
 import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
+import { templateReviewHandlers } from './modules/templates/platform-template.handlers.ts';
 import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/property-keys.ts';
-import { templateEventHandlers } from './modules/templates/template-events.ts';
 import { findTemplateIdentity } from './modules/templates/templates.repo.ts';
 import { createTemplatesService } from './modules/templates/templates.service.ts';
+import { createUsersService } from './modules/users/users.service.ts';
 import { createWebhookEndpointsService } from './modules/webhook-endpoints/webhook-endpoints.service.ts';
 import { createFanout, type FanoutOptions } from './worker/fanout.ts';
 import { type WorkerTaskOptions, workerTasks } from './worker/tasks.ts';
@@ -62,6 +69,11 @@ export interface WiringInput {
   mediaFetchAllowHosts?: readonly string[];
   /** WEBHOOK_ALLOW_HOSTS: hosts webhook endpoints may use with http:// or on private addresses (decisions §11). */
   webhookAllowHosts?: readonly string[];
+  /**
+   * The keys that seal webhook endpoint secrets at rest (SECRETS_KEY or DATA_DIR's key file); a new random one when
+   * absent, which suits only a process that both writes and delivers (tests).
+   */
+  keyring?: Keyring;
   /** Options of the webhook deliveries task (retry schedule, timeout, lease, concurrency). */
   webhookDeliveries?: Partial<WebhookDelivererOptions>;
   /** An organization's custom property keys, for send requirements; the live keys when absent. */
@@ -70,6 +82,8 @@ export interface WiringInput {
   worker?: Partial<WorkerTaskOptions>;
   /** PUBLIC_BASE_URL: the `servers` entry of the OpenAPI document; the listen address when absent. */
   publicBaseUrl?: string | undefined;
+  /** PUBLIC_URL: where people reach the console; sign-in links are built under it (decisions §17). */
+  publicUrl?: string;
   /** METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. */
   metricsToken?: string | undefined;
   /** Extra named checks of /readyz besides the database and its migrations (say, Redis). */
@@ -86,9 +100,10 @@ export function wire(input: WiringInput) {
   const metrics = input.metrics ?? createMetrics(database.poolStats, { defaultMetrics: input.processMetrics ?? false });
   const messaging = input.messaging ?? createMessaging({ kind: 'sandbox', clock });
   const webhookAppSecret = input.webhookAppSecret ?? randomBytes(32).toString('hex');
+  const keyring = input.keyring ?? parseKeyring(generateKeyringText());
 
   // Features answer the platform's events: each registers its handlers by event kind.
-  const handlers = joinHandlers(templateEventHandlers, conversationEventHandlers, broadcastEventHandlers);
+  const handlers = joinHandlers(templateReviewHandlers, conversationMessageHandlers, broadcastStatusHandlers);
   const directory = createMessagingDirectory(db);
   const webhooks = createWebhookProcessor({ db, clock, appSecret: webhookAppSecret, log, directory, handlers });
   if (messaging.sandbox)
@@ -101,7 +116,7 @@ export function wire(input: WiringInput) {
   );
   const rateLimitStore = input.rateLimitStore ?? createMemoryRateLimitStore();
   // Keys are cached only where every revocation reaches this process: a shared generation (Redis), or the
-  // embedded database, which no other process opens (decisions: "Keys, cache and Redis").
+  // embedded database, which no other process opens (decisions D20).
   const cacheKeys =
     Boolean(rateLimitStore.bumpGeneration) && (rateLimitStore.sharedGeneration === true || database.kind === 'pglite');
   const announceAccessChange = rateLimitStore.bumpGeneration
@@ -109,24 +124,36 @@ export function wire(input: WiringInput) {
     : {};
 
   const propertyKeys = input.propertyKeys ?? livePropertyKeys;
+  const publicUrl = input.publicUrl ?? input.publicBaseUrl ?? 'http://127.0.0.1:8080';
   const broadcasts = createBroadcastsService(db);
+  const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
   const services = {
     contacts: createContactsService({ db, clock }),
     properties: createPropertiesService({ db, clock }),
     funnelStages: createFunnelStagesService({ db, clock }),
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
-    conversations: createConversationsService({ db }),
+    conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),
     channels: createChannelsService(db),
     broadcasts,
-    send: createSendService({
+    send: createSendService({ db, broadcasts, media, propertyKeys: (orgId) => propertyKeys(db, orgId) }),
+    audience: createAudienceService({
       db,
       broadcasts,
-      media: input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] }),
+      media,
       propertyKeys: (orgId) => propertyKeys(db, orgId),
+      now: () => clock.now(),
     }),
+    webhookEndpoints: createWebhookEndpointsService({
+      db,
+      clock,
+      allowHosts: input.webhookAllowHosts ?? [],
+      keyring,
+    }),
+    users: createUsersService({ db, clock, publicUrl }),
+    sessions: createSessionsService({ db, clock }),
+    consoleEvents: createConsoleEventHub({ database, log }),
     // The platform port says its own kind: with `cloud` the platform's own ids must be given.
-    webhookEndpoints: createWebhookEndpointsService({ db, clock, allowHosts: input.webhookAllowHosts ?? [] }),
     operator: createOperatorService({ db, clock, platform: messaging.platform.name, ...announceAccessChange }),
     sandbox: messaging.sandbox
       ? createSandboxControls({
@@ -149,15 +176,25 @@ export function wire(input: WiringInput) {
     onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
   });
 
+  // decisions §16: starts audience broadcasts and adds their recipients (a worker task; tests drive it directly).
+  const audiences = createAudienceRunner(
+    { db, propertyKeys },
+    { chunkSize: Math.max(1, input.worker?.audienceChunk ?? DEFAULT_AUDIENCE_CHUNK) },
+  );
+
   // Webhook deliveries run in their own task beside the fan-out, so a slow endpoint never holds the fan-out back.
   const deliveries = createWebhookDeliverer({
     db,
     log,
     allowHosts: input.webhookAllowHosts ?? [],
-    options: { pollMs: input.worker?.pollMs ?? 200, ...input.webhookDeliveries },
+    keyring,
+    options: { ...(input.worker?.pollMs ? { pollMs: input.worker.pollMs } : {}), ...input.webhookDeliveries },
     onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
     onPendingDepth: (depth) => metrics.webhookPending.set(depth),
   });
+
+  // decisions §18: keys' last use, written at most once a minute per key by the guard of every API mount.
+  const keyUsage = createKeyUsage(db, log);
 
   return {
     database,
@@ -168,36 +205,32 @@ export function wire(input: WiringInput) {
     messaging,
     rateLimitStore,
     cacheKeys,
+    keyUsage,
     adminToken: input.adminToken,
     webhookVerifyToken: input.webhookVerifyToken,
     readinessChecks: input.readinessChecks ?? {},
     publicBaseUrl: input.publicBaseUrl,
+    publicUrl,
     metricsToken: input.metricsToken,
     webhooks,
+    keyring,
     services,
     fanout,
+    audiences,
     deliveries,
     /** Stops the sandbox's timers and closes the rate-limit store and the database. */
     async close(): Promise<void> {
       messaging.sandbox?.close();
+      await services.consoleEvents.close();
       await deliveries.stop();
+      await keyUsage.flush();
       await rateLimitStore.close();
       await database.close();
     },
     /** Runs the fan-out, the reconciler and the maintenance tasks until stopped. */
     startWorker(): Worker {
-      const options: Partial<WorkerTaskOptions> = { ...input.worker };
-      if (input.fanout?.reconcileAfterMs !== undefined) options.reconcileAfterMs = input.fanout.reconcileAfterMs;
-      // Every task pauses while the database is known to be unreachable (issue 13).
-      const tasks = [
-        ...workerTasks({ database, fanout, log, clock, options }),
-        deliveries.task,
-        {
-          name: 'prune-webhook-history',
-          intervalMs: 60 * 60 * 1000,
-          run: async () => void (await pruneWebhookHistory(db)),
-        },
-      ];
+      // Every task pauses while the database is known to be unreachable (decisions D24).
+      const tasks = workerTasks({ database, fanout, audiences, deliveries, log, clock, options: input.worker });
       const worker = startWorker(tasks, log, { paused: () => !database.health.available });
       // Stopping waits for the webhook attempts in flight too, so none is left to a lease.
       return { stop: async () => void (await Promise.all([worker.stop(), deliveries.stop()])) };

@@ -1,24 +1,56 @@
-// CrmClient: one method per operation of the public API, grouped by resource, typed from the OpenAPI document.
+// CrmClient: one method per operation of the public API, grouped by resource, typed from the OpenAPI document. Each
+// method names its operation; the method and path come from the generated table (`operations.ts`), so a method
+// cannot drift from the route. A new route: `npm run sdk:generate`, then a method here and its line in
+// `methodOfOperation` (the typecheck and test/sdk/operations.test.ts fail until both exist).
 import { type CallOptions, Transport, type TransportOptions } from './http.ts';
+import { operationTable } from './operations.ts';
 import { walk } from './pagination.ts';
 import type { BodyOf, QueryOf, ResponseOf } from './types.ts';
 
 export type ClientOptions = TransportOptions;
 
-/** Options of a send: the `Idempotency-Key` (a fresh UUID unless given) and the call's own options. */
+/** Options of an operation that takes an `Idempotency-Key` (a send, a retry): the key and the call's own options. */
 export interface SendOptions extends CallOptions {
-  /** The same key within 24 hours returns the original broadcast instead of sending again. */
+  /** The same key within 24 hours returns the original broadcast instead of sending again; a fresh UUID by default. */
   idempotencyKey?: string;
 }
 
-const path = (template: string, ...ids: string[]): string => {
-  let index = 0;
-  return template.replace(/\{[a-z_]+\}/g, () => encodeURIComponent(ids[index++] ?? ''));
-};
+/** Options of `request()`: a query, a body, and an `Idempotency-Key` where the operation takes one. */
+export interface RawRequestOptions extends SendOptions {
+  query?: Record<string, unknown>;
+  body?: unknown;
+}
 
 /** An Idempotency-Key for every send unless the caller gives one, so a retried call never sends twice. */
 export function newIdempotencyKey(): string {
   return globalThis.crypto.randomUUID();
+}
+
+/** An operation of the API (the document's `webhooks` are events we send, not operations to call). */
+export type ApiOperationId = keyof typeof operationTable;
+type Operation = { method: string; path: string; idempotencyKey?: boolean };
+const table: Record<ApiOperationId, Operation> = operationTable;
+
+const matchers = Object.values(table).map((operation) => ({
+  operation,
+  pattern: new RegExp(`^${operation.path.replace(/\{[a-z_]+\}/g, '[^/]+')}$`),
+}));
+
+/** The operation `METHOD path` names, if the API has one (a query string or a full URL is fine). */
+export function operationAt(method: string, url: string): Operation | undefined {
+  const path = new URL(url, 'http://sdk.invalid').pathname;
+  const upper = method.toUpperCase();
+  return matchers.find((matcher) => matcher.operation.method === upper && matcher.pattern.test(path))?.operation;
+}
+
+/** The headers of a call, with an `Idempotency-Key` added where the operation takes one and none is given. */
+function withIdempotencyKey(operation: Operation | undefined, options: SendOptions): Record<string, string> {
+  const { headers = {}, idempotencyKey } = options;
+  if (!operation?.idempotencyKey) return headers;
+  if (idempotencyKey === undefined && Object.keys(headers).some((name) => name.toLowerCase() === 'idempotency-key')) {
+    return headers;
+  }
+  return { ...headers, 'idempotency-key': idempotencyKey ?? newIdempotencyKey() };
 }
 
 export class CrmClient {
@@ -32,160 +64,282 @@ export class CrmClient {
     return this.#http.baseUrl;
   }
 
-  /** A request to any path, for operations newer than this SDK. */
-  request<T = unknown>(
-    method: string,
-    url: string,
-    options: { query?: Record<string, unknown>; body?: unknown } & CallOptions = {},
-  ): Promise<T> {
-    return this.#http.request<T>(method, url, options as never);
+  /**
+   * A request to any path, for operations newer than this SDK. A POST to an operation that takes an
+   * `Idempotency-Key` gets a fresh one unless `idempotencyKey` or the header is given.
+   */
+  request<T = unknown>(method: string, url: string, options: RawRequestOptions = {}): Promise<T> {
+    const { idempotencyKey: _key, ...rest } = options;
+    const headers = withIdempotencyKey(operationAt(method, url), options);
+    return this.#http.request<T>(method, url, { ...rest, headers } as never);
+  }
+
+  /** Calls operation `id` with its path ids filled in (each encoded) in the order of its path. */
+  #call<T>(id: ApiOperationId, ids: string[], options: RawRequestOptions = {}): Promise<T> {
+    const operation = table[id];
+    let index = 0;
+    const url = operation.path.replace(/\{[a-z_]+\}/g, () => encodeURIComponent(ids[index++] ?? ''));
+    const { idempotencyKey: _key, ...rest } = options;
+    return this.#http.request<T>(operation.method, url, {
+      ...rest,
+      headers: withIdempotencyKey(operation, options),
+    } as never);
   }
 
   /** GET /v1/me: the organization behind the key. */
   me(options?: CallOptions): Promise<ResponseOf<'getMe'>> {
-    return this.#http.request('GET', '/v1/me', options);
+    return this.#call('getMe', [], options);
   }
 
   readonly contacts = {
     list: (query: QueryOf<'listContacts'> = {}, options?: CallOptions): Promise<ResponseOf<'listContacts'>> =>
-      this.#http.request('GET', '/v1/contacts', { ...options, query }),
+      this.#call('listContacts', [], { ...options, query }),
     /** Every contact matching `query`, page after page. */
     iterate: (query: QueryOf<'listContacts'> = {}, options?: CallOptions) =>
       walk((page: QueryOf<'listContacts'>) => this.contacts.list(page, options), query),
     create: (body: BodyOf<'createContact'>, options?: CallOptions): Promise<ResponseOf<'createContact'>> =>
-      this.#http.request('POST', '/v1/contacts', { ...options, body }),
+      this.#call('createContact', [], { ...options, body }),
+    /** Up to 100 contacts created or updated by `match_on`, all or nothing (decisions: contacts in bulk). */
+    batchUpsert: (
+      body: BodyOf<'batchUpsertContacts'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'batchUpsertContacts'>> => this.#call('batchUpsertContacts', [], { ...options, body }),
     get: (contactId: string, options?: CallOptions): Promise<ResponseOf<'getContact'>> =>
-      this.#http.request('GET', path('/v1/contacts/{contact_id}', contactId), options),
+      this.#call('getContact', [contactId], options),
     update: (
       contactId: string,
       body: BodyOf<'updateContact'>,
       options?: CallOptions,
-    ): Promise<ResponseOf<'updateContact'>> =>
-      this.#http.request('PATCH', path('/v1/contacts/{contact_id}', contactId), { ...options, body }),
+    ): Promise<ResponseOf<'updateContact'>> => this.#call('updateContact', [contactId], { ...options, body }),
     delete: (contactId: string, options?: CallOptions): Promise<void> =>
-      this.#http.request('DELETE', path('/v1/contacts/{contact_id}', contactId), options),
+      this.#call('deleteContact', [contactId], options),
   };
 
   readonly properties = {
-    list: (options?: CallOptions): Promise<ResponseOf<'listProperties'>> =>
-      this.#http.request('GET', '/v1/properties', options),
+    list: (options?: CallOptions): Promise<ResponseOf<'listProperties'>> => this.#call('listProperties', [], options),
     create: (body: BodyOf<'createProperty'>, options?: CallOptions): Promise<ResponseOf<'createProperty'>> =>
-      this.#http.request('POST', '/v1/properties', { ...options, body }),
+      this.#call('createProperty', [], { ...options, body }),
     get: (propertyId: string, options?: CallOptions): Promise<ResponseOf<'getProperty'>> =>
-      this.#http.request('GET', path('/v1/properties/{property_id}', propertyId), options),
+      this.#call('getProperty', [propertyId], options),
     update: (
       propertyId: string,
       body: BodyOf<'updateProperty'>,
       options?: CallOptions,
-    ): Promise<ResponseOf<'updateProperty'>> =>
-      this.#http.request('PATCH', path('/v1/properties/{property_id}', propertyId), { ...options, body }),
+    ): Promise<ResponseOf<'updateProperty'>> => this.#call('updateProperty', [propertyId], { ...options, body }),
     delete: (propertyId: string, options?: CallOptions): Promise<void> =>
-      this.#http.request('DELETE', path('/v1/properties/{property_id}', propertyId), options),
+      this.#call('deleteProperty', [propertyId], options),
     reorder: (body: BodyOf<'reorderProperties'>, options?: CallOptions): Promise<ResponseOf<'reorderProperties'>> =>
-      this.#http.request('POST', '/v1/properties/reorder', { ...options, body }),
+      this.#call('reorderProperties', [], { ...options, body }),
   };
 
   readonly funnelStages = {
     list: (options?: CallOptions): Promise<ResponseOf<'listFunnelStages'>> =>
-      this.#http.request('GET', '/v1/funnel-stages', options),
+      this.#call('listFunnelStages', [], options),
     create: (body: BodyOf<'createFunnelStage'>, options?: CallOptions): Promise<ResponseOf<'createFunnelStage'>> =>
-      this.#http.request('POST', '/v1/funnel-stages', { ...options, body }),
+      this.#call('createFunnelStage', [], { ...options, body }),
     get: (stageId: string, options?: CallOptions): Promise<ResponseOf<'getFunnelStage'>> =>
-      this.#http.request('GET', path('/v1/funnel-stages/{stage_id}', stageId), options),
+      this.#call('getFunnelStage', [stageId], options),
     update: (
       stageId: string,
       body: BodyOf<'updateFunnelStage'>,
       options?: CallOptions,
-    ): Promise<ResponseOf<'updateFunnelStage'>> =>
-      this.#http.request('PATCH', path('/v1/funnel-stages/{stage_id}', stageId), { ...options, body }),
-    /** `moveTo`: the stage that takes the deleted stage's contacts (decisions §6). */
+    ): Promise<ResponseOf<'updateFunnelStage'>> => this.#call('updateFunnelStage', [stageId], { ...options, body }),
+    /** `move_to`: the stage that takes the deleted stage's contacts. */
     delete: (stageId: string, query: QueryOf<'deleteFunnelStage'> = {}, options?: CallOptions): Promise<void> =>
-      this.#http.request('DELETE', path('/v1/funnel-stages/{stage_id}', stageId), { ...options, query }),
+      this.#call('deleteFunnelStage', [stageId], { ...options, query }),
     reorder: (body: BodyOf<'reorderFunnelStages'>, options?: CallOptions): Promise<ResponseOf<'reorderFunnelStages'>> =>
-      this.#http.request('POST', '/v1/funnel-stages/reorder', { ...options, body }),
+      this.#call('reorderFunnelStages', [], { ...options, body }),
   };
 
   readonly subOrigins = {
-    list: (options?: CallOptions): Promise<ResponseOf<'listSubOrigins'>> =>
-      this.#http.request('GET', '/v1/sub-origins', options),
+    list: (options?: CallOptions): Promise<ResponseOf<'listSubOrigins'>> => this.#call('listSubOrigins', [], options),
     create: (body: BodyOf<'createSubOrigin'>, options?: CallOptions): Promise<ResponseOf<'createSubOrigin'>> =>
-      this.#http.request('POST', '/v1/sub-origins', { ...options, body }),
+      this.#call('createSubOrigin', [], { ...options, body }),
   };
 
   readonly templates = {
     list: (query: QueryOf<'listTemplates'> = {}, options?: CallOptions): Promise<ResponseOf<'listTemplates'>> =>
-      this.#http.request('GET', '/v1/templates', { ...options, query }),
+      this.#call('listTemplates', [], { ...options, query }),
     iterate: (query: QueryOf<'listTemplates'> = {}, options?: CallOptions) =>
       walk((page: QueryOf<'listTemplates'>) => this.templates.list(page, options), query),
     create: (body: BodyOf<'createTemplate'>, options?: CallOptions): Promise<ResponseOf<'createTemplate'>> =>
-      this.#http.request('POST', '/v1/templates', { ...options, body }),
+      this.#call('createTemplate', [], { ...options, body }),
     get: (templateId: string, options?: CallOptions): Promise<ResponseOf<'getTemplate'>> =>
-      this.#http.request('GET', path('/v1/templates/{template_id}', templateId), options),
+      this.#call('getTemplate', [templateId], options),
     delete: (templateId: string, options?: CallOptions): Promise<void> =>
-      this.#http.request('DELETE', path('/v1/templates/{template_id}', templateId), options),
+      this.#call('deleteTemplate', [templateId], options),
     sendRequirements: (templateId: string, options?: CallOptions): Promise<ResponseOf<'getTemplateSendRequirements'>> =>
-      this.#http.request('GET', path('/v1/templates/{template_id}/send-requirements', templateId), options),
+      this.#call('getTemplateSendRequirements', [templateId], options),
     /** POST /v1/templates/{id}/send: 202 with the Broadcast. Sends with a fresh Idempotency-Key unless one is given. */
     send: (
       templateId: string,
       body: BodyOf<'sendTemplate'>,
-      options: SendOptions = {},
-    ): Promise<ResponseOf<'sendTemplate'>> => {
-      const { idempotencyKey = newIdempotencyKey(), ...call } = options;
-      return this.#http.request('POST', path('/v1/templates/{template_id}/send', templateId), {
-        ...call,
-        headers: { ...call.headers, 'idempotency-key': idempotencyKey },
-        body,
-      });
-    },
+      options?: SendOptions,
+    ): Promise<ResponseOf<'sendTemplate'>> => this.#call('sendTemplate', [templateId], { ...options, body }),
   };
 
   readonly broadcasts = {
     list: (query: QueryOf<'listBroadcasts'> = {}, options?: CallOptions): Promise<ResponseOf<'listBroadcasts'>> =>
-      this.#http.request('GET', '/v1/broadcasts', { ...options, query }),
+      this.#call('listBroadcasts', [], { ...options, query }),
     iterate: (query: QueryOf<'listBroadcasts'> = {}, options?: CallOptions) =>
       walk((page: QueryOf<'listBroadcasts'>) => this.broadcasts.list(page, options), query),
     get: (broadcastId: string, options?: CallOptions): Promise<ResponseOf<'getBroadcast'>> =>
-      this.#http.request('GET', path('/v1/broadcasts/{broadcast_id}', broadcastId), options),
+      this.#call('getBroadcast', [broadcastId], options),
     /** One page of the recipients the worker has reached. */
     recipients: (
       broadcastId: string,
       query: QueryOf<'listBroadcastRecipients'> = {},
       options?: CallOptions,
     ): Promise<ResponseOf<'listBroadcastRecipients'>> =>
-      this.#http.request('GET', path('/v1/broadcasts/{broadcast_id}/recipients', broadcastId), { ...options, query }),
+      this.#call('listBroadcastRecipients', [broadcastId], { ...options, query }),
     iterateRecipients: (broadcastId: string, query: QueryOf<'listBroadcastRecipients'> = {}, options?: CallOptions) =>
       walk((page: QueryOf<'listBroadcastRecipients'>) => this.broadcasts.recipients(broadcastId, page, options), query),
     cancel: (broadcastId: string, options?: CallOptions): Promise<ResponseOf<'cancelBroadcast'>> =>
-      this.#http.request('POST', path('/v1/broadcasts/{broadcast_id}/cancel', broadcastId), options),
+      this.#call('cancelBroadcast', [broadcastId], options),
+    /** A new broadcast of the failed recipients (`body` narrows them); a fresh Idempotency-Key unless one is given. */
+    retry: (
+      broadcastId: string,
+      body?: BodyOf<'retryBroadcast'>,
+      options?: SendOptions,
+    ): Promise<ResponseOf<'retryBroadcast'>> => this.#call('retryBroadcast', [broadcastId], { ...options, body }),
+    /**
+     * POST /v1/broadcasts (decisions §16): a template to every contact the `audience` matches, at once or at
+     * `send_at`; 202 with the Broadcast. A fresh Idempotency-Key unless one is given.
+     */
+    create: (body: BodyOf<'createBroadcast'>, options?: SendOptions): Promise<ResponseOf<'createBroadcast'>> =>
+      this.#call('createBroadcast', [], { ...options, body }),
+    /** Stops hand-offs of a `scheduled`, `preparing` or `in_progress` broadcast. */
+    pause: (broadcastId: string, options?: CallOptions): Promise<ResponseOf<'pauseBroadcast'>> =>
+      this.#call('pauseBroadcast', [broadcastId], options),
+    /** Resumes a `paused` broadcast (its template must be APPROVED). */
+    resume: (broadcastId: string, options?: CallOptions): Promise<ResponseOf<'resumeBroadcast'>> =>
+      this.#call('resumeBroadcast', [broadcastId], options),
   };
 
   readonly conversations = {
     list: (query: QueryOf<'listConversations'> = {}, options?: CallOptions): Promise<ResponseOf<'listConversations'>> =>
-      this.#http.request('GET', '/v1/conversations', { ...options, query }),
+      this.#call('listConversations', [], { ...options, query }),
     iterate: (query: QueryOf<'listConversations'> = {}, options?: CallOptions) =>
       walk((page: QueryOf<'listConversations'>) => this.conversations.list(page, options), query),
     get: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'getConversation'>> =>
-      this.#http.request('GET', path('/v1/conversations/{conversation_id}', conversationId), options),
+      this.#call('getConversation', [conversationId], options),
     messages: (
       conversationId: string,
       query: QueryOf<'listConversationMessages'> = {},
       options?: CallOptions,
     ): Promise<ResponseOf<'listConversationMessages'>> =>
-      this.#http.request('GET', path('/v1/conversations/{conversation_id}/messages', conversationId), {
-        ...options,
-        query,
-      }),
+      this.#call('listConversationMessages', [conversationId], { ...options, query }),
     iterateMessages: (conversationId: string, query: QueryOf<'listConversationMessages'> = {}, options?: CallOptions) =>
       walk(
         (page: QueryOf<'listConversationMessages'>) => this.conversations.messages(conversationId, page, options),
         query,
       ),
+    /** POST /v1/conversations/{id}/read: `unread_count` becomes 0 and the contact sees the read receipt. */
+    markRead: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'markConversationRead'>> =>
+      this.#call('markConversationRead', [conversationId], options),
   };
 
   readonly channels = {
     /** GET /v1/channels/messaging/phones: the numbers a send can go out from (`id` is a `channel_id`). */
     phones: (options?: CallOptions): Promise<ResponseOf<'listMessagingPhones'>> =>
-      this.#http.request('GET', '/v1/channels/messaging/phones', options),
+      this.#call('listMessagingPhones', [], options),
+  };
+
+  readonly webhookEndpoints = {
+    list: (options?: CallOptions): Promise<ResponseOf<'listWebhookEndpoints'>> =>
+      this.#call('listWebhookEndpoints', [], options),
+    /** The answer carries the signing `secret` (`whsec_…`), shown only here and on rotation. */
+    create: (
+      body: BodyOf<'createWebhookEndpoint'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'createWebhookEndpoint'>> => this.#call('createWebhookEndpoint', [], { ...options, body }),
+    get: (endpointId: string, options?: CallOptions): Promise<ResponseOf<'getWebhookEndpoint'>> =>
+      this.#call('getWebhookEndpoint', [endpointId], options),
+    update: (
+      endpointId: string,
+      body: BodyOf<'updateWebhookEndpoint'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'updateWebhookEndpoint'>> =>
+      this.#call('updateWebhookEndpoint', [endpointId], { ...options, body }),
+    delete: (endpointId: string, options?: CallOptions): Promise<void> =>
+      this.#call('deleteWebhookEndpoint', [endpointId], options),
+    rotateSecret: (endpointId: string, options?: CallOptions): Promise<ResponseOf<'rotateWebhookEndpointSecret'>> =>
+      this.#call('rotateWebhookEndpointSecret', [endpointId], options),
+    /** Queues a `webhook.test` event to this endpoint alone. */
+    test: (endpointId: string, options?: CallOptions): Promise<ResponseOf<'testWebhookEndpoint'>> =>
+      this.#call('testWebhookEndpoint', [endpointId], options),
+    deliveries: (
+      endpointId: string,
+      query: QueryOf<'listWebhookDeliveries'> = {},
+      options?: CallOptions,
+    ): Promise<ResponseOf<'listWebhookDeliveries'>> =>
+      this.#call('listWebhookDeliveries', [endpointId], { ...options, query }),
+    iterateDeliveries: (endpointId: string, query: QueryOf<'listWebhookDeliveries'> = {}, options?: CallOptions) =>
+      walk(
+        (page: QueryOf<'listWebhookDeliveries'>) => this.webhookEndpoints.deliveries(endpointId, page, options),
+        query,
+      ),
+    retryDelivery: (
+      endpointId: string,
+      deliveryId: string,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'retryWebhookDelivery'>> =>
+      this.#call('retryWebhookDelivery', [endpointId, deliveryId], options),
   };
 }
+
+/**
+ * The client's method for each operation, as `group.method` (or `method`). The compiler refuses a missing or unknown
+ * operation; test/sdk/operations.test.ts calls each against the served document's method and path.
+ */
+export const methodOfOperation = {
+  getMe: 'me',
+  listContacts: 'contacts.list',
+  createContact: 'contacts.create',
+  batchUpsertContacts: 'contacts.batchUpsert',
+  getContact: 'contacts.get',
+  updateContact: 'contacts.update',
+  deleteContact: 'contacts.delete',
+  listProperties: 'properties.list',
+  createProperty: 'properties.create',
+  getProperty: 'properties.get',
+  updateProperty: 'properties.update',
+  deleteProperty: 'properties.delete',
+  reorderProperties: 'properties.reorder',
+  listFunnelStages: 'funnelStages.list',
+  createFunnelStage: 'funnelStages.create',
+  getFunnelStage: 'funnelStages.get',
+  updateFunnelStage: 'funnelStages.update',
+  deleteFunnelStage: 'funnelStages.delete',
+  reorderFunnelStages: 'funnelStages.reorder',
+  listSubOrigins: 'subOrigins.list',
+  createSubOrigin: 'subOrigins.create',
+  listTemplates: 'templates.list',
+  createTemplate: 'templates.create',
+  getTemplate: 'templates.get',
+  deleteTemplate: 'templates.delete',
+  getTemplateSendRequirements: 'templates.sendRequirements',
+  sendTemplate: 'templates.send',
+  listBroadcasts: 'broadcasts.list',
+  getBroadcast: 'broadcasts.get',
+  listBroadcastRecipients: 'broadcasts.recipients',
+  cancelBroadcast: 'broadcasts.cancel',
+  retryBroadcast: 'broadcasts.retry',
+  createBroadcast: 'broadcasts.create',
+  pauseBroadcast: 'broadcasts.pause',
+  resumeBroadcast: 'broadcasts.resume',
+  listConversations: 'conversations.list',
+  getConversation: 'conversations.get',
+  listConversationMessages: 'conversations.messages',
+  markConversationRead: 'conversations.markRead',
+  listMessagingPhones: 'channels.phones',
+  listWebhookEndpoints: 'webhookEndpoints.list',
+  createWebhookEndpoint: 'webhookEndpoints.create',
+  getWebhookEndpoint: 'webhookEndpoints.get',
+  updateWebhookEndpoint: 'webhookEndpoints.update',
+  deleteWebhookEndpoint: 'webhookEndpoints.delete',
+  rotateWebhookEndpointSecret: 'webhookEndpoints.rotateSecret',
+  testWebhookEndpoint: 'webhookEndpoints.test',
+  listWebhookDeliveries: 'webhookEndpoints.deliveries',
+  retryWebhookDelivery: 'webhookEndpoints.retryDelivery',
+} as const satisfies Record<ApiOperationId, string>;

@@ -55,17 +55,35 @@ export class ApiError extends Error {
 export class BadRequestError extends ApiError {
   override readonly name = 'BadRequestError';
 }
-/** 401: `missing_bearer_token` or `invalid_api_key`. */
+/** 401: `missing_bearer_token`, `invalid_api_key` or `api_key_expired` (ApiKeyExpiredError). */
 export class AuthenticationError extends ApiError {
-  override readonly name = 'AuthenticationError';
+  override readonly name: string = 'AuthenticationError';
+}
+/** 401 `api_key_expired`: the key's `expires_at` has passed (decisions §18); a new key is needed. */
+export class ApiKeyExpiredError extends AuthenticationError {
+  override readonly name = 'ApiKeyExpiredError';
 }
 /** 402: `messaging_insufficient_balance`. */
 export class PaymentRequiredError extends ApiError {
   override readonly name = 'PaymentRequiredError';
 }
-/** 403: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+/**
+ * 403: `api_key_required`, `insufficient_scope` (InsufficientScopeError), `scale_plan_required`, `trial_expired`,
+ * `subscription_required`.
+ */
 export class PermissionDeniedError extends ApiError {
-  override readonly name = 'PermissionDeniedError';
+  override readonly name: string = 'PermissionDeniedError';
+}
+/** 403 `insufficient_scope`: the key lacks the operation's scope, named by `required` (decisions §18). */
+export class InsufficientScopeError extends PermissionDeniedError {
+  override readonly name = 'InsufficientScopeError';
+  /** The scope the operation needs, e.g. `contacts:write`. */
+  get required(): string | undefined {
+    const detail = this.detail;
+    return typeof detail === 'object' && !Array.isArray(detail) && typeof detail.required === 'string'
+      ? detail.required
+      : undefined;
+  }
 }
 /** 404: `not_found`, or `contact_not_found` with the recipient's `index`. */
 export class NotFoundError extends ApiError {
@@ -122,8 +140,15 @@ const byStatus: Record<number, new (init: ApiErrorInit) => ApiError> = {
   429: RateLimitError,
 };
 
+/** Codes with a class of their own, more precise than their status's. */
+const byCode: Record<string, new (init: ApiErrorInit) => ApiError> = {
+  api_key_expired: ApiKeyExpiredError,
+  insufficient_scope: InsufficientScopeError,
+};
+
 /** The typed error for a refused response. */
 export function errorFor(status: number, detail: ErrorDetail, headers: Headers): ApiError {
-  const ErrorClass = byStatus[status] ?? (status >= 500 ? InternalServerError : ApiError);
+  const ErrorClass =
+    byCode[codeOf(detail, status)] ?? byStatus[status] ?? (status >= 500 ? InternalServerError : ApiError);
   return new ErrorClass({ status, detail, headers });
 }

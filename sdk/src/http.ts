@@ -3,7 +3,13 @@
 import { ConnectionError, type ErrorDetail, errorFor } from './errors.ts';
 
 export interface TransportOptions {
-  apiKey: string;
+  /** An `oak_…` key; not needed with `session`. */
+  apiKey?: string;
+  /**
+   * A browser session instead of a key (the console, decisions §17): cookies go with every request
+   * (`credentials: 'same-origin'`), no Authorization header, and every change carries `X-CSRF-Token` from `csrfToken`.
+   */
+  session?: { csrfToken: () => string | undefined };
   /** Default `http://127.0.0.1:8080`, the address `npm start` listens on. */
   baseUrl?: string;
   /** How many times a 429 is retried after waiting `Retry-After`; default 2, 0 turns retries off. */
@@ -71,16 +77,18 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 
 export class Transport {
   readonly baseUrl: string;
-  readonly #apiKey: string;
+  readonly #apiKey: string | undefined;
+  readonly #session: TransportOptions['session'];
   readonly #fetch: typeof fetch;
   readonly #maxRetries: number;
   readonly #maxRetryDelayMs: number;
   readonly #headers: Record<string, string>;
 
   constructor(options: TransportOptions) {
-    if (!options.apiKey) throw new TypeError('apiKey is required (an oak_… key)');
+    if (!options.apiKey && !options.session) throw new TypeError('apiKey is required (an oak_… key)');
     this.baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, '');
     this.#apiKey = options.apiKey;
+    this.#session = options.session;
     // Bound to globalThis: browsers throw "Illegal invocation" on a detached fetch.
     this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.#maxRetries = Math.max(0, options.maxRetries ?? 2);
@@ -94,9 +102,13 @@ export class Transport {
       accept: 'application/json',
       ...this.#headers,
       ...options.headers,
-      authorization: `Bearer ${this.#apiKey}`,
     };
     const init: RequestInit = { method, headers };
+    if (this.#session) {
+      init.credentials = 'same-origin';
+      const csrf = this.#session.csrfToken();
+      if (method !== 'GET' && method !== 'HEAD' && csrf) headers['x-csrf-token'] = csrf;
+    } else headers.authorization = `Bearer ${this.#apiKey}`;
     if (options.body !== undefined) {
       headers['content-type'] = 'application/json';
       init.body = JSON.stringify(options.body);

@@ -1,12 +1,21 @@
 // @crm-messaging/sdk: a typed client for the CRM and Messaging public API. Fetch only: Node 20+ and browsers.
-export { type ClientOptions, CrmClient, newIdempotencyKey, type SendOptions } from './client.ts';
+export {
+  type ClientOptions,
+  CrmClient,
+  newIdempotencyKey,
+  type RawRequestOptions,
+  type SendOptions,
+} from './client.ts';
+export { type CsvRow, contactItemOf, refusalReason, refusedItemIndex } from './contact-batches.ts';
 export {
   ApiError,
+  ApiKeyExpiredError,
   AuthenticationError,
   BadRequestError,
   ConflictError,
   ConnectionError,
   type ErrorDetail,
+  InsufficientScopeError,
   InternalServerError,
   NotFoundError,
   PayloadError,

@@ -11,8 +11,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The organization behind the API key
-         * @description Plan, trial and subscription state decide access and the rate budget (20 per second, 5 in trial).
+         * The organization behind the API key, and the key
+         * @description Plan, trial and subscription state decide access and the rate budget (20 per second, 5 in trial). `api_key` is the calling key: its scopes and expiry (decisions §18).
+         *
+         *     Needs the `account:read` scope.
          */
         get: operations["getMe"];
         put?: never;
@@ -33,12 +35,16 @@ export interface paths {
         /**
          * List message templates
          * @description Newest first. Deleted templates are not listed.
+         *
+         *     Needs the `templates:read` scope.
          */
         get: operations["listTemplates"];
         put?: never;
         /**
          * Create a template and submit it for approval
          * @description Checks the components, then submits the template to the messaging platform in the same call and answers 201 with status `PENDING`. A refusal by the platform is a 422 `{code: "platform_rejected", reason}` and stores nothing; a name already used by an undeleted template of the account in that language is a 409 `{code: "duplicate_template"}`.
+         *
+         *     Needs the `templates:write` scope.
          */
         post: operations["createTemplate"];
         delete?: never;
@@ -57,6 +63,8 @@ export interface paths {
         /**
          * Read a template
          * @description Its status follows the platform’s review (approved, rejected with a reason, paused, …).
+         *
+         *     Needs the `templates:read` scope.
          */
         get: operations["getTemplate"];
         put?: never;
@@ -64,6 +72,8 @@ export interface paths {
         /**
          * Delete a template
          * @description Soft-deletes the template and frees its name at once; the platform delete is best effort. The platform keeps the name for a while, so an immediate re-create can be refused with `platform_rejected`.
+         *
+         *     Needs the `templates:write` scope.
          */
         delete: operations["deleteTemplate"];
         options?: never;
@@ -81,6 +91,8 @@ export interface paths {
         /**
          * What a template needs before it can be sent
          * @description Variable tokens (`body.1`, `header.first_name`, `card.0.body.1`), which of them resolve from the contact, dynamic URL buttons, media surfaces with type and size limit, catalog slots, coupon code and limited-time-offer needs, and `never_sendable_reason` when the template can never be sent.
+         *
+         *     Needs the `templates:read` scope.
          */
         get: operations["getTemplateSendRequirements"];
         put?: never;
@@ -101,6 +113,8 @@ export interface paths {
         /**
          * List connected messaging numbers
          * @description The live numbers of the organization, oldest first; `id` is what a send’s `channel_id` names.
+         *
+         *     Needs the `account:read` scope.
          */
         get: operations["listMessagingPhones"];
         put?: never;
@@ -121,6 +135,8 @@ export interface paths {
         /**
          * List conversations
          * @description One conversation per contact and connected number, most recent activity first. Read-only.
+         *
+         *     Needs the `conversations:read` scope.
          */
         get: operations["listConversations"];
         put?: never;
@@ -141,6 +157,8 @@ export interface paths {
         /**
          * Read a conversation
          * @description One conversation of the organization; its messages are listed separately.
+         *
+         *     Needs the `conversations:read` scope.
          */
         get: operations["getConversation"];
         put?: never;
@@ -161,10 +179,34 @@ export interface paths {
         /**
          * List the messages of a conversation
          * @description Newest first. `sender` is `contact`, `agent`, `ai` or `system`.
+         *
+         *     Needs the `conversations:read` scope.
          */
         get: operations["listConversationMessages"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a conversation read
+         * @description decisions §15: `unread_count` becomes 0 and the platform is told that the contact’s newest message was read (its read receipt). Calling it again changes nothing. No body.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        post: operations["markConversationRead"];
         delete?: never;
         options?: never;
         head?: never;
@@ -189,6 +231,8 @@ export interface paths {
          *     flight or reached): `nothing_to_retry` (409) when none is left. Otherwise a send: `template_not_sendable` (409),
          *     `invalid_channel` (400), `messaging_limit_exceeded` (409), `messaging_insufficient_balance` (402) and the
          *     `Idempotency-Key` header as in `POST /v1/templates/{template_id}/send`.
+         *
+         *     Needs the `broadcasts:write` scope.
          */
         post: operations["retryBroadcast"];
         delete?: never;
@@ -209,14 +253,18 @@ export interface paths {
         /**
          * Send a template to 1–100 recipients
          * @description Queues an approved template for up to 100 recipients and answers 202 with the Broadcast.
-         *     The request is refused whole (nothing queued, no contact created, nothing charged) on any of:
-         *     `template_not_sendable` (409 not APPROVED, 422 never sendable), `invalid_channel` / `channel_id_required` (400),
-         *     a recipient count outside 1–100 (422), `contact_not_found` (404, with `index`), `unknown_variables` /
-         *     `unknown_url_suffixes` (422, with `index` and `keys`), `missing_variables` (422, with `index` and `tokens`),
-         *     `media_too_large` / `media_type_mismatch` / `media_fetch_failed` (422, with `index`), `duplicate_recipient` (422),
-         *     `messaging_limit_exceeded` (409, with `remaining`), `messaging_insufficient_balance` (402),
-         *     `idempotency_key_in_flight` (409), `idempotency_key_reused` (422). Checks run in that order.
-         *     The same `Idempotency-Key` and body within 24 hours answer the original broadcast (header `Idempotent-Replayed: true`).
+         *     Checks run in this order, and the first that fails answers; a refused request is refused whole (nothing queued, no
+         *     contact created, nothing charged). A body outside the schema (a recipient count outside 1–100 among them): 422.
+         *     The `Idempotency-Key`, when given: `idempotency_key_reused` (422) for another body, `idempotency_key_in_flight`
+         *     (409) while the first request with it runs; the same key and body within 24 hours answer the original broadcast
+         *     (header `Idempotent-Replayed: true`). The template: `template_not_sendable` (409 not APPROVED, 422 never sendable).
+         *     The channel: `invalid_channel` / `channel_id_required` (400). Each recipient in turn: `contact_not_found` (404),
+         *     `contact_has_no_phone` (422), `duplicate_recipient` (422), `unknown_variables` / `unknown_url_suffixes` (422, with
+         *     `keys`), `missing_variables` (422, with `tokens`), `media_too_large` / `media_type_mismatch` /
+         *     `media_fetch_failed` (422), each with `index`. Then the account: `messaging_limit_exceeded` (409, with
+         *     `remaining`), `messaging_insufficient_balance` (402).
+         *
+         *     Needs the `broadcasts:write` scope.
          */
         post: operations["sendTemplate"];
         delete?: never;
@@ -235,10 +283,28 @@ export interface paths {
         /**
          * List broadcasts, newest first
          * @description Filter by `status` (counts and status are derived on every read) and by `template_id`.
+         *
+         *     Needs the `broadcasts:read` scope.
          */
         get: operations["listBroadcasts"];
         put?: never;
-        post?: never;
+        /**
+         * Send a template to an audience, now or at a time
+         * @description decisions §16: sends an approved template to every contact the `audience` matches (the filters
+         *     of `GET /v1/contacts` as JSON; `{}` is every contact) that has a phone and is not `unavailable`, at once or at
+         *     `send_at` (up to 30 days ahead). Answers 202 with the Broadcast: `scheduled` (waiting for `send_at`) or
+         *     `preparing` (its recipients being added; `requested` grows). The checks before the 202, in order:
+         *     `template_not_sendable` (409 not APPROVED, 422 never sendable), `invalid_channel` / `channel_id_required` (400),
+         *     the body (422: the audience's filters at `["body","audience",…]`, `send_at`, `unknown_variables`,
+         *     `unknown_url_suffixes`, `missing_variables` for a token no contact can fill), media (fetched once; 422),
+         *     `messaging_insufficient_balance` (402, the balance cannot pay one message). The rolling 24-hour limit paces the
+         *     hand-offs instead of refusing (`held_until`). At the start the audience is evaluated once, as a snapshot, in order of
+         *     the contacts' creation; a recipient whose placeholders its contact cannot fill is `failed` `missing_variables`,
+         *     an opted-out contact of a MARKETING template `failed` `opted_out`, both uncharged. `Idempotency-Key` as for sends.
+         *
+         *     Needs the `broadcasts:write` scope.
+         */
+        post: operations["createBroadcast"];
         delete?: never;
         options?: never;
         head?: never;
@@ -255,6 +321,8 @@ export interface paths {
         /**
          * A broadcast with its counts
          * @description `sent + failed + pending == requested`; `status` follows from the counts.
+         *
+         *     Needs the `broadcasts:read` scope.
          */
         get: operations["getBroadcast"];
         put?: never;
@@ -275,6 +343,8 @@ export interface paths {
         /**
          * Recipients the worker has reached
          * @description Only recipients already reached are listed: while a broadcast is queuing, or after its tail was cancelled, fewer rows are listed than were requested; the difference is `pending`.
+         *
+         *     Needs the `broadcasts:read` scope.
          */
         get: operations["listBroadcastRecipients"];
         put?: never;
@@ -297,8 +367,54 @@ export interface paths {
         /**
          * Abandon the unsent remainder
          * @description Messages already handed to the platform cannot be recalled. 409 `broadcast_not_cancellable` unless in progress. Takes no body; a JSON body is ignored.
+         *
+         *     Needs the `broadcasts:write` scope.
          */
         post: operations["cancelBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/broadcasts/{broadcast_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a broadcast
+         * @description decisions §16: from `scheduled`, `preparing` or `in_progress`; hand-offs stop within a second (`status_reason: "requested"`), messages already handed off keep reporting. Takes no body.
+         *
+         *     Needs the `broadcasts:write` scope.
+         */
+        post: operations["pauseBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/broadcasts/{broadcast_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused broadcast
+         * @description decisions §16: from `paused`; back to `scheduled` while `send_at` is ahead, otherwise on. The template must be APPROVED (409 `template_not_sendable`). Takes no body.
+         *
+         *     Needs the `broadcasts:write` scope.
+         */
+        post: operations["resumeBroadcast"];
         delete?: never;
         options?: never;
         head?: never;
@@ -315,12 +431,16 @@ export interface paths {
         /**
          * List contacts
          * @description Keyset pagination for every sort. A walk (first page, then each `next_cursor`) lists the contacts as they stood when its first page was read, each exactly once; contacts created later are not part of it. Cursors live 24 hours. `recent` is updated_at then id, descending by default; the other sorts are ascending by default, and contacts lacking the sorted value come last in either direction.
+         *
+         *     Needs the `contacts:read` scope.
          */
         get: operations["listContacts"];
         put?: never;
         /**
          * Create a contact
          * @description `origin` is `API`. `messaging_status` starts `unverified` with a phone, `unavailable` without. The contact starts in the initial funnel stage unless `funnel_stage_id` is given.
+         *
+         *     Needs the `contacts:write` scope.
          */
         post: operations["createContact"];
         delete?: never;
@@ -341,6 +461,8 @@ export interface paths {
         /**
          * Create or update up to 100 contacts
          * @description decisions §12: each item carries its `match_on` field; one that matches a live contact updates it with PATCH semantics (`properties` merged key by key), otherwise it is created as `POST /v1/contacts` would. All or nothing: an invalid item or two items with the same match value are a 422 at `["body","items",INDEX,…]`; a duplicate on another field is the 409 `duplicate_contact` with `index`. One call counts once against the rate budget.
+         *
+         *     Needs the `contacts:write` scope.
          */
         post: operations["batchUpsertContacts"];
         delete?: never;
@@ -359,6 +481,8 @@ export interface paths {
         /**
          * Read a contact
          * @description With its custom property values, keyed by property key.
+         *
+         *     Needs the `contacts:read` scope.
          */
         get: operations["getContact"];
         put?: never;
@@ -366,6 +490,8 @@ export interface paths {
         /**
          * Delete a contact
          * @description Removes it from every read and frees its email, phone and social handle.
+         *
+         *     Needs the `contacts:write` scope.
          */
         delete: operations["deleteContact"];
         options?: never;
@@ -373,6 +499,8 @@ export interface paths {
         /**
          * Update a contact (partial; null clears)
          * @description Setting a phone on a contact without one makes it `unverified`; a new phone also; removing it makes it `unavailable`. `messaging_status`, `inbox_handle` and `origin` cannot be written.
+         *
+         *     Needs the `contacts:write` scope.
          */
         patch: operations["updateContact"];
         trace?: never;
@@ -387,12 +515,16 @@ export interface paths {
         /**
          * List custom properties (all of them, archived too; not paginated)
          * @description In `order_idx` order, archived ones included.
+         *
+         *     Needs the `properties:read` scope.
          */
         get: operations["listProperties"];
         put?: never;
         /**
          * Create a custom property
          * @description RADIO, DROPDOWN and MULTI_SELECT need at least one option; `currency` is for MONEY only.
+         *
+         *     Needs the `properties:write` scope.
          */
         post: operations["createProperty"];
         delete?: never;
@@ -413,6 +545,8 @@ export interface paths {
         /**
          * Move properties to new positions
          * @description Each named property moves to the position it asks for; the others keep their relative order. Positions are renumbered 0..n-1. Unknown ids: 422 `{code: "unknown_ids", reason, missing_ids}`.
+         *
+         *     Needs the `properties:write` scope.
          */
         post: operations["reorderProperties"];
         delete?: never;
@@ -431,6 +565,8 @@ export interface paths {
         /**
          * Read a custom property
          * @description Archived properties are read too.
+         *
+         *     Needs the `properties:read` scope.
          */
         get: operations["getProperty"];
         put?: never;
@@ -438,6 +574,8 @@ export interface paths {
         /**
          * Delete a custom property and its value on every contact
          * @description Removes the definition and the value it holds on every contact.
+         *
+         *     Needs the `properties:write` scope.
          */
         delete: operations["deleteProperty"];
         options?: never;
@@ -445,6 +583,8 @@ export interface paths {
         /**
          * Update, archive or unarchive a custom property
          * @description Partial; `kind` and `key` cannot change. `archived: true` sets `archived_at`, `false` clears it.
+         *
+         *     Needs the `properties:write` scope.
          */
         patch: operations["updateProperty"];
         trace?: never;
@@ -459,12 +599,16 @@ export interface paths {
         /**
          * List funnel stages in order (not paginated)
          * @description List funnel stages in order (not paginated)
+         *
+         *     Needs the `properties:read` scope.
          */
         get: operations["listFunnelStages"];
         put?: never;
         /**
          * Create a funnel stage
          * @description The key is derived from the name when left out. The first stage created is the initial one.
+         *
+         *     Needs the `properties:write` scope.
          */
         post: operations["createFunnelStage"];
         delete?: never;
@@ -485,6 +629,8 @@ export interface paths {
         /**
          * Move funnel stages to new positions
          * @description Each named stage moves to the position it asks for; the others keep their relative order. Positions are renumbered 0..n-1. Unknown ids: 422 `{code: "unknown_ids", reason, missing_ids, stages}`.
+         *
+         *     Needs the `properties:write` scope.
          */
         post: operations["reorderFunnelStages"];
         delete?: never;
@@ -503,6 +649,8 @@ export interface paths {
         /**
          * Read a funnel stage
          * @description Read a funnel stage
+         *
+         *     Needs the `properties:read` scope.
          */
         get: operations["getFunnelStage"];
         put?: never;
@@ -510,6 +658,8 @@ export interface paths {
         /**
          * Delete a funnel stage
          * @description A stage that holds contacts is a 409 `{code: "stage_in_use", reason, stages, contact_count}` unless `move_to` names the stage that receives them. Deleting the initial stage passes the flag to `move_to`, else to the first remaining stage.
+         *
+         *     Needs the `properties:write` scope.
          */
         delete: operations["deleteFunnelStage"];
         options?: never;
@@ -517,6 +667,8 @@ export interface paths {
         /**
          * Update a funnel stage; `is_initial: true` moves the initial flag here
          * @description Update a funnel stage; `is_initial: true` moves the initial flag here
+         *
+         *     Needs the `properties:write` scope.
          */
         patch: operations["updateFunnelStage"];
         trace?: never;
@@ -531,12 +683,16 @@ export interface paths {
         /**
          * List sub-origins, oldest first (not paginated)
          * @description A contact names one with `sub_origin_id` or `sub_origin_key`.
+         *
+         *     Needs the `properties:read` scope.
          */
         get: operations["listSubOrigins"];
         put?: never;
         /**
          * Create a sub-origin: a named source inside an origin category
          * @description The key is unique in the organization.
+         *
+         *     Needs the `properties:write` scope.
          */
         post: operations["createSubOrigin"];
         delete?: never;
@@ -555,12 +711,16 @@ export interface paths {
         /**
          * List webhook endpoints (not paginated)
          * @description List webhook endpoints (not paginated)
+         *
+         *     Needs the `webhooks:read` scope.
          */
         get: operations["listWebhookEndpoints"];
         put?: never;
         /**
          * Create a webhook endpoint
          * @description The answer carries the signing `secret`, shown only here and in a rotation's answer. A `url` that is not `https://` to a public address (unless its host is in `WEBHOOK_ALLOW_HOSTS`) is a 422 on `["body","url"]`; an unknown event type is a 422 on `["body","events",i]`. At most 20 endpoints per organization: the 21st is a 422 `{code: "webhook_endpoint_limit"}`.
+         *
+         *     Needs the `webhooks:write` scope.
          */
         post: operations["createWebhookEndpoint"];
         delete?: never;
@@ -579,6 +739,8 @@ export interface paths {
         /**
          * Read a webhook endpoint
          * @description Read a webhook endpoint
+         *
+         *     Needs the `webhooks:read` scope.
          */
         get: operations["getWebhookEndpoint"];
         put?: never;
@@ -586,6 +748,8 @@ export interface paths {
         /**
          * Delete a webhook endpoint and its deliveries log
          * @description Delete a webhook endpoint and its deliveries log
+         *
+         *     Needs the `webhooks:write` scope.
          */
         delete: operations["deleteWebhookEndpoint"];
         options?: never;
@@ -593,6 +757,8 @@ export interface paths {
         /**
          * Update a webhook endpoint
          * @description Any of `url`, `events`, `description`, `enabled`. A `url` that is not `https://` to a public address (unless its host is in `WEBHOOK_ALLOW_HOSTS`) is a 422 on `["body","url"]`; an unknown event type is a 422 on `["body","events",i]`.
+         *
+         *     Needs the `webhooks:write` scope.
          */
         patch: operations["updateWebhookEndpoint"];
         trace?: never;
@@ -609,6 +775,8 @@ export interface paths {
         /**
          * Replace the signing secret
          * @description Answers the endpoint with its new `secret`. For 24 hours deliveries carry a second signature made with the previous secret, so receivers can switch without losing events.
+         *
+         *     Needs the `webhooks:write` scope.
          */
         post: operations["rotateWebhookEndpointSecret"];
         delete?: never;
@@ -629,6 +797,8 @@ export interface paths {
         /**
          * Send a `ping` event to this endpoint alone
          * @description Answers 202 with the queued delivery, which the deliveries log then follows.
+         *
+         *     Needs the `webhooks:write` scope.
          */
         post: operations["testWebhookEndpoint"];
         delete?: never;
@@ -647,6 +817,8 @@ export interface paths {
         /**
          * The endpoint’s deliveries log, newest event first
          * @description The endpoint’s deliveries log, newest event first
+         *
+         *     Needs the `webhooks:read` scope.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -669,8 +841,166 @@ export interface paths {
         /**
          * Attempt a delivery again now
          * @description One more attempt now: a `pending` delivery keeps its retry schedule, a `failed` or `succeeded` one gets exactly one more attempt. Answers 202 with the delivery.
+         *
+         *     Needs the `webhooks:write` scope.
          */
         post: operations["retryWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current session
+         * @description The signed-in person and their organization; 401 `session_required` when signed out.
+         */
+        get: operations["consoleGetSession"];
+        put?: never;
+        /**
+         * Sign in
+         * @description Email and password. Sets the `crm_session` cookie (HttpOnly, SameSite=Lax, Secure over https) and the `crm_csrf` cookie whose value every later change sends as `X-CSRF-Token`. 10 failed sign-ins for one email within 15 minutes answer 429 with `Retry-After` until the oldest leaves the window.
+         */
+        post: operations["consoleSignIn"];
+        /**
+         * Sign out
+         * @description Ends the session at once and clears its cookies.
+         */
+        delete: operations["consoleSignOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/sign-in-links/lookup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Whom a sign-in link is for
+         * @description For the page that chooses a password: the email of a live link; nothing changes.
+         */
+        post: operations["consoleLookUpSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/sign-in-links/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Choose a password from a sign-in link
+         * @description Sets the user’s password (at least 10 characters), uses up the link (single use, valid 24 hours), ends the user’s other sessions and signs in, as `POST /app/api/session` does.
+         */
+        post: operations["consoleAcceptSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization’s people
+         * @description Admins only. Oldest first.
+         */
+        get: operations["consoleListUsers"];
+        put?: never;
+        /**
+         * Invite a person
+         * @description Admins only. The answer carries `sign_in_url`, a one-time link (24 hours) where the person chooses a password; hand it to them. One email is one person across organizations.
+         */
+        post: operations["consoleInviteUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/users/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a person
+         * @description Admins only. Their sessions end at once.
+         */
+        delete: operations["consoleRemoveUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a person’s role or name
+         * @description Admins only. A role change applies to the person’s next request.
+         */
+        patch: operations["consoleUpdateUser"];
+        trace?: never;
+    };
+    "/app/api/users/{user_id}/sign-in-link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new sign-in link for a person
+         * @description Admins only. A one-time link (24 hours) to choose a new password; earlier unused links stop working.
+         */
+        post: operations["consoleNewSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/app/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The organization’s changes, live (server-sent events)
+         * @description `text/event-stream`. Each event is named by its type (`message.received`, `contact.updated`, `broadcast.recipient.updated`, `broadcast.finished`, `template.status_updated`, …, as the webhook events) and its data is `{type, id?, broadcast_id?, conversation_id?, contact_id?}`. A person sees the types their role may read. `resync` means some changes may have been missed: fetch again what is shown. Comments keep the connection alive every 15 seconds; the stream ends when the session does.
+         */
+        get: operations["consoleEvents"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -779,6 +1109,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "broadcast.started": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * An audience broadcast started
+         * @description decisions §16: Data: the Broadcast when the worker starts it (at `send_at`, or at once), now `preparing`. Sent as `POST` to each enabled endpoint subscribed to `broadcast.started` when the event is recorded.
+         */
+        post: operations["event_broadcast_started"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "broadcast.finished": {
         parameters: {
             query?: never;
@@ -843,6 +1193,51 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
+         * ApiKeyView
+         * @description The API key of the request.
+         */
+        ApiKeyView: {
+            id: string;
+            name: string | null;
+            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`. A `:write` scope includes its `:read`. */
+            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write") | string)[];
+            expires_at: string | null;
+        };
+        /**
+         * AudienceBroadcastRequest
+         * @description decisions §16: one template to every contact the audience matches (with a phone, not `unavailable`). `variables`, `url_suffixes` and media are shared; a named placeholder resolves from each contact.
+         */
+        AudienceBroadcastRequest: {
+            template_id: string;
+            audience: components["schemas"]["ContactFilters"];
+            /** @description The number to send from; required when the messaging account has more than one. */
+            channel_id?: string;
+            /** @description Values by token: `body.1`, `header.1`, `body.first_name`, `card.0.body.1`. */
+            variables?: {
+                [key: string]: string;
+            };
+            /** @description Dynamic URL button suffixes by button index (`"0"`) or `card.N.button.M`. */
+            url_suffixes?: {
+                [key: string]: string;
+            };
+            coupon_code?: string;
+            /** @description Limited-time offer expiry: ISO 8601 date-time or Unix milliseconds. */
+            lto_expiration?: string | number;
+            /** @description A public http(s) URL; the service fetches it. */
+            header_media_url?: string;
+            /** @description Carousel card header media, by card index. */
+            card_media_urls?: (string | null)[] | {
+                [key: string]: string;
+            };
+            /**
+             * Format: date-time
+             * @description When to start: from now to 30 days ahead. Left out: at once.
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            send_at?: string;
+            name?: string;
+        };
+        /**
          * Broadcast
          * @description One send of a template to its recipients, with its counts.
          * @example {
@@ -858,6 +1253,12 @@ export interface components {
          *       "pending": 1,
          *       "origin": "API",
          *       "retry_of": null,
+         *       "name": null,
+         *       "audience": null,
+         *       "send_at": null,
+         *       "started_at": null,
+         *       "status_reason": null,
+         *       "held_until": null,
          *       "created_at": "2026-01-15T09:30:00.000Z"
          *     }
          */
@@ -868,8 +1269,8 @@ export interface components {
             template_language: string;
             /** @description The connected number the messages go out from. */
             channel_id: string;
-            /** @description `cancelled` and `stopped_low_balance` are stored; otherwise `completed` when `pending` is 0, else `in_progress`. */
-            status: ("in_progress" | "completed" | "stopped_low_balance" | "cancelled") | string;
+            /** @description `cancelled`, `stopped_low_balance` and `paused` are stored; an audience broadcast is `scheduled` until `send_at` and `preparing` while its recipients are added; otherwise `completed` when `pending` is 0, else `in_progress`. */
+            status: ("scheduled" | "preparing" | "in_progress" | "paused" | "completed" | "stopped_low_balance" | "cancelled") | string;
             requested: number;
             /** @description Recipients in `sent`, `delivered` or `read`. */
             sent: number;
@@ -879,6 +1280,14 @@ export interface components {
             /** @description Where the broadcast came from, in the ContactOrigin vocabulary: `API`. */
             origin: ("SOCIAL" | "ADS" | "WEB" | "EVENT" | "REFERRAL" | "OUTBOUND" | "IMPORT" | "MANUAL" | "API" | "OTHER") | string;
             retry_of: string | null;
+            name: string | null;
+            audience: {
+                [key: string]: unknown;
+            } | null;
+            send_at: string | null;
+            started_at: string | null;
+            status_reason: (("requested" | "template_not_sendable") | string) | null;
+            held_until: string | null;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -994,6 +1403,22 @@ export interface components {
             data: components["schemas"]["BroadcastRecipientEventData"];
         };
         /**
+         * BroadcastStartedEvent
+         * @description The body of a `broadcast.started` delivery.
+         */
+        BroadcastStartedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "broadcast.started";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["Broadcast"];
+        };
+        /**
          * CatalogSendDefaults
          * @description What catalog and multi-product buttons show.
          * @example {
@@ -1014,6 +1439,41 @@ export interface components {
                 title: string;
                 product_retailer_ids: string[];
             }[];
+        };
+        /**
+         * ConsoleSession
+         * @description The signed-in person, their organization and the session’s ends (7 days, or 12 hours idle).
+         */
+        ConsoleSession: {
+            user: components["schemas"]["User"];
+            /** @description The organization the user belongs to. */
+            organization: {
+                id: string;
+                name: string;
+                timezone: string;
+            };
+            /** @description The value of the `crm_csrf` cookie: send it as `X-CSRF-Token` with every change. */
+            csrf_token: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description When the session ends unless used before (12 hours after its last use, to the minute).
+             */
+            idle_expires_at: string;
+        };
+        /**
+         * ConsoleSignIn
+         * @description An email and its password.
+         */
+        ConsoleSignIn: {
+            /** @example ana@example.com */
+            email: string;
+            /** @example correct horse battery staple */
+            password: string;
         };
         /**
          * Contact
@@ -1150,6 +1610,38 @@ export interface components {
             data: components["schemas"]["ContactDeletedData"];
         };
         /**
+         * ContactFilters
+         * @description The filters of `GET /v1/contacts`, as JSON (arrays as arrays); `{}` matches every contact.
+         * @example {
+         *       "property_filter": [
+         *         "tier:eq:gold"
+         *       ],
+         *       "opted_out": false
+         *     }
+         */
+        ContactFilters: {
+            /** @description Case-insensitive substring of first, last or full name, email, phone, social handle or city. */
+            q?: string;
+            country?: string[];
+            origin?: ("SOCIAL" | "ADS" | "WEB" | "EVENT" | "REFERRAL" | "OUTBOUND" | "IMPORT" | "MANUAL" | "API" | "OTHER")[];
+            funnel_stage_ids?: string[];
+            owner_id?: string[];
+            /**
+             * Format: date
+             * @description Inclusive, in the organization’s timezone.
+             */
+            created_from?: string;
+            /**
+             * Format: date
+             * @description Inclusive, in the organization’s timezone.
+             */
+            created_to?: string;
+            /** @description `KEY:OP:VALUE`, ANDed, as repeated keys (or comma-separated: a comma followed by `KEY:OP:` starts the next entry). OP: `eq neq gt gte lt lte contains in exists`; `in` takes `|`-separated values; `exists` takes `true` or `false`. */
+            property_filter?: string | string[];
+            /** @description decisions §14: only contacts that are (true) or are not (false) opted out. */
+            opted_out?: boolean;
+        };
+        /**
          * ContactInput
          * @description Every field is optional; `null` is the same as leaving a field out.
          */
@@ -1255,6 +1747,9 @@ export interface components {
          *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
          *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
          *       "last_message_at": "2026-01-15T09:31:00.000Z",
+         *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
+         *       "window_expires_at": "2026-01-16T09:31:00.000Z",
+         *       "unread_count": 1,
          *       "created_at": "2026-01-15T09:30:00.000Z",
          *       "updated_at": "2026-01-15T09:31:00.000Z"
          *     }
@@ -1269,6 +1764,10 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             last_message_at: string;
+            last_inbound_at: string | null;
+            window_expires_at: string | null;
+            /** @description Inbound messages since the last read call. */
+            unread_count: number;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -1367,6 +1866,57 @@ export interface components {
                 stage_id: string;
                 order_idx: number;
             }[];
+        };
+        /**
+         * InvitedUser
+         * @description The user created, with the one-time link that lets them choose a password.
+         */
+        InvitedUser: {
+            id: string;
+            email: string;
+            name: string | null;
+            role: ("admin" | "agent") | string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            last_sign_in_at: string | null;
+            /**
+             * @description An absolute, one-time link to choose a password (valid 24 hours). Shown only in this response.
+             * @example http://127.0.0.1:8080/app/set-password#token=sil_x1
+             */
+            sign_in_url: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            sign_in_url_expires_at: string;
+        };
+        /**
+         * Me
+         * @description The organization an API key belongs to, and the key itself.
+         */
+        Me: {
+            id: string;
+            name: string;
+            /** @description Plan code, lowest first: free, starter, pro, scale, enterprise. */
+            plan: ("free" | "starter" | "pro" | "scale" | "enterprise") | string;
+            /** @description True while the organization is on its free trial. */
+            trial: boolean;
+            trial_ends_at: string | null;
+            subscription_status: ("active" | "canceled" | "suspended") | string;
+            /** @description IANA time zone, e.g. `America/Mexico_City`. */
+            timezone: string;
+            /** @description Language tag, e.g. `en` or `pt-BR`. */
+            language: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description The calling key; null through the console’s API (`/app/api/v1/me`, a session, not a key). */
+            api_key: components["schemas"]["ApiKeyView"] | null;
         };
         /**
          * Message
@@ -1480,29 +2030,6 @@ export interface components {
          */
         MessagingPhoneList: {
             items: components["schemas"]["MessagingPhone"][];
-        };
-        /**
-         * Organization
-         * @description The organization an API key belongs to.
-         */
-        Organization: {
-            id: string;
-            name: string;
-            /** @description Plan code, lowest first: free, starter, pro, scale, enterprise. */
-            plan: ("free" | "starter" | "pro" | "scale" | "enterprise") | string;
-            /** @description True while the organization is on its free trial. */
-            trial: boolean;
-            trial_ends_at: string | null;
-            subscription_status: ("active" | "canceled" | "suspended") | string;
-            /** @description IANA time zone, e.g. `America/Mexico_City`. */
-            timezone: string;
-            /** @description Language tag, e.g. `en` or `pt-BR`. */
-            language: string;
-            /**
-             * Format: date-time
-             * @example 2026-01-15T09:30:00.000Z
-             */
-            created_at: string;
         };
         /**
          * PingData
@@ -1734,6 +2261,62 @@ export interface components {
             never_sendable_reason: string | null;
         };
         /**
+         * SignInLink
+         * @description A new one-time sign-in link; earlier unused links of the user stop working.
+         */
+        SignInLink: {
+            /**
+             * @description An absolute, one-time link to choose a password (valid 24 hours). Shown only in this response.
+             * @example http://127.0.0.1:8080/app/set-password#token=sil_x1
+             */
+            sign_in_url: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            sign_in_url_expires_at: string;
+        };
+        /**
+         * SignInLinkAcceptance
+         * @description A sign-in link’s token and the password its user chooses.
+         */
+        SignInLinkAcceptance: {
+            /**
+             * @description The `token` of the sign-in link (after `#token=`).
+             * @example sil_3q2ZB0m1cV7x9kqPZl0sJmQvX4w8tYbH2nR6eA5dF1g
+             */
+            token: string;
+            /**
+             * @description The new password: 10 to 256 characters.
+             * @example correct horse battery staple
+             */
+            password: string;
+        };
+        /**
+         * SignInLinkInfo
+         * @description Whom a live sign-in link is for.
+         */
+        SignInLinkInfo: {
+            email: string;
+            name: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            expires_at: string;
+        };
+        /**
+         * SignInLinkLookup
+         * @description The token of a sign-in link.
+         */
+        SignInLinkLookup: {
+            /**
+             * @description The `token` of the sign-in link (after `#token=`).
+             * @example sil_3q2ZB0m1cV7x9kqPZl0sJmQvX4w8tYbH2nR6eA5dF1g
+             */
+            token: string;
+        };
+        /**
          * SubOrigin
          * @description A named source of contacts inside an origin category.
          * @example {
@@ -1877,6 +2460,57 @@ export interface components {
             data: components["schemas"]["Template"];
         };
         /**
+         * User
+         * @description A person of the organization who signs in to the console.
+         * @example {
+         *       "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+         *       "email": "ana@example.com",
+         *       "name": "Ana Lima",
+         *       "role": "admin",
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "last_sign_in_at": null
+         *     }
+         */
+        User: {
+            id: string;
+            email: string;
+            name: string | null;
+            role: ("admin" | "agent") | string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            last_sign_in_at: string | null;
+        };
+        /**
+         * UserInput
+         * @description A person to invite.
+         */
+        UserInput: {
+            /**
+             * Format: email
+             * @example ana@example.com
+             */
+            email: string;
+            name?: string | null;
+            /** @enum {string} */
+            role: "admin" | "agent";
+        };
+        /** UserList */
+        UserList: {
+            items: components["schemas"]["User"][];
+        };
+        /**
+         * UserPatch
+         * @description A new name or role.
+         */
+        UserPatch: {
+            name?: string | null;
+            /** @enum {string} */
+            role?: "admin" | "agent";
+        };
+        /**
          * ValidationIssue
          * @description One field-level validation issue.
          * @example {
@@ -1915,6 +2549,8 @@ export interface components {
             last_status_code: number | null;
             last_error: string | null;
             next_attempt_at: string | null;
+            /** @description Each attempt, oldest first (the last 25): a failure that a later attempt recovered stays visible here. */
+            attempt_history: components["schemas"]["WebhookDeliveryAttempt"][];
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -1925,6 +2561,21 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             updated_at: string;
+        };
+        /**
+         * WebhookDeliveryAttempt
+         * @description One attempt of a delivery.
+         */
+        WebhookDeliveryAttempt: {
+            /**
+             * Format: date-time
+             * @description When the attempt started.
+             */
+            attempted_at: string;
+            /** @description How long it took until the answer, the error or the timeout. */
+            duration_ms: number;
+            status_code: number | null;
+            error: string | null;
         };
         /**
          * WebhookDeliveryPage
@@ -1961,7 +2612,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.finished" | "message.received" | "*")[];
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "*")[];
             description?: string | null;
         };
         /**
@@ -1976,7 +2627,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url?: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.finished" | "message.received" | "*")[];
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "*")[];
             description?: string | null;
             /** @description `false` stops deliveries (pending ones fail with `endpoint_disabled`); `true` enables it again and clears `disabled_reason`. */
             enabled?: boolean;
@@ -2036,7 +2687,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The organization of the key. */
+            /** @description The organization of the key, and the key. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2056,10 +2707,18 @@ export interface operations {
                      *       "subscription_status": "active",
                      *       "timezone": "America/Mexico_City",
                      *       "language": "es",
-                     *       "created_at": "2026-01-15T09:30:00.000Z"
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "api_key": {
+                     *         "id": "key_01JH5ZK3Q8W4Y2N7R6T9V0B1C3",
+                     *         "name": "Reporting",
+                     *         "scopes": [
+                     *           "contacts:read"
+                     *         ],
+                     *         "expires_at": null
+                     *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["Organization"];
+                    "application/json": components["schemas"]["Me"];
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
@@ -2075,7 +2734,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2088,7 +2747,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2220,7 +2879,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2233,7 +2892,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2377,7 +3036,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2390,7 +3049,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2558,7 +3217,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2571,7 +3230,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2702,7 +3361,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2715,7 +3374,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2876,7 +3535,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -2889,7 +3548,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3034,7 +3693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3047,7 +3706,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3113,6 +3772,10 @@ export interface operations {
                 cursor?: string;
                 contact_id?: string;
                 channel_id?: string;
+                /** @description decisions §15: only conversations with (true) or without (false) unread messages. */
+                unread?: boolean;
+                /** @description decisions §15: only conversations whose customer-service window is open, or closed. */
+                window?: "open" | "closed";
             };
             header?: never;
             path?: never;
@@ -3138,6 +3801,9 @@ export interface operations {
                      *           "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
                      *           "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *           "last_message_at": "2026-01-15T09:31:00.000Z",
+                     *           "last_inbound_at": "2026-01-15T09:31:00.000Z",
+                     *           "window_expires_at": "2026-01-16T09:31:00.000Z",
+                     *           "unread_count": 1,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:31:00.000Z"
                      *         }
@@ -3161,7 +3827,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3174,7 +3840,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3271,6 +3937,9 @@ export interface operations {
                      *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
                      *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *       "last_message_at": "2026-01-15T09:31:00.000Z",
+                     *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
+                     *       "window_expires_at": "2026-01-16T09:31:00.000Z",
+                     *       "unread_count": 1,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:31:00.000Z"
                      *     }
@@ -3291,7 +3960,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3304,7 +3973,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3469,7 +4138,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3482,7 +4151,166 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    markConversationRead: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The conversation, read. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                     *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "last_message_at": "2026-01-15T09:31:00.000Z",
+                     *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
+                     *       "window_expires_at": "2026-01-16T09:31:00.000Z",
+                     *       "unread_count": 1,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:31:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3628,6 +4456,12 @@ export interface operations {
                      *       "pending": 1,
                      *       "origin": "API",
                      *       "retry_of": null,
+                     *       "name": null,
+                     *       "audience": null,
+                     *       "send_at": null,
+                     *       "started_at": null,
+                     *       "status_reason": null,
+                     *       "held_until": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -3647,7 +4481,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3673,7 +4507,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3860,6 +4694,12 @@ export interface operations {
                      *       "pending": 1,
                      *       "origin": "API",
                      *       "retry_of": null,
+                     *       "name": null,
+                     *       "audience": null,
+                     *       "send_at": null,
+                     *       "started_at": null,
+                     *       "status_reason": null,
+                     *       "held_until": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -3879,7 +4719,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3905,7 +4745,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4048,7 +4888,7 @@ export interface operations {
                 /** @description Opaque; pass the previous page’s `next_cursor`. */
                 cursor?: string;
                 /** @description Repeat the parameter (`?status=A&status=B`) or separate values by commas (`?status=A,B`). */
-                status?: (("in_progress" | "completed" | "stopped_low_balance" | "cancelled") | string)[];
+                status?: (("scheduled" | "preparing" | "in_progress" | "paused" | "completed" | "stopped_low_balance" | "cancelled") | string)[];
                 template_id?: string;
             };
             header?: never;
@@ -4083,6 +4923,12 @@ export interface operations {
                      *           "pending": 1,
                      *           "origin": "API",
                      *           "retry_of": null,
+                     *           "name": null,
+                     *           "audience": null,
+                     *           "send_at": null,
+                     *           "started_at": null,
+                     *           "status_reason": null,
+                     *           "held_until": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z"
                      *         }
                      *       ],
@@ -4105,7 +4951,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4118,7 +4964,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4132,6 +4978,231 @@ export interface operations {
                 };
             };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The same key within 24 hours returns the original broadcast. */
+                "idempotency-key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description decisions §16: one template to every contact the audience matches (with a phone, not `unavailable`). `variables`, `url_suffixes` and media are shared; a named placeholder resolves from each contact. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                 *       "audience": {
+                 *         "country": [
+                 *           "MX"
+                 *         ]
+                 *       },
+                 *       "name": "Spring sale"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AudienceBroadcastRequest"];
+            };
+        };
+        responses: {
+            /** @description One send of a template to its recipients, with its counts. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JH5ZQ1V7C2D3E4F5G6H7J8K9",
+                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                     *       "template_name": "order_update",
+                     *       "template_language": "en_US",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "status": "in_progress",
+                     *       "requested": 2,
+                     *       "sent": 1,
+                     *       "failed": 0,
+                     *       "pending": 1,
+                     *       "origin": "API",
+                     *       "retry_of": null,
+                     *       "name": null,
+                     *       "audience": null,
+                     *       "send_at": null,
+                     *       "started_at": null,
+                     *       "status_reason": null,
+                     *       "held_until": null,
+                     *       "created_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            /** @description Request addressed wrongly. `detail` codes: `bad_request`, `invalid_channel`, `channel_id_required`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not enough messaging balance. `detail` codes: `messaging_insufficient_balance`. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state. `detail` codes: `template_not_sendable`, `idempotency_key_in_flight`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`, `template_not_sendable`, `unknown_variables`, `unknown_url_suffixes`, `missing_variables`, `media_too_large`, `media_type_mismatch`, `media_fetch_failed`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4223,6 +5294,12 @@ export interface operations {
                      *       "pending": 1,
                      *       "origin": "API",
                      *       "retry_of": null,
+                     *       "name": null,
+                     *       "audience": null,
+                     *       "send_at": null,
+                     *       "started_at": null,
+                     *       "status_reason": null,
+                     *       "held_until": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -4242,7 +5319,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4255,7 +5332,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4413,7 +5490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4426,7 +5503,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4563,6 +5640,12 @@ export interface operations {
                      *       "pending": 1,
                      *       "origin": "API",
                      *       "retry_of": null,
+                     *       "name": null,
+                     *       "audience": null,
+                     *       "send_at": null,
+                     *       "started_at": null,
+                     *       "status_reason": null,
+                     *       "held_until": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
@@ -4582,7 +5665,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4595,7 +5678,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4730,6 +5813,434 @@ export interface operations {
             };
         };
     };
+    pauseBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Not read: cancel takes no fields. A JSON body, when sent, is ignored. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description The broadcast, now `paused`. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JH5ZQ1V7C2D3E4F5G6H7J8K9",
+                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                     *       "template_name": "order_update",
+                     *       "template_language": "en_US",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "status": "in_progress",
+                     *       "requested": 2,
+                     *       "sent": 1,
+                     *       "failed": 0,
+                     *       "pending": 1,
+                     *       "origin": "API",
+                     *       "retry_of": null,
+                     *       "name": null,
+                     *       "audience": null,
+                     *       "send_at": null,
+                     *       "started_at": null,
+                     *       "status_reason": null,
+                     *       "held_until": null,
+                     *       "created_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state. `detail` codes: `broadcast_not_pausable`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    resumeBroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                broadcast_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description Not read: cancel takes no fields. A JSON body, when sent, is ignored. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": unknown;
+            };
+        };
+        responses: {
+            /** @description The broadcast, no longer paused. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "bc_01JH5ZQ1V7C2D3E4F5G6H7J8K9",
+                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                     *       "template_name": "order_update",
+                     *       "template_language": "en_US",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "status": "in_progress",
+                     *       "requested": 2,
+                     *       "sent": 1,
+                     *       "failed": 0,
+                     *       "pending": 1,
+                     *       "origin": "API",
+                     *       "retry_of": null,
+                     *       "name": null,
+                     *       "audience": null,
+                     *       "send_at": null,
+                     *       "started_at": null,
+                     *       "status_reason": null,
+                     *       "held_until": null,
+                     *       "created_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Broadcast"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state. `detail` codes: `broadcast_not_resumable`, `template_not_sendable`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listContacts: {
         parameters: {
             query?: {
@@ -4753,10 +6264,10 @@ export interface operations {
                 created_to?: string;
                 /** @description `KEY:OP:VALUE`, ANDed, as repeated keys (or comma-separated: a comma followed by `KEY:OP:` starts the next entry). OP: `eq neq gt gte lt lte contains in exists`; `in` takes `|`-separated values; `exists` takes `true` or `false`. */
                 property_filter?: string | string[];
-                /** @description `total_count` is exact up to 10,000 matches and `null` above; `true` makes it exact always, at the cost of counting every match. */
-                include_total?: boolean;
                 /** @description decisions §14: only contacts that are (true) or are not (false) opted out. */
                 opted_out?: boolean;
+                /** @description `total_count` is exact up to 10,000 matches and `null` above; `true` makes it exact always, at the cost of counting every match. */
+                include_total?: boolean;
                 sort?: "recent" | "name" | "country" | "city" | "origin";
                 /** @description Default: `desc` for `recent`, `asc` for the others. */
                 sort_dir?: "asc" | "desc";
@@ -4824,7 +6335,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4837,7 +6348,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4982,7 +6493,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4995,7 +6506,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5193,7 +6704,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5206,7 +6717,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5377,7 +6888,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5390,7 +6901,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5521,7 +7032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5534,7 +7045,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5704,7 +7215,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5717,7 +7228,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5916,7 +7427,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5929,7 +7440,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6067,7 +7578,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6080,7 +7591,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6267,7 +7778,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6280,7 +7791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6438,7 +7949,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6451,7 +7962,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6582,7 +8093,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6595,7 +8106,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6763,7 +8274,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6776,7 +8287,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6949,7 +8460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6962,7 +8473,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7076,7 +8587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7089,7 +8600,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7263,7 +8774,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7276,7 +8787,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7421,7 +8932,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7434,7 +8945,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7568,7 +9079,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7581,7 +9092,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7748,7 +9259,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7761,7 +9272,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7944,7 +9455,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7957,7 +9468,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8069,7 +9580,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8082,7 +9593,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8244,7 +9755,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8257,7 +9768,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8377,7 +9888,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8390,7 +9901,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8537,7 +10048,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8550,7 +10061,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8681,7 +10192,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8694,7 +10205,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8855,7 +10366,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8868,7 +10379,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9042,7 +10553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9055,7 +10566,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9182,6 +10693,14 @@ export interface operations {
                      *       "last_status_code": 0,
                      *       "last_error": "string",
                      *       "next_attempt_at": "2026-01-15T09:30:00.000Z",
+                     *       "attempt_history": [
+                     *         {
+                     *           "attempted_at": "2026-01-15T09:30:00.000Z",
+                     *           "duration_ms": 0,
+                     *           "status_code": 0,
+                     *           "error": "string"
+                     *         }
+                     *       ],
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -9202,7 +10721,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9215,7 +10734,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9364,6 +10883,14 @@ export interface operations {
                      *           "last_status_code": 0,
                      *           "last_error": "string",
                      *           "next_attempt_at": "2026-01-15T09:30:00.000Z",
+                     *           "attempt_history": [
+                     *             {
+                     *               "attempted_at": "2026-01-15T09:30:00.000Z",
+                     *               "duration_ms": 0,
+                     *               "status_code": 0,
+                     *               "error": "string"
+                     *             }
+                     *           ],
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:30:00.000Z"
                      *         }
@@ -9387,7 +10914,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9400,7 +10927,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9528,6 +11055,14 @@ export interface operations {
                      *       "last_status_code": 0,
                      *       "last_error": "string",
                      *       "next_attempt_at": "2026-01-15T09:30:00.000Z",
+                     *       "attempt_history": [
+                     *         {
+                     *           "attempted_at": "2026-01-15T09:30:00.000Z",
+                     *           "duration_ms": 0,
+                     *           "status_code": 0,
+                     *           "error": "string"
+                     *         }
+                     *       ],
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -9548,7 +11083,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Key missing, unknown or revoked. `detail` codes: `missing_bearer_token`, `invalid_api_key`. */
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9561,7 +11096,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Valid credential, not allowed. `detail` codes: `api_key_required`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
             403: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9662,6 +11197,1344 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     /** @description Seconds to wait before trying again, when known. */
                     "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleGetSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *         "email": "ana@example.com",
+                     *         "name": "Ana Lima",
+                     *         "role": "admin",
+                     *         "created_at": "2026-01-15T09:30:00.000Z",
+                     *         "last_sign_in_at": null
+                     *       },
+                     *       "organization": {
+                     *         "id": "string",
+                     *         "name": "string",
+                     *         "timezone": "string"
+                     *       },
+                     *       "csrf_token": "string",
+                     *       "expires_at": "2026-01-15T09:30:00.000Z",
+                     *       "idle_expires_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description An email and its password. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ana@example.com",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConsoleSignIn"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *         "email": "ana@example.com",
+                     *         "name": "Ana Lima",
+                     *         "role": "admin",
+                     *         "created_at": "2026-01-15T09:30:00.000Z",
+                     *         "last_sign_in_at": null
+                     *       },
+                     *       "organization": {
+                     *         "id": "string",
+                     *         "name": "string",
+                     *         "timezone": "string"
+                     *       },
+                     *       "csrf_token": "string",
+                     *       "expires_at": "2026-01-15T09:30:00.000Z",
+                     *       "idle_expires_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            /** @description Wrong email or password. `detail` codes: `session_required`, `invalid_credentials`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request’s `Origin` is not this server. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many failed sign-ins for this email, or over the rate limit. `detail` codes: `rate_limited`, `too_many_sign_in_attempts`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleSignOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleLookUpSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The token of a sign-in link. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "sil_3q2ZB0m1cV7x9kqPZl0sJmQvX4w8tYbH2nR6eA5dF1g"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SignInLinkLookup"];
+            };
+        };
+        responses: {
+            /** @description The link is live. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "email": "string",
+                     *       "name": "string",
+                     *       "expires_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignInLinkInfo"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request’s `Origin` is not this server. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link was used already or has expired. `detail` codes: `sign_in_link_expired`. */
+            410: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleAcceptSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A sign-in link’s token and the password its user chooses. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "sil_3q2ZB0m1cV7x9kqPZl0sJmQvX4w8tYbH2nR6eA5dF1g",
+                 *       "password": "correct horse battery staple"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SignInLinkAcceptance"];
+            };
+        };
+        responses: {
+            /** @description Password set; signed in. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *         "email": "ana@example.com",
+                     *         "name": "Ana Lima",
+                     *         "role": "admin",
+                     *         "created_at": "2026-01-15T09:30:00.000Z",
+                     *         "last_sign_in_at": null
+                     *       },
+                     *       "organization": {
+                     *         "id": "string",
+                     *         "name": "string",
+                     *         "timezone": "string"
+                     *       },
+                     *       "csrf_token": "string",
+                     *       "expires_at": "2026-01-15T09:30:00.000Z",
+                     *       "idle_expires_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The request’s `Origin` is not this server. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The link was used already or has expired. `detail` codes: `sign_in_link_expired`. */
+            410: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleListUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The people. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *           "email": "ana@example.com",
+                     *           "name": "Ana Lima",
+                     *           "role": "admin",
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "last_sign_in_at": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UserList"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleInviteUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A person to invite. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ana@example.com",
+                 *       "name": "string",
+                 *       "role": "admin"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserInput"];
+            };
+        };
+        responses: {
+            /** @description The person invited. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "string",
+                     *       "email": "string",
+                     *       "name": "string",
+                     *       "role": "admin",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "last_sign_in_at": "2026-01-15T09:30:00.000Z",
+                     *       "sign_in_url": "http://127.0.0.1:8080/app/set-password#token=sil_x1",
+                     *       "sign_in_url_expires_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvitedUser"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A person with this email exists already. `detail` codes: `duplicate_user`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleRemoveUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization’s last admin cannot be demoted or removed. `detail` codes: `last_admin`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleUpdateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A new name or role. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "string",
+                 *       "role": "admin"
+                 *     }
+                 */
+                "application/json": components["schemas"]["UserPatch"];
+            };
+        };
+        responses: {
+            /** @description The person. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *       "email": "ana@example.com",
+                     *       "name": "Ana Lima",
+                     *       "role": "admin",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "last_sign_in_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The organization’s last admin cannot be demoted or removed. `detail` codes: `last_admin`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleNewSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sign_in_url": "http://127.0.0.1:8080/app/set-password#token=sil_x1",
+                     *       "sign_in_url_expires_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignInLink"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    consoleEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stream. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10000,6 +12873,77 @@ export interface operations {
             };
         };
     };
+    event_broadcast_started: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation, two signatures separated by a space (new secret, then the previous one for 24 hours). Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "broadcast.started",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "bc_01JH5ZQ1V7C2D3E4F5G6H7J8K9",
+                 *         "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                 *         "template_name": "order_update",
+                 *         "template_language": "en_US",
+                 *         "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                 *         "status": "in_progress",
+                 *         "requested": 2,
+                 *         "sent": 1,
+                 *         "failed": 0,
+                 *         "pending": 1,
+                 *         "origin": "API",
+                 *         "retry_of": null,
+                 *         "name": null,
+                 *         "audience": null,
+                 *         "send_at": null,
+                 *         "started_at": null,
+                 *         "status_reason": null,
+                 *         "held_until": null,
+                 *         "created_at": "2026-01-15T09:30:00.000Z"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["BroadcastStartedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled (`disabled_reason: "gone"`) and receives nothing more. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 10 s; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout, a redirect (never followed) or a connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is `failed`. An endpoint whose attempts have all failed for 5 days is disabled (`disabled_reason: "failing"`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     event_broadcast_finished: {
         parameters: {
             query?: never;
@@ -10034,6 +12978,12 @@ export interface operations {
                  *         "pending": 1,
                  *         "origin": "API",
                  *         "retry_of": null,
+                 *         "name": null,
+                 *         "audience": null,
+                 *         "send_at": null,
+                 *         "started_at": null,
+                 *         "status_reason": null,
+                 *         "held_until": null,
                  *         "created_at": "2026-01-15T09:30:00.000Z"
                  *       }
                  *     }

@@ -26,8 +26,26 @@ export interface Database {
   ping(): Promise<boolean>;
   /** Whether the database answers: false from a connection failure until a probe gets through again. */
   health: DatabaseHealth;
+  /**
+   * LISTEN on a channel on ONE connection of its own (PostgreSQL) or in-process (PGlite), whatever the number of
+   * callers above it. `onReconnect` runs after a lost listening connection is back (notifications of the gap are
+   * lost). Returns the function that stops listening.
+   */
+  listen(channel: string, handlers: NotificationHandlers): Promise<() => Promise<void>>;
+  /**
+   * The embedded database only: a consistent copy of the whole data directory as a gzipped tarball (issue 19 point 5),
+   * taken between transactions (no other statement runs while it is made). Absent on PostgreSQL: use pg_dump.
+   */
+  backup?(): Promise<Uint8Array>;
   close(): Promise<void>;
 }
+
+export interface NotificationHandlers {
+  onNotification(payload: string): void;
+  onReconnect?(): void;
+}
+
+const CHANNEL = /^[a-z_][a-z0-9_]*$/;
 
 function pinger(db: Kysely<DB>) {
   return () =>
@@ -56,6 +74,8 @@ export interface DatabaseOptions {
   connectTimeoutMs?: number;
   /** Milliseconds a statement may run before it fails (server-side, and client-side when the server is silent). */
   statementTimeoutMs?: number;
+  /** PGlite: fill an empty data directory from a backup (`crm restore`); refused when it holds a database. */
+  restoreFrom?: Uint8Array;
 }
 
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2000;
@@ -63,7 +83,7 @@ export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
-  return withDataDirLock(options.dataDir ?? './data', openPGlite);
+  return withDataDirLock(options.dataDir ?? './data', (dataDir) => openPGlite(dataDir, options.restoreFrom));
 }
 
 function openPostgres(connectionString: string, options: DatabaseOptions): Database {
@@ -106,6 +126,7 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
     ping: pinger(db),
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     health,
+    listen: (channel, handlers) => listenPostgres(connectionString, channel, handlers, onError),
     close: async () => {
       health.stop();
       await db.destroy();
@@ -113,9 +134,61 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   };
 }
 
-async function openPGlite(dataDir: string): Promise<Database> {
+/** A dedicated client outside the pool that LISTENs, and connects again (after 1 s) when its connection is lost. */
+async function listenPostgres(
+  connectionString: string,
+  channel: string,
+  handlers: NotificationHandlers,
+  onError: (error: Error, where: string) => void,
+): Promise<() => Promise<void>> {
+  if (!CHANNEL.test(channel)) throw new Error(`not a channel name: ${channel}`);
+  let stopped = false;
+  let client: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  const connect = async (again: boolean): Promise<void> => {
+    const next = new pg.Client({
+      connectionString,
+      keepAlive: true,
+      connectionTimeoutMillis: DEFAULT_CONNECT_TIMEOUT_MS,
+    });
+    const lost = () => {
+      if (stopped || client !== next) return;
+      client = undefined;
+      retry = setTimeout(() => void connect(true).catch(() => lost()), 1000);
+      retry.unref();
+    };
+    client = next;
+    next.on('error', (error) => {
+      onError(error, 'listener');
+      lost();
+    });
+    next.on('end', lost);
+    next.on('notification', (message) => {
+      if (message.channel === channel && message.payload !== undefined) handlers.onNotification(message.payload);
+    });
+    try {
+      await next.connect();
+      await next.query(`listen ${channel}`);
+    } catch (error) {
+      if (!again) throw error;
+      lost();
+      return;
+    }
+    if (again) handlers.onReconnect?.();
+  };
+  await connect(false);
+  return async () => {
+    stopped = true;
+    clearTimeout(retry);
+    const current = client;
+    client = undefined;
+    await current?.end().catch(() => {});
+  };
+}
+
+async function openPGlite(dataDir: string, restoreFrom?: Uint8Array): Promise<Database> {
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
-  // Loaded only here: a process on a PostgreSQL server never loads PGlite (≈ 7 MB of RSS, docs/benchmarks.md).
+  // Loaded only here: a process on a PostgreSQL server never loads PGlite (≈ 7 MB of RSS, decisions D28).
   const [{ PGlite, types: pgliteTypes }, { btree_gin }, { pg_trgm }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('@electric-sql/pglite/contrib/btree_gin'),
@@ -123,6 +196,7 @@ async function openPGlite(dataDir: string): Promise<Database> {
   ]);
   const pglite = await PGlite.create({
     dataDir,
+    ...(restoreFrom ? { loadDataDir: new Blob([restoreFrom as Uint8Array<ArrayBuffer>]) } : {}),
     extensions: { pg_trgm, btree_gin },
     parsers: {
       [pgliteTypes.INT8]: toNumber,
@@ -139,6 +213,17 @@ async function openPGlite(dataDir: string): Promise<Database> {
     poolStats: () => dialect.driver.stats(),
     // In-process: there is no connection to lose.
     health: steadyHealth(),
+    listen: async (channel, handlers) => {
+      if (!CHANNEL.test(channel)) throw new Error(`not a channel name: ${channel}`);
+      return pglite.listen(channel, (payload) => handlers.onNotification(payload));
+    },
+    // Inside a lease of the one session (pglite-dialect.ts): no transaction is open while the files are copied, and
+    // the checkpoint first writes every change to the data files, so the copy opens without replaying WAL.
+    backup: () =>
+      db.connection().execute(async (connection) => {
+        await sql`checkpoint`.execute(connection);
+        return new Uint8Array(await (await pglite.dumpDataDir('gzip')).arrayBuffer());
+      }),
     close: () => db.destroy(),
   };
 }

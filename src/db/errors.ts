@@ -25,3 +25,8 @@ export function isForeignKeyViolation(error: unknown, constraint?: string): bool
 export function isDeadlock(error: unknown): boolean {
   return (error as PgError | undefined)?.code === '40P01';
 }
+
+/** SERIALIZABLE or REPEATABLE READ refused the transaction (SQLSTATE 40001): trying again is safe. */
+export function isSerializationFailure(error: unknown): boolean {
+  return (error as PgError | undefined)?.code === '40001';
+}

@@ -1,6 +1,6 @@
 // Whether the database answers. A connection-level failure starts a probe; when the probe fails too, the database
 // is unavailable: requests then get a fast 503 and the worker pauses, while the probe retries every
-// PROBE_INTERVAL_MS and marks it available again as soon as one statement gets through (issue 13: everything works again within 3 s of the database coming back).
+// PROBE_INTERVAL_MS and marks it available again as soon as one statement gets through (decisions D24: everything works again within 3 s of the database coming back).
 
 const PROBE_INTERVAL_MS = 250;
 

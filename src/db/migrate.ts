@@ -13,6 +13,11 @@ import * as messagingWindow from './migrations/0009-messaging-window.ts';
 import * as campaign from './migrations/0010-campaign.ts';
 import * as claimOrder from './migrations/0011-claim-order.ts';
 import * as contactCounts from './migrations/0013-contact-counts.ts';
+import * as audienceBroadcasts from './migrations/0014-audience-broadcasts.ts';
+import * as replies from './migrations/0015-replies.ts';
+import * as apiKeyScopes from './migrations/0016-api-key-scopes.ts';
+import * as consoleUsers from './migrations/0017-console-users.ts';
+import * as deliveryLanes from './migrations/0018-delivery-lanes.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -29,6 +34,11 @@ export const migrations: Record<string, Migration> = {
   '0010-campaign': campaign,
   '0011-claim-order': claimOrder,
   '0013-contact-counts': contactCounts,
+  '0014-audience-broadcasts': audienceBroadcasts,
+  '0015-replies': replies,
+  '0016-api-key-scopes': apiKeyScopes,
+  '0017-console-users': consoleUsers,
+  '0018-delivery-lanes': deliveryLanes,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {

@@ -1,4 +1,4 @@
-// Named (prepared) statements on a PostgreSQL server for the few hottest reads (issue 9 point 1). PostgreSQL plans
+// Named (prepared) statements on a PostgreSQL server for the few hottest reads (decisions D22). PostgreSQL plans
 // an unnamed statement on every execution; a named one is parsed once per connection and, after a few executions,
 // runs on a cached plan. Statements are marked by their SQL text: Kysely still builds and executes them (plugins
 // and the one database handle see them as usual); only the pool's client sends them by name.

@@ -24,6 +24,10 @@ export interface ApiKeysTable {
   name: string | null;
   key_hash: string;
   display_prefix: string;
+  /** decisions §18: `["*"]` or a non-empty list of scopes (src/http/scopes.ts). */
+  scopes: ColumnType<string[], string[] | undefined, string[]>;
+  expires_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
   created_at: Timestamp;
   revoked_at: NullableTimestamp;
 }
@@ -50,6 +54,8 @@ export interface ChannelsTable {
   status: string;
   created_at: Timestamp;
   removed_at: NullableTimestamp;
+  /** decisions §16: the platform's throughput errors slow the number down until then (migration 0014). */
+  slowed_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ContactsTable {
@@ -181,6 +187,8 @@ export interface ConversationsTable {
   contact_id: string;
   channel_id: string;
   last_message_at: Timestamp;
+  last_inbound_at: NullableTimestamp;
+  unread_count: Generated<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -200,12 +208,31 @@ export interface MessagesTable {
   platform_message_id: string | null;
   status: string;
   error: string | null;
+  error_message: string | null;
+  media: ColumnType<unknown | null, string | null | undefined, string | null>;
+  platform_media_id: string | null;
+  reply_to: string | null;
   created_at: Timestamp;
   sent_at: NullableTimestamp;
   delivered_at: NullableTimestamp;
   read_at: NullableTimestamp;
   failed_at: NullableTimestamp;
   updated_at: Timestamp;
+}
+
+export interface ReplyHandoffsTable {
+  org_id: string;
+  message_id: string;
+  conversation_id: string;
+  seq: GeneratedAlways<string>;
+  request: Json<unknown>;
+  state: Generated<string>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<Date>;
+  lease_until: NullableTimestamp;
+  lease_token: string | null;
+  handoff_started_at: NullableTimestamp;
+  created_at: Generated<Date>;
 }
 
 export interface BroadcastsTable {
@@ -227,6 +254,23 @@ export interface BroadcastsTable {
   updated_at: Timestamp;
   /** Set once, by the statement that detects the end (migration 0008): `broadcast.finished` is emitted once. */
   finished_at: NullableTimestamp;
+  // decisions §16 (migration 0014): an audience broadcast's campaign columns and the state of its start.
+  name: ColumnType<string | null, string | null | undefined, string | null>;
+  audience: ColumnType<unknown | null, string | null | undefined, string | null>;
+  /** The request's shared recipient fields (variables, url_suffixes, media, coupon_code, lto_expiration). */
+  audience_input: ColumnType<unknown | null, string | null | undefined, string | null>;
+  send_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  started_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  status_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  held_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** null for sends; `scheduled`, `preparing` (recipients being added) or `ready` (all added). */
+  phase: ColumnType<string | null, string | null | undefined, string | null>;
+  snapshot_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The keyset position (created_at, id) of the last contact added: advanced in the statement that adds. */
+  checkpoint_created_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  checkpoint_id: ColumnType<string | null, string | null | undefined, string | null>;
+  base_components: ColumnType<unknown | null, string | null | undefined, string | null>;
+  contact_tokens: ColumnType<unknown | null, string | null | undefined, string | null>;
 }
 
 export interface BroadcastRecipientsTable {
@@ -240,6 +284,7 @@ export interface BroadcastRecipientsTable {
   send_components: Json<unknown>;
   status: ColumnType<string, string | undefined, string>;
   error: string | null;
+  error_message: string | null;
   error_code: number | null;
   platform_message_id: string | null;
   attempts: Generated<number>;
@@ -317,6 +362,8 @@ export interface WebhookEndpointsTable {
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: NullableTimestamp;
+  /** The SECRETS_KEY id that encrypts `secret` and `previous_secret`; null while they are in clear. */
+  secrets_key_id: string | null;
   failing_since: NullableTimestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
@@ -328,6 +375,14 @@ export interface WebhookEventsTable {
   type: string;
   payload: string;
   created_at: Timestamp;
+}
+
+/** One attempt of a webhook delivery, as the deliveries log shows it. */
+export interface DeliveryAttempt {
+  attempted_at: string;
+  duration_ms: number;
+  status_code: number | null;
+  error: string | null;
 }
 
 export interface WebhookDeliveriesTable {
@@ -343,8 +398,58 @@ export interface WebhookDeliveriesTable {
   last_error: string | null;
   next_attempt_at: Timestamp;
   lease_token: string | null;
+  /** 0: conversational events (`message.*`, `ping`); 1: every other event. */
+  lane: Generated<number>;
+  /** Each attempt, oldest first (the last WEBHOOK_ATTEMPT_LOG_SIZE). */
+  attempt_log: ColumnType<DeliveryAttempt[], string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** A person of an organization who signs in to the console (decisions §17). */
+export interface UsersTable {
+  org_id: string;
+  id: string;
+  email: string;
+  name: string | null;
+  role: 'admin' | 'agent';
+  /** Null until the person chooses a password through a sign-in link. */
+  password_hash: string | null;
+  created_at: Timestamp;
+  last_sign_in_at: NullableTimestamp;
+}
+
+export interface UserSessionsTable {
+  org_id: string;
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: Date;
+  last_seen_at: Date;
+  /** The absolute end (7 days after sign-in); the idle end is last_seen_at + 12 hours. */
+  expires_at: Date;
+}
+
+export interface UserSignInLinksTable {
+  org_id: string;
+  id: string;
+  user_id: string;
+  token_hash: string;
+  created_at: Date;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export interface SignInAttemptsTable {
+  id: Generated<string>;
+  email: string;
+  attempted_at: Date;
+}
+
+export interface ConsoleStreamsTable {
+  org_id: string;
+  process_id: string;
+  expires_at: Date;
 }
 
 export interface DB {
@@ -357,6 +462,7 @@ export interface DB {
   processed_webhook_events: ProcessedWebhookEventsTable;
   conversations: ConversationsTable;
   messages: MessagesTable;
+  reply_handoffs: ReplyHandoffsTable;
   broadcasts: BroadcastsTable;
   broadcast_recipients: BroadcastRecipientsTable;
   idempotency_keys: IdempotencyKeysTable;
@@ -373,4 +479,9 @@ export interface DB {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  users: UsersTable;
+  user_sessions: UserSessionsTable;
+  user_sign_in_links: UserSignInLinksTable;
+  sign_in_attempts: SignInAttemptsTable;
+  console_streams: ConsoleStreamsTable;
 }

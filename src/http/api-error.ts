@@ -1,6 +1,6 @@
 // The one error type: `ApiError(status, detail)`, where `detail` is the contract's string code, a `{code, …}` object
 // or a FastAPI-style array of validation issues. The handler in errors.ts turns it into the response.
-import type { ValidationIssue } from './validation.ts';
+import type { ValidationIssue } from './schemas.ts';
 
 export type ErrorDetail = string | ({ code: string } & Record<string, unknown>) | ValidationIssue[];
 

@@ -1,19 +1,41 @@
-// Authentication and plan gates for /v1, in the order decisions §4 gives, and the rate budget that follows.
+// The guard of /v1, in this order (decisions §4, D10): the key (401/403), then the rate budget (429), then the
+// plan gates (403). A request refused at the key spends its client address's budget, every later one its organization's.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
 import type { DB, OrganizationsTable } from '../db/schema.ts';
 import { API_KEY_PREFIX, hashApiKey, hashesEqual } from '../lib/api-keys.ts';
 import type { Clock } from '../lib/clock.ts';
+import { bearerToken } from './bearer.ts';
 import { ApiError } from './errors.ts';
+import type { KeyUsage } from './key-usage.ts';
 import type { Metrics } from './metrics.ts';
 import { decide, type Hit, type RateLimitStore } from './rate-limit.ts';
+import { checkScope, grants } from './scopes.ts';
 
 export type Organization = Selectable<OrganizationsTable>;
 
+/** The calling key as `GET /v1/me` shows it (decisions §18). */
+export interface KeyView {
+  id: string;
+  name: string | null;
+  scopes: string[];
+  expires_at: Date | null;
+}
+
 export interface AuthContext {
   orgId: string;
-  keyId: string;
+  /** The API key of a /v1 request; null for a console session (decisions §17). */
+  keyId: string | null;
+  key: KeyView | null;
   org: Organization;
+  /** The signed-in person of a console request (/app/api); absent for an API key. */
+  user?: SessionUser;
+}
+
+export interface SessionUser {
+  id: string;
+  role: 'admin' | 'agent';
+  sessionId: string;
 }
 
 declare module 'fastify' {
@@ -23,7 +45,7 @@ declare module 'fastify' {
     authCheck?: Promise<unknown>;
   }
   interface FastifyContextConfig {
-    /** A /v1 route that needs no key (the OpenAPI document); budgeted per client address. */
+    /** A route that needs no key or session (the OpenAPI document, signing in); budgeted per client address. */
     public?: boolean;
   }
 }
@@ -35,29 +57,53 @@ export const RATE_LIMIT_PAID = 20;
 export const RATE_LIMIT_TRIAL = 5;
 export const RATE_LIMIT_ANONYMOUS = 20;
 
-export function bearerToken(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
-  return match?.[1];
-}
-
 export interface FoundKey {
   keyId: string;
+  key: KeyView;
+  /** The minute the key was last used, as read with it (decisions §18). */
+  lastUsedAt: Date | null;
   org: Organization;
 }
 
-/** A live key by its SHA-256 hash, with its organization: one indexed query. */
+/** A live (unrevoked) key by its SHA-256 hash, with its organization: one indexed query. */
 export async function findKeyByHash(db: Kysely<DB>, hash: string): Promise<FoundKey | undefined> {
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('organizations', 'organizations.id', 'api_keys.org_id')
     .selectAll('organizations')
-    .select(['api_keys.id as key_id', 'api_keys.key_hash', 'api_keys.revoked_at'])
+    .select([
+      'api_keys.id as key_id',
+      'api_keys.name as key_name',
+      'api_keys.scopes as key_scopes',
+      'api_keys.expires_at as key_expires_at',
+      'api_keys.last_used_at as key_last_used_at',
+      'api_keys.key_hash',
+      'api_keys.revoked_at',
+    ])
     .where('api_keys.key_hash', '=', hash)
     .executeTakeFirst();
   if (!row || row.revoked_at !== null || !hashesEqual(row.key_hash, hash)) return undefined;
-  const { key_id, key_hash: _hash, revoked_at: _revoked, ...org } = row;
-  return { keyId: key_id, org: org as Organization };
+  const {
+    key_id,
+    key_name,
+    key_scopes,
+    key_expires_at,
+    key_last_used_at,
+    key_hash: _hash,
+    revoked_at: _revoked,
+    ...org
+  } = row;
+  return {
+    keyId: key_id,
+    key: { id: key_id, name: key_name, scopes: key_scopes, expires_at: key_expires_at },
+    lastUsedAt: key_last_used_at,
+    org: org as Organization,
+  };
+}
+
+/** decisions §18: after `expires_at` the key is answered 401 `api_key_expired`. */
+export function keyExpired(key: KeyView, now: Date): boolean {
+  return key.expires_at !== null && key.expires_at.getTime() <= now.getTime();
 }
 
 /** contract: subscription, then trial, then plan; the first failing gate answers. */
@@ -83,6 +129,8 @@ export interface GuardDeps {
    * is the only one (the embedded database).
    */
   cacheKeys?: boolean;
+  /** Records each admitted key's last use (decisions §18). */
+  keyUsage: KeyUsage;
 }
 
 interface CachedKey extends FoundKey {
@@ -99,6 +147,7 @@ const KEY_CACHE_SIZE = 10_000;
 export function createV1Guard(deps: GuardDeps) {
   const { db, rateLimitStore: store } = deps;
   const cache = new Map<string, CachedKey>();
+  const usage = deps.keyUsage;
   // The generation this process last saw; entries loaded under another one are stale.
   let seen: string | null = null;
 
@@ -132,15 +181,19 @@ export function createV1Guard(deps: GuardDeps) {
     }
   }
 
-  async function refuse(request: FastifyRequest, reply: FastifyReply, failure: ApiError, nowMs: number) {
-    const hit = await spend(request, `ip:${request.ip}`, Math.floor(nowMs / 1000));
-    enforce(reply, hit, RATE_LIMIT_ANONYMOUS, nowMs, 'address');
+  async function refuse(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    failure: ApiError,
+    nowMs: number,
+  ): Promise<never> {
+    await chargeAddress(request, reply, nowMs);
     throw failure;
   }
 
   /**
    * The key's organization and the organization's budget spent: from the cache when its entry was loaded under the
-   * generation the store reports now, otherwise from the database (decisions: "Keys, cache and Redis").
+   * generation the store reports now, otherwise from the database (decisions D20).
    */
   async function identify(request: FastifyRequest, hash: string, windowStart: number) {
     const cached = deps.cacheKeys ? cache.get(hash) : undefined;
@@ -177,49 +230,67 @@ export function createV1Guard(deps: GuardDeps) {
    * A read whose key is cached under the generation this process last saw starts at once; its budget and the
    * generation are checked while the route reads, and `settle` answers 401/403/429 instead of the read when the
    * check says so. Only reads (no effect to undo) of routes that use the organization's id alone (the id of a
-   * key's organization never changes) take this path (decisions: "Keys, cache and Redis").
+   * key's organization never changes) take this path (decisions D21).
    */
   function startEarly(request: FastifyRequest, reply: FastifyReply, hash: string, nowMs: number): boolean {
     if (request.method !== 'GET' && request.method !== 'HEAD') return false;
     if (!deps.cacheKeys || ORGANIZATION_READERS.has(request.routeOptions.url ?? '')) return false;
     const cached = cache.get(hash);
-    if (!cached || seen === null || cached.generation !== seen || planGate(cached.org, new Date(nowMs))) return false;
+    if (!cached || seen === null || cached.generation !== seen) return false;
+    // Only a key that will pass: an expired key, a missing scope or a failing gate takes the ordinary path.
+    const now = new Date(nowMs);
+    const scope = request.routeOptions.config?.scope;
+    if (keyExpired(cached.key, now) || (scope && !grants(cached.key.scopes, scope)) || planGate(cached.org, now)) {
+      return false;
+    }
     const check = async () => {
       const { found, hit } = await identify(request, hash, Math.floor(nowMs / 1000));
-      if (!found) return refuse(request, reply, new ApiError(401, 'invalid_api_key'), nowMs);
-      enforce(reply, hit, found.org.trial ? RATE_LIMIT_TRIAL : RATE_LIMIT_PAID, nowMs, 'organization');
-      const gate = planGate(found.org, new Date(nowMs));
-      if (gate) throw new ApiError(403, gate);
+      await admit(request, reply, found, hit, nowMs);
     };
     request.authCheck = check().then(
       () => undefined,
       (error: unknown) => error ?? new Error('key check failed'),
     );
-    request.auth = { orgId: cached.org.id, keyId: cached.keyId, org: cached.org };
+    request.auth = { orgId: cached.org.id, keyId: cached.keyId, key: cached.key, org: cached.org };
     scopeLog(request, reply, cached.org.id);
     return true;
+  }
+
+  /**
+   * decisions §4 and §18, in order: unknown or revoked key (401), expired key (401), the organization's budget
+   * (429), the key's scope (403 insufficient_scope, the request counted), then the organization's gates (403).
+   */
+  async function admit(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    found: FoundKey | undefined,
+    hit: Hit | null,
+    nowMs: number,
+  ): Promise<FoundKey> {
+    // A key that does not authenticate is budgeted like no key, per client address.
+    if (!found) return refuse(request, reply, new ApiError(401, 'invalid_api_key'), nowMs);
+    const now = new Date(nowMs);
+    if (keyExpired(found.key, now)) return refuse(request, reply, new ApiError(401, 'api_key_expired'), nowMs);
+    enforce(reply, hit, found.org.trial ? RATE_LIMIT_TRIAL : RATE_LIMIT_PAID, nowMs, 'organization');
+    checkScope(found.key.scopes, request.routeOptions.config?.scope);
+    const gate = planGate(found.org, now);
+    if (gate) throw new ApiError(403, gate);
+    usage.touch(found.org.id, found.keyId, found.lastUsedAt, now);
+    return found;
   }
 
   async function v1Guard(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     request.auth = null;
     const nowMs = deps.clock.now().getTime();
-    if (request.routeOptions.config?.public) {
-      const hit = await spend(request, `ip:${request.ip}`, Math.floor(nowMs / 1000));
-      enforce(reply, hit, RATE_LIMIT_ANONYMOUS, nowMs, 'address');
-      return;
-    }
+    if (request.routeOptions.config?.public) return chargeAddress(request, reply, nowMs);
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) return refuse(request, reply, new ApiError(401, 'missing_bearer_token'), nowMs);
     if (!token.startsWith(API_KEY_PREFIX)) return refuse(request, reply, new ApiError(403, 'api_key_required'), nowMs);
     const hash = hashApiKey(token);
     if (startEarly(request, reply, hash, nowMs)) return;
     const { found, hit } = await identify(request, hash, Math.floor(nowMs / 1000));
-    if (!found) return refuse(request, reply, new ApiError(401, 'invalid_api_key'), nowMs);
-    const { org, keyId } = found;
-    enforce(reply, hit, org.trial ? RATE_LIMIT_TRIAL : RATE_LIMIT_PAID, nowMs, 'organization');
-    const gate = planGate(org, deps.clock.now());
-    if (gate) throw new ApiError(403, gate);
-    request.auth = { orgId: org.id, keyId, org };
+    const { org, keyId, key } = await admit(request, reply, found, hit, nowMs);
+    request.auth = { orgId: org.id, keyId, key, org };
     scopeLog(request, reply, org.id);
   }
 
@@ -237,11 +308,28 @@ export function createV1Guard(deps: GuardDeps) {
     return payload;
   }
 
-  return { guard: v1Guard, settle };
+  /**
+   * The organization's one-second budget spent by a console session: the same counter as its keys (decisions §17,
+   * "console sessions share the organization's budget with its keys").
+   */
+  async function chargeOrganization(request: FastifyRequest, reply: FastifyReply, org: Organization, nowMs: number) {
+    const hit = await spend(request, `org:${org.id}`, Math.floor(nowMs / 1000));
+    enforce(reply, hit, org.trial ? RATE_LIMIT_TRIAL : RATE_LIMIT_PAID, nowMs, 'organization');
+  }
+
+  /** A request without a credential to charge: budgeted per client address. */
+  async function chargeAddress(request: FastifyRequest, reply: FastifyReply, nowMs: number) {
+    const hit = await spend(request, `ip:${request.ip}`, Math.floor(nowMs / 1000));
+    enforce(reply, hit, RATE_LIMIT_ANONYMOUS, nowMs, 'address');
+  }
+
+  return { guard: v1Guard, settle, budget: { chargeOrganization, chargeAddress, refuse } };
 }
 
-/** Every later log line of the request, "request completed" included, names the organization (issue 11.4). */
-function scopeLog(request: FastifyRequest, reply: FastifyReply, orgId: string): void {
+export type RateBudget = ReturnType<typeof createV1Guard>['budget'];
+
+/** Every later log line of the request, "request completed" included, names the organization (decisions D27). */
+export function scopeLog(request: FastifyRequest, reply: FastifyReply, orgId: string): void {
   const log = request.log;
   // The request's own logger (Fastify makes one per request) takes the binding: no second logger per request.
   // Never the server's logger itself, which every request shares.

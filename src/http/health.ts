@@ -1,7 +1,7 @@
 // Probes for orchestrators beside /healthz: /livez (the process answers) and /readyz (the database is reachable,
 // its migrations are applied, and every extra named check the wiring passes in holds). While the database is known
 // to be unreachable, every other request is answered at once with 503 `service_unavailable` and `Retry-After`
-// instead of waiting on a connection (issue 13).
+// instead of waiting on a connection (decisions D24).
 import type { FastifyInstance } from 'fastify';
 import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';

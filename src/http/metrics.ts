@@ -1,9 +1,9 @@
 // Prometheus metrics, one registry per app (no global state), served at /metrics.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { PoolStats } from '../db/database.ts';
-import { bearerToken } from './auth.ts';
+import { ApiError } from './api-error.ts';
+import { bearerToken, secretMatcher } from './bearer.ts';
 
 export interface Metrics {
   registry: Registry;
@@ -98,15 +98,13 @@ export function createMetrics(poolStats: () => PoolStats, options: { defaultMetr
   };
 }
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
 /** `token` (METRICS_TOKEN): when set, a scrape must carry `Authorization: Bearer <token>`. */
 export function registerMetrics(
   app: FastifyInstance,
   metrics: Metrics,
   options: { token?: string | undefined } = {},
 ): void {
-  // A callback hook (not async): no promise per request (issue 9).
+  // A callback hook (not async): no promise per request on the read path.
   app.addHook('onResponse', (request, reply, done) => {
     // Label by route pattern, never by raw URL, so ids do not explode the series count.
     const route = request.routeOptions.url ?? 'unmatched';
@@ -115,15 +113,10 @@ export function registerMetrics(
     metrics.duration.observe(labels, reply.elapsedTime / 1000);
     done();
   });
-  const expected = options.token === undefined ? undefined : digest(options.token);
+  const matches = secretMatcher(options.token);
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
-    if (expected) {
-      const token = bearerToken(request.headers.authorization);
-      // Compare digests so that neither the length nor the content leaks through timing.
-      if (token === undefined || !timingSafeEqual(digest(token), expected)) {
-        reply.header('WWW-Authenticate', 'Bearer');
-        return reply.code(401).type('application/json; charset=utf-8').send({ detail: 'invalid_metrics_token' });
-      }
+    if (options.token !== undefined && !matches(bearerToken(request.headers.authorization))) {
+      throw new ApiError(401, 'invalid_metrics_token', { 'WWW-Authenticate': 'Bearer' });
     }
     reply.type(metrics.registry.contentType);
     return metrics.registry.metrics();

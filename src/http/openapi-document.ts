@@ -1,8 +1,9 @@
 // Finishes the OpenAPI document that @fastify/swagger builds from the route schemas, so that generators get what the
-// API really does (issue 11, decisions "OpenAPI document"): titled schemas become named components referenced with
+// API really does (decisions D14–D17): titled schemas become named components referenced with
 // `$ref`; every response declares its headers, its `detail` codes and an example; operations with a body list 413
 // and 415; array query parameters say that a comma-separated value works too (decisions §2).
 import { DETAIL_CODES, ErrorBody, OPEN_ENUM, ValidationIssueSchema } from './schemas.ts';
+import { scopeOf } from './scopes.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is plain JSON walked generically.
 type Json = any;
@@ -47,6 +48,7 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 const STRING_CODES = new Set([
   'missing_bearer_token',
   'invalid_api_key',
+  'api_key_expired',
   'api_key_required',
   'scale_plan_required',
   'trial_expired',
@@ -165,6 +167,7 @@ export function exampleOf(schema: Json, components: Record<string, Json>, depth 
 function errorExample(code: string): Json {
   if (code === 'validation_error')
     return { detail: [(ValidationIssueSchema as { examples?: unknown[] }).examples?.[0]] };
+  if (code === 'insufficient_scope') return { detail: { code, required: 'contacts:write' } };
   return { detail: STRING_CODES.has(code) ? code : { code } };
 }
 
@@ -269,6 +272,13 @@ export function finishDocument(document: Json): Json {
     for (const operation of Object.values<Json>(operations)) {
       if (!isObject(operation) || !operation.responses) continue;
       operation.description ??= operation.summary;
+      // decisions §18: the scope from the one table, as the operation's security requirement (OpenAPI 3.1 lets a
+      // bearer scheme list the roles it needs) and in words.
+      const scope = scopeOf(operation.operationId);
+      if (scope) {
+        operation.security = [{ apiKey: [scope] }];
+        operation.description = `${operation.description}\n\nNeeds the \`${scope}\` scope.`;
+      }
       for (const parameter of operation.parameters ?? []) {
         if (parameter.schema) parameter.schema = hoist(parameter.schema, components);
         finishParameter(parameter, components);

@@ -34,6 +34,16 @@ export const TAGS = [
     description: 'Where the organization’s events are delivered (Standard Webhooks), and the log of each delivery.',
   },
   {
+    name: 'Console',
+    description:
+      'The console’s own API under `/app/api` (decisions §17), authenticated by the `crm_session` cookie instead of ' +
+      'a key: sessions, users, API keys and the live event stream. Every /v1 operation also answers under ' +
+      '`/app/api` (e.g. `GET /app/api/v1/contacts`) with the same schemas, under the organization’s rate budget. ' +
+      'A change (any method but GET and HEAD) needs `X-CSRF-Token` equal to the `crm_csrf` cookie and a ' +
+      'same-origin `Origin` (403 `csrf_failed`); agents may use conversations and contacts and read templates, ' +
+      'anything else answers them 403 `forbidden_for_role`.',
+  },
+  {
     name: 'Webhook events',
     description:
       'The events sent to webhook endpoints (the `webhooks` section): the body and headers of each delivery.',
@@ -78,7 +88,15 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       servers: [{ url: options.publicBaseUrl ?? '/', description: 'This server.' }],
       tags: TAGS,
       components: {
-        securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An `oak_` API key.' } },
+        securitySchemes: {
+          apiKey: { type: 'http', scheme: 'bearer', description: 'An `oak_` API key.' },
+          consoleSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'crm_session',
+            description: 'A console session (decisions §17), set by signing in; only under `/app/api`.',
+          },
+        },
       },
       security: [{ apiKey: [] }],
       ...(options.webhooks ? { webhooks: options.webhooks } : {}),

@@ -1,7 +1,7 @@
 // Fixed one-second windows aligned to the wall-clock second, counted per organization (or per client address for
 // requests without a valid key). The counters live in a store: memory for one process, Redis for many.
 //
-// A store also carries the access generation (decisions: "Keys, cache and Redis"): a value that changes whenever an
+// A store also carries the access generation (decisions D20): a value that changes whenever an
 // API key is revoked or an organization changed by the operator, read in the same round trip as the counter, so
 // that every process can keep keys in memory and still drop a revoked key on its very next request.
 import { randomBytes } from 'node:crypto';
@@ -79,7 +79,7 @@ export interface RedisStoreOptions {
 
 /**
  * Counters in Redis, shared by every process. While Redis cannot be reached the store falls back to a per-process
- * memory budget (decisions: "Redis outage") and reports no generation, and it goes back to Redis as soon as Redis
+ * memory budget (decisions D23) and reports no generation, and it goes back to Redis as soon as Redis
  * answers again. Every loss of the connection changes the generation this process reports, because a revocation
  * made meanwhile may not have reached Redis.
  */

@@ -4,7 +4,7 @@ import type { IncomingMessage } from 'node:http';
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 // Random bytes are drawn 4 KiB at a time and handed out 12 by 12: one call into the random source per 341
-// requests instead of one per request (issue 9: per-request work the read path does not need).
+// requests instead of one per request (per-request work the read path does not need).
 const ID_BYTES = 12;
 const pool = Buffer.alloc(ID_BYTES * 341);
 let offset = pool.length;

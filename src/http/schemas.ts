@@ -1,7 +1,7 @@
 // Shapes every route shares: nullable fields, string enums, the one phone schema, the error body and the error
 // responses of each route. A schema with a `title` becomes a named component of the OpenAPI document
 // (src/http/openapi-document.ts), referenced with `$ref` wherever it is used.
-import { type TSchema, type TString, Type } from 'typebox';
+import { type Static, type TSchema, type TString, Type } from 'typebox';
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -16,7 +16,7 @@ export const OPEN_ENUM = 'x-open-enum';
  * A string enum of a response, open to values added later: the contract lets every enum grow ("new values in string
  * or enum fields. Clients must ignore unknown fields and tolerate unknown string values"). At run time it is a plain
  * string (the serializer stays as fast as before); the document shows `anyOf` of the known enum and any string,
- * which openapi-typescript and most generators turn into "known literals or string" (decisions: "OpenAPI document").
+ * which openapi-typescript and most generators turn into "known literals or string" (decisions D15).
  */
 export const OpenEnum = <const T extends readonly string[]>(values: T, options: Record<string, unknown> = {}) =>
   Type.Unsafe<T[number] | (string & {})>({ type: 'string', [OPEN_ENUM]: [...values], ...options });
@@ -54,6 +54,8 @@ export const ValidationIssueSchema = Type.Object(
     examples: [{ loc: ['body', 'email'], msg: 'value is not a valid email address', type: 'value_error' }],
   },
 );
+/** One item of a 422's `detail` array, as the document shows it. */
+export type ValidationIssue = Static<typeof ValidationIssueSchema>;
 
 export const ErrorDetailObject = Type.Object(
   { code: Type.String({ description: 'A stable error code.' }) },
@@ -82,8 +84,8 @@ export const ErrorBody = Type.Object(
 /** The `detail` codes a status can carry on every /v1 operation; routes add their own. */
 const commonCodes: Record<number, string[]> = {
   400: ['bad_request'],
-  401: ['missing_bearer_token', 'invalid_api_key'],
-  403: ['api_key_required', 'scale_plan_required', 'trial_expired', 'subscription_required'],
+  401: ['missing_bearer_token', 'invalid_api_key', 'api_key_expired'],
+  403: ['api_key_required', 'insufficient_scope', 'scale_plan_required', 'trial_expired', 'subscription_required'],
   404: ['not_found'],
   413: ['payload_too_large'],
   414: ['uri_too_long'],
@@ -96,9 +98,9 @@ const commonCodes: Record<number, string[]> = {
 
 const errorDescriptions: Record<number, string> = {
   400: 'Request addressed wrongly.',
-  401: 'Key missing, unknown or revoked.',
+  401: 'Key missing, unknown, revoked or expired.',
   402: 'Not enough messaging balance.',
-  403: 'Valid credential, not allowed.',
+  403: 'Valid credential, not allowed (`insufficient_scope` names the `required` scope).',
   404: 'Not found in this organization.',
   409: 'Conflict with the current state.',
   413: 'Body over 1 MiB.',
@@ -112,8 +114,8 @@ const errorDescriptions: Record<number, string> = {
 /** The keyword that carries a response's `detail` codes to the OpenAPI document (`x-detail-codes`). */
 export const DETAIL_CODES = 'x-detail-codes';
 
-export function errorResponse(status: number, description?: string, codes: string[] = []) {
-  const all = [...new Set([...(commonCodes[status] ?? []), ...codes])];
+export function errorResponse(status: number, description?: string, codes: string[] = [], common = commonCodes) {
+  const all = [...new Set([...(common[status] ?? []), ...codes])];
   return Type.Object(ErrorBody.properties, {
     additionalProperties: false,
     title: 'Error',
@@ -131,16 +133,35 @@ export type RouteErrors = Record<number, string[] | { codes?: string[]; descript
  */
 export function v1Errors(errors: RouteErrors | number[] = {}) {
   if (Array.isArray(errors)) return v1Errors(Object.fromEntries(errors.map((status) => [status, []])));
+  return routeErrors(errors, commonCodes, {});
+}
+
+function routeErrors(errors: RouteErrors, common: Record<number, string[]>, descriptions: Record<number, string>) {
   const statuses = [...new Set([401, 403, 429, 500, ...Object.keys(errors).map(Number)])].sort((a, b) => a - b);
   return Object.fromEntries(
     statuses.map((status) => {
       const own = errors[status];
       const codes = Array.isArray(own) ? own : (own?.codes ?? []);
-      const description = Array.isArray(own) ? undefined : own?.description;
-      return [status, errorResponse(status, description, codes)];
+      const description = (Array.isArray(own) ? undefined : own?.description) ?? descriptions[status];
+      return [status, errorResponse(status, description, codes, common)];
     }),
   );
 }
+
+/** The `detail` codes a status can carry on every console operation (/app/api, decisions §17). */
+const consoleCodes: Record<number, string[]> = {
+  ...commonCodes,
+  401: ['session_required'],
+  403: ['csrf_failed', 'forbidden_for_role'],
+};
+
+const consoleDescriptions: Record<number, string> = {
+  401: 'No live console session (signed out, or ended after 12 hours idle or 7 days).',
+  403: 'A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role.',
+};
+
+/** The error responses of a console route: like `v1Errors`, with a session instead of a key. */
+export const consoleErrors = (errors: RouteErrors = {}) => routeErrors(errors, consoleCodes, consoleDescriptions);
 
 /** A success response schema with the response's own description (instead of "Default Response"). */
 export const described = <T extends TSchema>(description: string, schema: T): T =>

@@ -4,14 +4,7 @@ import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import { ApiError } from './api-error.ts';
-
-export interface ValidationIssue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-  input?: unknown;
-  ctx?: Record<string, unknown>;
-}
+import type { ValidationIssue } from './schemas.ts';
 
 const baseOptions: Options = {
   allErrors: true,
@@ -226,11 +219,19 @@ export function validationIssues(
   const withOtherIssue = new Set(
     ajvErrors.filter((e) => !(e.keyword === 'type' && e.params.type === 'null')).map((e) => e.instancePath),
   );
+  // Likewise a value of one branch's type (a list where one object or a list is accepted) is reported by that
+  // branch's own issue (`too_long`), not by the other branch's type mismatch.
+  const withBranchIssue = new Set(
+    ajvErrors.filter((e) => e.keyword !== 'type' && e.keyword !== 'anyOf').map((e) => e.instancePath),
+  );
+  const isBranchType = (e: ErrorObject) =>
+    e.keyword === 'type' && e.schemaPath.includes('/anyOf/') && withBranchIssue.has(e.instancePath);
   const issues: ValidationIssue[] = [];
   const seen = new Set<string>();
   for (const error of ajvErrors) {
     if (error.keyword === 'anyOf' || error.keyword === 'oneOf' || error.keyword === 'if') continue;
     if (error.keyword === 'type' && error.params.type === 'null' && withOtherIssue.has(error.instancePath)) continue;
+    if (isBranchType(error)) continue;
     const described = describe(error, isBody);
     const loc: (string | number)[] = [part, ...pathSegments(error.instancePath, root)];
     let input: unknown = error.data;

@@ -1,5 +1,5 @@
 // Request URLs as they may appear in logs: the webhook handshake's `hub.verify_token` and any value that carries
-// an API key (`oak_…`) in a query string are replaced, so that neither secret reaches a log line (issue 13).
+// an API key (`oak_…`) in a query string are replaced, so that neither secret reaches a log line (decisions D27).
 
 const REDACTED = '[redacted]';
 const SECRET_NAMES = new Set(['hub.verify_token']);

@@ -93,12 +93,21 @@ export type SendResult =
       uncertain?: boolean;
     };
 
+/** decisions §15: tells the platform that the contact's message (and every earlier one) was read. */
+export interface ReadReceipt {
+  phoneNumberId: string;
+  /** The contact's newest message, as the platform named it. */
+  platformMessageId: string;
+}
+
 export interface MessagingPlatform {
   readonly name: 'cloud' | 'sandbox';
   submitTemplate(submission: TemplateSubmission): Promise<SubmitTemplateResult>;
   /** Best effort: never throws; reports whether the platform accepted the deletion. */
   deleteTemplate(deletion: TemplateDeletion): Promise<{ ok: boolean; reason?: string }>;
   sendTemplate(message: TemplateMessage): Promise<SendResult>;
+  /** Best effort: never throws; reports whether the platform took the receipt. */
+  markRead(receipt: ReadReceipt): Promise<{ ok: boolean; reason?: string }>;
 }
 
 // ---- What the platform tells us (parsed from its webhooks) ----

@@ -1,14 +1,12 @@
 // /webhooks/messaging: the platform's subscription handshake (GET) and its event deliveries (POST).
 // Not part of the public contract: hidden from the OpenAPI document, no API key (the signature is the credential).
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { secretMatcher } from '../http/bearer.ts';
 import { ApiError } from '../http/errors.ts';
 import type { WebhookProcessor } from './webhooks.ts';
 
 /** Batches of many statuses run larger than API bodies; the platform's own limit is a few MiB. */
 export const WEBHOOK_BODY_LIMIT = 4 * 1024 * 1024;
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
 
 export interface WebhookRouteDeps {
   processor: WebhookProcessor;
@@ -24,14 +22,12 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
     done(null, body),
   );
 
+  const verifyTokenMatches = secretMatcher(deps.verifyToken);
   app.get('/webhooks/messaging', { schema: { hide: true } }, async (request, reply) => {
     const query = request.query as Record<string, unknown>;
     const token = query['hub.verify_token'];
     const challenge = query['hub.challenge'];
-    const matches =
-      deps.verifyToken !== undefined &&
-      typeof token === 'string' &&
-      timingSafeEqual(digest(token), digest(deps.verifyToken));
+    const matches = verifyTokenMatches(typeof token === 'string' ? token : undefined);
     if (query['hub.mode'] !== 'subscribe' || !matches || typeof challenge !== 'string') {
       throw new ApiError(403, 'verification_failed');
     }

@@ -3,7 +3,9 @@
 // broadcasts). Nothing here knows a feature. Each event runs in its own short transaction that first records the
 // event's identity in processed_webhook_events: a replayed or concurrently duplicated delivery finds the key taken
 // and changes nothing. The real platform and the sandbox both come through `process` with raw bytes and a signature.
+
 import type { Kysely, Transaction } from 'kysely';
+import { transactionWithRetry } from '../db/retry-transaction.ts';
 import type { DB } from '../db/schema.ts';
 import type { Clock } from '../lib/clock.ts';
 import { parseWebhookEntries, parseWebhookJson } from './cloud/webhook-parser.ts';
@@ -110,7 +112,8 @@ export function createWebhookProcessor(deps: WebhookProcessorDeps) {
       context.channelId = channelId;
     }
     try {
-      return await db.transaction().execute(async (trx) => {
+      // A status report and a group's record (or two reports) may deadlock: the victim is applied again.
+      return await transactionWithRetry(db, async (trx) => {
         const recorded = await trx
           .insertInto('processed_webhook_events')
           .values({ org_id: orgId, event_key: eventKey(event, occurredAt), kind: event.kind, received_at: clock.now() })

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
-import { isDeadlock } from '../db/errors.ts';
+import { FANOUT_DEFAULTS } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import type { MessagingPlatform, SendComponent, SendResult } from '../messaging/platform.ts';
 import { callbackReference, type RetryPolicy, verdictOf } from '../modules/broadcasts/recipient-rules.ts';
@@ -36,17 +36,7 @@ export interface FanoutOptions extends RetryPolicy {
   reconcileAfterMs: number;
 }
 
-export const DEFAULT_FANOUT_OPTIONS: FanoutOptions = {
-  batchSize: 64,
-  concurrency: 16,
-  groupSize: 16,
-  leaseMs: 60_000,
-  perNumberPerSecond: 80,
-  reconcileAfterMs: 15 * 60_000,
-  maxAttempts: 8,
-  backoffBaseMs: 1_000,
-  backoffMaxMs: 60_000,
-};
+export const DEFAULT_FANOUT_OPTIONS: FanoutOptions = FANOUT_DEFAULTS;
 
 export type HandoffMetric = 'sent' | 'failed' | 'retry' | 'uncertain';
 
@@ -64,6 +54,8 @@ export interface Fanout {
   runOnce(): Promise<number>;
   /** Settles hand-offs whose answer was lost and that no webhook settled in time. */
   reconcile(): Promise<number>;
+  /** How long a hand-off waits for its report before `reconcile` fails it (the reconciler's schedule follows it). */
+  reconcileAfterMs: number;
 }
 
 const METRIC: Record<HandoffOutcome['verdict']['kind'], HandoffMetric> = {
@@ -118,22 +110,6 @@ export function createFanout(deps: FanoutDeps): Fanout {
     return outcomes;
   }
 
-  /**
-   * Records a group's answers (and marks the next group). A transaction that PostgreSQL aborted as a deadlock's
-   * victim wrote nothing and our leases still hold the rows: it is tried again, so that answers the platform gave
-   * are not left to the reconciler (which would fail messages that were sent).
-   */
-  async function recordAnswers(outcomes: HandoffOutcome[], next: ClaimedRow[]): Promise<ClaimedRow[]> {
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await recordOutcomes(db, outcomes, next);
-      } catch (error) {
-        if (!isDeadlock(error) || attempt >= 3) throw error;
-        log.warn({ attempt }, 'recording a group deadlocked; trying again');
-      }
-    }
-  }
-
   return {
     async runOnce() {
       // The claim marks the first group; each group's record marks the next: one group of the batch is in flight
@@ -150,7 +126,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
       for (let index = 0; index < groups.length; index++) {
         const next = groups[index + 1] ?? [];
         try {
-          marked = await recordAnswers(await handOff(marked), next);
+          marked = await recordOutcomes(db, await handOff(marked), next);
         } catch (error) {
           // The leases will expire: unmarked rows are claimed again, marked ones settled by report or reconciler.
           log.error({ err: error, broadcast: groups[index]?.[0]?.broadcast_id }, 'hand-off group failed');
@@ -161,5 +137,6 @@ export function createFanout(deps: FanoutDeps): Fanout {
     },
 
     reconcile: () => failUnconfirmed(db, options.reconcileAfterMs),
+    reconcileAfterMs: options.reconcileAfterMs,
   };
 }

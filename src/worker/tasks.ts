@@ -1,25 +1,34 @@
-// What the worker runs: the fan-out (claiming while there is work, in bounded slices), the reconciler of hand-offs
-// whose answer was lost, and the maintenance that keeps the queue tables small.
+// Every periodic task the worker runs, scheduled here alone: the fan-out (claiming while there is work, in bounded
+// slices), the reconciler of hand-offs whose answer was lost, the webhook deliveries, and the maintenance that
+// keeps the queue tables small.
 import type { FastifyBaseLogger } from 'fastify';
+import { DEFAULT_AUDIENCE_CHUNK, FANOUT_DEFAULTS } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { analyze } from '../db/migrate.ts';
 import type { Clock } from '../lib/clock.ts';
 import { pruneProcessedEvents } from '../messaging/webhooks.ts';
+import type { AudienceRunner } from '../modules/broadcasts/audience-runner.ts';
 import { purgeExpiredIdempotencyKeys } from '../modules/broadcasts/idempotency.ts';
 import { purgeSendWindows } from '../modules/broadcasts/recipient-claim.ts';
+import { pruneWebhookHistory } from '../modules/webhook-endpoints/deliveries.repo.ts';
 import type { Fanout } from './fanout.ts';
+import type { WebhookDeliverer } from './webhook-deliveries.ts';
 import type { WorkerTask } from './worker.ts';
 
 export interface WorkerTaskOptions {
   /** How often an idle worker looks for recipients to hand off. */
   pollMs: number;
-  /** How long a hand-off whose answer was lost waits for the platform's report before it fails. */
-  reconcileAfterMs: number;
   /** Fan-out batches a worker process works on at once. */
   batchesInFlight: number;
+  /** decisions §16: contacts added per chunk of an audience broadcast. */
+  audienceChunk: number;
 }
 
-const DEFAULTS: WorkerTaskOptions = { pollMs: 200, reconcileAfterMs: 15 * 60_000, batchesInFlight: 3 };
+const DEFAULTS: WorkerTaskOptions = {
+  pollMs: FANOUT_DEFAULTS.pollMs,
+  batchesInFlight: FANOUT_DEFAULTS.batchesInFlight,
+  audienceChunk: DEFAULT_AUDIENCE_CHUNK,
+};
 const FANOUT_SLICE_MS = 2000;
 const RECONCILE_INTERVAL_MS = 30_000;
 const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
@@ -28,16 +37,29 @@ const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 export interface WorkerTaskDeps {
   database: Database;
   fanout: Fanout;
+  audiences: AudienceRunner;
+  deliveries: WebhookDeliverer;
   log: FastifyBaseLogger;
   clock: Clock;
   options?: Partial<WorkerTaskOptions> | undefined;
 }
 
 export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
-  const { database, fanout, log, clock } = deps;
+  const { database, fanout, deliveries, log, clock } = deps;
   const options = { ...DEFAULTS, ...deps.options };
   const { db } = database;
+  const { audiences } = deps;
   const tasks: WorkerTask[] = [
+    {
+      // decisions §16: starts due audience broadcasts and adds their recipients, chunk after chunk, for a bounded
+      // slice (the fan-out hands off each chunk as soon as it commits).
+      name: 'audience-broadcasts',
+      intervalMs: options.pollMs,
+      run: async () => {
+        const started = Date.now();
+        while ((await audiences.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
+      },
+    },
     {
       name: 'fanout',
       intervalMs: options.pollMs,
@@ -59,11 +81,18 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
     },
     {
       name: 'reconcile-handoffs',
-      intervalMs: Math.min(RECONCILE_INTERVAL_MS, Math.max(1000, options.reconcileAfterMs)),
+      intervalMs: Math.min(RECONCILE_INTERVAL_MS, Math.max(1000, fanout.reconcileAfterMs)),
       run: async () => {
         const settled = await fanout.reconcile();
         if (settled > 0) log.warn({ settled }, 'hand-offs never confirmed by the platform were failed and refunded');
       },
+    },
+    // Deliveries run in their own task beside the fan-out, so a slow endpoint never holds the fan-out back.
+    deliveries.task,
+    {
+      name: 'prune-webhook-history',
+      intervalMs: PRUNE_INTERVAL_MS,
+      run: async () => void (await pruneWebhookHistory(db)),
     },
     { name: 'prune-webhook-events', intervalMs: PRUNE_INTERVAL_MS, run: () => pruneProcessedEvents(db, clock.now()) },
     { name: 'purge-idempotency-keys', intervalMs: PRUNE_INTERVAL_MS, run: () => purgeExpiredIdempotencyKeys(db) },

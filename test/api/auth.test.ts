@@ -120,7 +120,7 @@ describe('plan gates, in order', () => {
 describe('GET /v1/me', () => {
   it('returns the organization with the documented fields', async () => {
     const trialEnds = future();
-    const { org, key } = await h.createOrg({
+    const { org, key, keyId } = await h.createOrg({
       name: 'Acme',
       plan: 'starter',
       trial: true,
@@ -140,6 +140,7 @@ describe('GET /v1/me', () => {
       timezone: 'America/Mexico_City',
       language: 'es',
       created_at: org.created_at,
+      api_key: { id: keyId, name: 'test', scopes: ['*'], expires_at: null },
     });
   });
 });

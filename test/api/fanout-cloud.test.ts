@@ -71,6 +71,17 @@ const sendTo = (key: string, templateId: string, list: string[]) =>
     body: { recipients: recipientsFor(list, { 'body.1': '777' }) },
   });
 
+/** Moves the database's clock past the platform's pacing: numbers rest no more, backed-off recipients are due. */
+async function restIsOver() {
+  await h.database.db.updateTable('channels').set({ slowed_until: null }).execute();
+  await h.database.db
+    .updateTable('broadcast_recipients')
+    .set({ next_attempt_at: new Date(0) })
+    .where('status', '=', 'queued')
+    .where('next_attempt_at', '<', new Date('9999-01-01'))
+    .execute();
+}
+
 const recipientsOf = async (key: string, broadcastId: string) =>
   (await h.api('GET', `/v1/broadcasts/${broadcastId}/recipients`, { key })).body.items;
 
@@ -100,13 +111,15 @@ describe('hand-off over the Cloud API', () => {
     });
   });
 
-  it('backs off and retries a throughput refusal (130429 with HTTP 400), handing the message off once', async () => {
+  // decisions §16: the platform's pacing slows the number down and is no attempt (audience-pacing.test.ts has more).
+  it('rests the number after a throughput refusal (130429 with HTTP 400), then hands the message off once', async () => {
     const { key, account, templateId } = await cloudSender();
     const [phone] = phones(1);
     fake.failNextSendTo(phone as string, { code: 130429, message: 'Rate limit hit', httpStatus: 400 });
     const response = await sendTo(key, templateId, [phone as string]);
     await h.fanout.drain();
-    await new Promise((resolve) => setTimeout(resolve, 40));
+    expect(fake.requests.filter(isSend)).toHaveLength(1);
+    await restIsOver();
     await h.fanout.drain();
     expect(fake.requests.filter(isSend)).toHaveLength(2);
     expect(fake.accepted).toHaveLength(1);
@@ -114,7 +127,7 @@ describe('hand-off over the Cloud API', () => {
     expect((await h.admin('GET', `/messaging-accounts/${account.id}`)).body.balance).toBe(99);
   });
 
-  it('fails a recipient after the last attempt and refunds it', async () => {
+  it('does not burn attempts on pair-rate refusals (131056): more tries than maxAttempts, then sent', async () => {
     const { key, account, templateId } = await cloudSender();
     const [phone] = phones(1);
     for (let i = 0; i < 3; i++)
@@ -122,12 +135,12 @@ describe('hand-off over the Cloud API', () => {
     const response = await sendTo(key, templateId, [phone as string]);
     for (let i = 0; i < 4; i++) {
       await h.fanout.drain();
-      await new Promise((resolve) => setTimeout(resolve, 40));
+      await restIsOver();
     }
-    expect(fake.requests.filter(isSend)).toHaveLength(3);
+    expect(fake.requests.filter(isSend)).toHaveLength(4);
     const [recipient] = await recipientsOf(key, response.body.id);
-    expect(recipient).toMatchObject({ status: 'failed', error: expect.stringContaining('rate_limited') });
-    expect((await h.admin('GET', `/messaging-accounts/${account.id}`)).body.balance).toBe(100);
+    expect(recipient).toMatchObject({ status: 'sent' });
+    expect((await h.admin('GET', `/messaging-accounts/${account.id}`)).body.balance).toBe(99);
   });
 
   it('never sends again when the answer was lost; the platform’s status webhook settles it', async () => {

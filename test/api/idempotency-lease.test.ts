@@ -2,13 +2,14 @@
 // still working after several lease lengths keeps its key (a concurrent retry is 409 in flight), and queues once.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IN_FLIGHT_LEASE_SECONDS } from '../../src/modules/broadcasts/idempotency.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { IMAGE_HEADER_WITH_BUTTON, phones, sender } from '../helpers/sends.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let h: Harness;
 let media: Server;
@@ -46,8 +47,17 @@ describe('the in-flight lease', () => {
     const send = () =>
       h.api('POST', `/v1/templates/${template.id}/send`, { key, body, headers: { 'idempotency-key': 'lease-1' } });
     const first = send();
-    while (mediaRequests === 0) await sleep(20);
-    await sleep(IN_FLIGHT_LEASE_SECONDS * 1000 + 2500);
+    await waitUntil(() => mediaRequests > 0, { message: 'the media request' });
+    // More than a lease length since the claim, as the database counts it: only renewals still hold the key.
+    await waitUntil(
+      async () => {
+        const { rows } = await sql<{ past: boolean }>`
+          select now() > created_at + make_interval(secs => ${IN_FLIGHT_LEASE_SECONDS + 1}) as past
+          from idempotency_keys where key = 'lease-1'`.execute(h.database.db);
+        return rows[0]?.past;
+      },
+      { timeoutMs: 30_000, intervalMs: 200, message: 'the first lease to run out' },
+    );
     const retry = await send();
     expect(retry.status).toBe(409);
     expect(retry.body).toEqual({ detail: { code: 'idempotency_key_in_flight' } });

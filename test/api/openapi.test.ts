@@ -29,17 +29,18 @@ describe('GET /v1/openapi.json', () => {
     );
     expect(operations.length).toBeGreaterThan(0);
     for (const { path, method, operation } of operations) {
-      expect(path.startsWith('/v1/'), `${method} ${path}`).toBe(true);
+      expect(/^\/(v1|app\/api)\//.test(path), `${method} ${path}`).toBe(true);
       for (const status of ['401', '403', '429', '500']) {
         expect(Object.keys(operation.responses), `${method} ${path} documents ${status}`).toContain(status);
       }
     }
-    expect(document.components.schemas.Organization.properties).toHaveProperty('trial');
+    expect(document.components.schemas.Me.properties).toHaveProperty('trial');
   });
 
   it('hides the operator API, webhooks and internals', async () => {
     const document = (await h.api('GET', '/v1/openapi.json')).body;
-    for (const path of Object.keys(document.paths)) expect(path).toMatch(/^\/v1\//);
+    // The public API and the console's own API (decisions §17) only.
+    for (const path of Object.keys(document.paths)) expect(path).toMatch(/^\/(v1|app\/api)\//);
   });
 });
 

@@ -3,7 +3,8 @@
 // the transaction of the change (the outbox); the test ping; secret rotation; the deliveries log and manual retry.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { pruneWebhookHistory, recordEvents } from '../../src/modules/events/events.ts';
+import { recordEvents } from '../../src/modules/events/events.ts';
+import { pruneWebhookHistory } from '../../src/modules/webhook-endpoints/deliveries.repo.ts';
 import { createWebhookDeliverer } from '../../src/worker/webhook-deliveries.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -77,6 +78,9 @@ describe('contact events', () => {
       last_status_code: 200,
       last_error: null,
       next_attempt_at: null,
+      attempt_history: [
+        { attempted_at: expect.any(String), duration_ms: expect.any(Number), status_code: 200, error: null },
+      ],
       created_at: expect.any(String),
       updated_at: expect.any(String),
     });
@@ -302,6 +306,7 @@ describe('several workers', () => {
       createWebhookDeliverer({
         db: h.database.db,
         log: h.app.log,
+        keyring: h.wiring.keyring,
         allowHosts: ['127.0.0.1'],
         options: { batchSize: 7, perEndpointConcurrency: 7 },
       }),

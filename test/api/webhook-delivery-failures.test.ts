@@ -1,11 +1,13 @@
 // What happens when an endpoint does not answer 2xx (decisions §11): the retry schedule, 410 and five days of
 // failures disabling the endpoint, the timeout, no redirects, the address policy at connect time, and fairness:
 // a hanging endpoint of one organization does not hold back another organization's deliveries.
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, WEBHOOK_RETRY_SCHEDULE_MS } from '../../src/config.ts';
 import { createWebhookDeliverer, type WebhookDelivererOptions } from '../../src/worker/webhook-deliveries.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 let h: Harness;
@@ -18,7 +20,6 @@ afterAll(async () => {
   await receiver.close();
 });
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const stoppers: (() => Promise<void>)[] = [];
 afterAll(async () => {
   await Promise.all(stoppers.map((stop) => stop()));
@@ -30,6 +31,7 @@ function deliverer(options: Partial<WebhookDelivererOptions>, allowHosts = ['127
   const instance = createWebhookDeliverer({
     db: h.database.db,
     log: h.app.log,
+    keyring: h.wiring.keyring,
     allowHosts,
     options,
     onOutcome: (outcome) => outcomes.push(outcome),
@@ -60,6 +62,27 @@ const log = async (key: string, endpointId: string) =>
 const read = async (key: string, endpointId: string) =>
   (await h.api('GET', `/v1/webhook-endpoints/${endpointId}`, { key })).body;
 const ping = (key: string, endpointId: string) => h.api('POST', `/v1/webhook-endpoints/${endpointId}/test`, { key });
+/** When the endpoint's current run of failures began (the database's time). */
+async function failingSince(endpointId: string): Promise<Date> {
+  const row = await h.database.db
+    .selectFrom('webhook_endpoints')
+    .select('failing_since')
+    .where('id', '=', endpointId)
+    .executeTakeFirstOrThrow();
+  expect(row.failing_since).not.toBeNull();
+  return row.failing_since as Date;
+}
+/** Waits until the database's clock is past the 800 ms failing window that began at `since`. */
+const windowOver = (since: Date) =>
+  waitUntil(
+    async () => {
+      const { rows } = await sql<{
+        over: boolean;
+      }>`select now() > ${since}::timestamptz + interval '900 milliseconds' as over`.execute(h.database.db);
+      return rows[0]?.over;
+    },
+    { message: 'the failing window to pass' },
+  );
 const gap = (delivery: any) => Date.parse(delivery.next_attempt_at) - Date.parse(delivery.updated_at);
 
 describe('the retry schedule', () => {
@@ -99,14 +122,12 @@ describe('the retry schedule', () => {
     expect(gap(delivery)).toBeGreaterThanOrEqual(250);
     expect(gap(delivery)).toBeLessThanOrEqual(350);
     expect(await worker.runOnce()).toBe(0); // not due yet
-    await sleep(350);
-    expect(await worker.runOnce()).toBe(1);
+    expect(await waitUntil(() => worker.runOnce(), { message: 'the first retry to come due' })).toBe(1);
     [delivery] = await log(key, endpoint.id);
     expect(delivery).toMatchObject({ status: 'pending', attempts: 2, last_status_code: null });
     expect(delivery.last_error).toMatch(/^timeout/);
     expect(gap(delivery)).toBeGreaterThanOrEqual(550);
-    await sleep(650);
-    expect(await worker.runOnce()).toBe(1);
+    expect(await waitUntil(() => worker.runOnce(), { message: 'the second retry to come due' })).toBe(1);
     [delivery] = await log(key, endpoint.id);
     expect(delivery).toMatchObject({ status: 'failed', attempts: 3, next_attempt_at: null });
     expect(worker.outcomes).toEqual(['retry', 'retry', 'failed']);
@@ -168,17 +189,17 @@ describe('disabling an endpoint', () => {
     await ping(key, endpoint.id);
     await worker.runOnce();
     expect(await read(key, endpoint.id)).toMatchObject({ enabled: true });
-    // A success inside the window starts it again.
-    await sleep(500);
+    const firstFailure = await failingSince(endpoint.id);
+    // A success inside the window starts it again: a failure once the first window is over does not disable.
     receiver.answer(path, { status: 200 });
     await ping(key, endpoint.id);
     await worker.runOnce();
     receiver.answer(path, { status: 500 });
-    await sleep(500);
+    await windowOver(firstFailure);
     await ping(key, endpoint.id);
     await worker.runOnce();
     expect(await read(key, endpoint.id)).toMatchObject({ enabled: true });
-    await sleep(900);
+    await windowOver(await failingSince(endpoint.id));
     await worker.runOnce();
     expect(await read(key, endpoint.id)).toMatchObject({ enabled: false, disabled_reason: 'failing' });
   });
@@ -242,10 +263,13 @@ describe('fairness with the fan-out', () => {
     });
     expect(sent.status).toBe(202);
     let broadcast = sent.body;
-    for (let i = 0; i < 100 && broadcast.status !== 'completed'; i++) {
-      await sleep(100);
-      broadcast = (await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key })).body;
-    }
+    broadcast = await waitUntil(
+      async () => {
+        const current = (await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key })).body;
+        return current.status === 'completed' && current;
+      },
+      { message: 'the broadcast to complete' },
+    ).catch(() => broadcast);
     expect(broadcast).toMatchObject({ status: 'completed', sent: 40, pending: 0 });
     // ... while the endpoint's deliveries were being attempted and none of them has finished.
     await receiver.waitFor(path, 1);

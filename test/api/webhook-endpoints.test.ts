@@ -196,6 +196,7 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(document.webhooks).sort()).toEqual(
       [
         'broadcast.finished',
+        'broadcast.started',
         'broadcast.recipient.updated',
         'contact.created',
         'contact.deleted',

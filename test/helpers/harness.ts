@@ -37,6 +37,8 @@ export interface HarnessOptions {
   webhookAllowHosts?: string[];
   /** Options of the webhook deliverer that `h.deliveries` runs. */
   webhooks?: Partial<WebhookDelivererOptions>;
+  /** decisions §16: contacts per chunk of an audience broadcast (small ones make several chunks). */
+  audienceChunk?: number;
 }
 
 export interface Response<T = any> {
@@ -71,6 +73,8 @@ export interface Harness {
   messaging: Messaging;
   /** The fan-out worker on this harness's database and platform; `drain()` runs it until the queue is empty. */
   fanout: Fanout & { drain(): Promise<number> };
+  /** decisions §16: the audience broadcasts' worker step; `drain()` runs it until it finds nothing to do. */
+  audiences: { runOnce(): Promise<number>; drain(): Promise<number> };
   /** The webhook deliverer on this harness's database; `drain()` attempts every due delivery until none is due. */
   deliveries: WebhookDeliverer & { drain(): Promise<number> };
   recorded: RecordedResponse[];
@@ -102,6 +106,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     fanout: { perNumberPerSecond: null, ...options.fanout },
     webhookAllowHosts: options.webhookAllowHosts ?? ['127.0.0.1'],
     ...(options.webhooks ? { webhookDeliveries: options.webhooks } : {}),
+    ...(options.audienceChunk ? { worker: { audienceChunk: options.audienceChunk } } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
   });
@@ -125,10 +130,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     } catch {
       parsed = response.body;
     }
-    if (url.startsWith('/v1/') && url !== '/v1/openapi.json') {
+    // The console's copy of a /v1 operation (/app/api/v1/…) is checked against the /v1 entry it shares.
+    const documented = url.startsWith('/app/api/v1/') ? url.slice('/app/api'.length) : url;
+    if ((documented.startsWith('/v1/') && documented !== '/v1/openapi.json') || documented.startsWith('/app/api/')) {
       recorded.push({
         method,
-        url,
+        url: documented,
         status: response.statusCode,
         body: parsed,
         requestHeaders: {
@@ -157,8 +164,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     return total;
   };
 
+  const { audiences } = wiring;
+  const drainAudiences = async () => {
+    let total = 0;
+    for (let done = await audiences.runOnce(); done > 0; done = await audiences.runOnce()) total += done;
+    return total;
+  };
+
   const harness: Harness = {
     fanout: { ...fanout, drain },
+    audiences: { ...audiences, drain: drainAudiences },
     deliveries: { ...deliveries, drain: drainDeliveries },
     app,
     wiring,

@@ -60,17 +60,20 @@ function resolve(document: Document, schema: JsonSchema | undefined): JsonSchema
   return components?.schemas?.[ref.slice('#/components/schemas/'.length)];
 }
 
+/** The /v1 operations (the console's own routes under /app/api take a session and have suites of their own). */
 export function operationsOf(document: unknown): Operation[] {
-  return Object.entries((document as Document).paths).flatMap(([path, methods]) =>
-    Object.entries(methods).map(([method, operation]) => ({
-      method: method.toUpperCase(),
-      path,
-      operationId: operation.operationId ?? `${method} ${path}`,
-      pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string),
-      query: (operation.parameters ?? []).filter((parameter) => parameter.in === 'query'),
-      body: resolve(document as Document, operation.requestBody?.content?.['application/json']?.schema),
-    })),
-  );
+  return Object.entries((document as Document).paths)
+    .filter(([path]) => path.startsWith('/v1/'))
+    .flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => ({
+        method: method.toUpperCase(),
+        path,
+        operationId: operation.operationId ?? `${method} ${path}`,
+        pathParams: [...path.matchAll(/\{([^}]+)\}/g)].map((match) => match[1] as string),
+        query: (operation.parameters ?? []).filter((parameter) => parameter.in === 'query'),
+        body: resolve(document as Document, operation.requestBody?.content?.['application/json']?.schema),
+      })),
+    );
 }
 
 /** The path with each parameter replaced by the value `ids` gives for its name. */

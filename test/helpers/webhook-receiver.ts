@@ -15,9 +15,17 @@ export interface ReceivedRequest {
 
 export type Answer = { status: number; delayMs?: number; body?: string; headers?: Record<string, string> } | 'hang';
 
+/** A connection the receiver accepted: closed by the client (its FIN came first) or by the server. */
+export interface ReceivedConnection {
+  closed: boolean;
+  closedBy: 'client' | 'server' | undefined;
+}
+
 export interface WebhookReceiver {
   baseUrl: string;
   requests: ReceivedRequest[];
+  /** Every connection accepted, in order. */
+  connections: ReceivedConnection[];
   /** How to answer requests to `path` (default: 200 to every path). */
   answer(path: string, answer: Answer | ((request: ReceivedRequest) => Answer)): void;
   /** Requests to one path. */
@@ -63,12 +71,26 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       else reply();
     });
   });
+  // The server keeps Node's defaults (keep-alive timeout 5 s): the receiver integrators run.
+  const connections: ReceivedConnection[] = [];
+  server.on('connection', (socket) => {
+    const connection: ReceivedConnection = { closed: false, closedBy: undefined };
+    connections.push(connection);
+    socket.once('end', () => {
+      connection.closedBy ??= 'client';
+    });
+    socket.once('close', () => {
+      connection.closedBy ??= 'server';
+      connection.closed = true;
+    });
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const at = (path: string) => requests.filter((request) => request.path === path);
   return {
     baseUrl: `http://127.0.0.1:${port}`,
     requests,
+    connections,
     answer: (path, answer) => void answers.set(path, answer),
     at,
     async waitFor(path, count, timeoutMs = 20_000) {

@@ -222,8 +222,46 @@ describe.skipIf(onPGlite)('on a PostgreSQL server', { timeout: 120_000 }, () => 
       expect(keys.map((row: { name: string }) => row.name)).toEqual(['one', 'two']);
       expect(keys[0].revoked_at).not.toBeNull();
       expect(keys[1].revoked_at).toBeNull();
-      expect(Object.keys(keys[0]).sort()).toEqual(['created_at', 'id', 'name', 'prefix', 'revoked_at']);
+      expect(Object.keys(keys[0]).sort()).toEqual([
+        'created_at',
+        'expires_at',
+        'id',
+        'last_used_at',
+        'name',
+        'prefix',
+        'revoked_at',
+        'scopes',
+      ]);
       expect(JSON.stringify(keys)).not.toContain(key.key);
+      // decisions §18: scopes and expiry, with the operator API's checks.
+      const scoped = runCli(
+        [
+          'key',
+          'create',
+          '--org',
+          orgId,
+          '--scopes',
+          'contacts:read,broadcasts:write',
+          '--expires-at',
+          '2099-01-01T00:00:00Z',
+        ],
+        env,
+      );
+      expect(scoped.status, scoped.stderr).toBe(0);
+      expect(json(scoped.stdout)).toMatchObject({
+        scopes: ['contacts:read', 'broadcasts:write'],
+        expires_at: '2099-01-01T00:00:00.000Z',
+      });
+      const badScope = runCli(['key', 'create', '--org', orgId, '--scopes', 'contacts:delete'], env);
+      expect(badScope.status).toBe(2);
+      expect(badScope.stderr).toContain('invalid input');
+      const starBeside = runCli(['key', 'create', '--org', orgId, '--scopes', '*,contacts:read'], env);
+      expect(starBeside.status).toBe(1);
+      expect(starBeside.stderr).toContain('scopes');
+      const past = runCli(['key', 'create', '--org', orgId, '--expires-at', '2020-01-01T00:00:00Z'], env);
+      expect(past.status).toBe(1);
+      expect(past.stderr).toContain('expires_at');
+      expect(json(runCli(['key', 'list', '--org', orgId], env).stdout)).toHaveLength(3);
       const unknown = runCli(['key', 'list', '--org', 'org_missing'], env);
       expect(unknown.status).toBe(1);
       expect(unknown.stderr).toContain('not_found');

@@ -1,4 +1,4 @@
-// PostgreSQL behind a TCP proxy that the test cuts and restores (issue 13): the server never exits, answers 503
+// PostgreSQL behind a TCP proxy that the test cuts and restores (decisions D24): the server never exits, answers 503
 // `service_unavailable` with Retry-After while the database is away, says so on /readyz, comes back by itself
 // within 3 s of the database, and loses no acknowledged write. Also: single connection resets during queries, and
 // a start while the database is unreachable (migrations wait and retry).
@@ -6,9 +6,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/database.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { delay, waitUntil } from '../helpers/wait.ts';
 
 const onPostgres = process.env.TEST_DB === 'postgres';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Until the next wall-clock second: a fresh rate-limit window (decisions §4). */
+const nextWindow = () => delay(1000 - (Date.now() % 1000) + 20);
 
 interface Answer {
   status: number;
@@ -45,7 +47,7 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
       WORKER_POLL_MS: '50',
     });
     // Restored only after the process has tried (and been refused) twice.
-    while (proxy.refused() < 2) await sleep(50);
+    await waitUntil(() => proxy.refused() >= 2, { timeoutMs: 60_000, intervalMs: 50, message: 'two refused attempts' });
     proxy.restore();
     server = await starting;
     expect(server.output()).toContain('database unreachable at start; retrying migrations');
@@ -69,22 +71,20 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
     while (Date.now() < cutUntil) {
       during.push(await call('GET', `/v1/contacts/${before.body.id}`));
       during.push(await call('POST', '/v1/contacts', { first_name: 'During' }));
-      await sleep(100);
+      await delay(100); // pacing: traffic throughout the cut
     }
     const ready = await call('GET', '/readyz');
     const live = await call('GET', '/livez');
 
     proxy.restore();
     const restoredAt = Date.now();
-    let recoveredAfter = Number.POSITIVE_INFINITY;
-    while (Date.now() - restoredAt < 10_000) {
-      const answer = await call('GET', `/v1/contacts/${before.body.id}`);
-      if (answer.status === 200) {
-        recoveredAfter = Date.now() - restoredAt;
-        break;
-      }
-      await sleep(50);
-    }
+    const { recoveredAfter } = await waitUntil(
+      async () =>
+        (await call('GET', `/v1/contacts/${before.body.id}`)).status === 200 && {
+          recoveredAfter: Date.now() - restoredAt,
+        },
+      { intervalMs: 50, message: 'the first read after the database is back' },
+    ).catch(() => ({ recoveredAfter: Number.POSITIVE_INFINITY }));
     const after = await call('POST', '/v1/contacts', { first_name: 'After', phone: '+15550200002' });
 
     expect(server.child.exitCode).toBeNull();
@@ -112,21 +112,16 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
   });
 
   it('survives connections reset during queries, one at a time, and answers normally afterwards', async () => {
-    const untilHealthy = async () => {
-      for (let attempt = 0; attempt < 100; attempt++) {
-        // /readyz spends no rate budget (the organization has 20 requests a second).
-        if ((await call('GET', '/readyz')).status === 200) return;
-        await sleep(50);
-      }
-      throw new Error('did not recover');
-    };
+    // /readyz spends no rate budget (the organization has 20 requests a second).
+    const untilHealthy = () =>
+      waitUntil(async () => (await call('GET', '/readyz')).status === 200, { intervalMs: 50, message: 'recovery' });
     let cutDuringQuery = 0;
     for (let round = 0; round < 8; round++) {
       await untilHealthy();
       const inFlight = Array.from({ length: 6 }, (_, index) =>
         call('POST', '/v1/contacts', { first_name: `Reset ${round}.${index}` }).catch((error: Error) => error),
       );
-      await sleep(5 + round * 3);
+      await delay(5 + round * 3); // the cut lands at a different point of the requests each round
       proxy.cut();
       const answers = await Promise.all(inFlight);
       cutDuringQuery += answers.filter((answer) => (answer as Answer).status === 503).length;
@@ -136,7 +131,7 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
         expect([201, 503]).toContain((answer as Answer).status);
       }
       expect(server.child.exitCode).toBeNull();
-      await sleep(400); // stays within the organization's rate budget
+      await delay(400); // pacing: stays within the organization's rate budget
     }
     // The cuts did land on requests in flight (they were answered 503, not 500 and not by a dead process).
     expect(cutDuringQuery).toBeGreaterThan(0);
@@ -146,7 +141,7 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
   });
 
   it('answers 503 without waiting for a database that accepts connections and never answers', async () => {
-    await sleep(1100); // a fresh rate-limit window
+    await nextWindow();
     expect((await call('GET', '/v1/me')).status).toBe(200);
     proxy.hang();
     const answers: Answer[] = [];
@@ -157,13 +152,12 @@ describe.skipIf(!onPostgres)('a PostgreSQL outage', { timeout: 180_000 }, () => 
       expect(answer.status).toBe(503);
       expect(answer.body).toEqual({ detail: 'service_unavailable' });
     }
-    let status = 0;
-    for (let attempt = 0; attempt < 100 && status !== 200; attempt++) {
-      status = (await call('GET', '/readyz')).status;
-      if (status !== 200) await sleep(50);
-    }
+    const status = await waitUntil(async () => (await call('GET', '/readyz')).status === 200 && 200, {
+      intervalMs: 50,
+      message: 'ready again',
+    }).catch(() => 503);
     expect(status).toBe(200);
-    await sleep(1100);
+    await nextWindow();
     expect((await call('GET', '/v1/me')).status).toBe(200);
     expect(server.child.exitCode).toBeNull();
   });

@@ -7,9 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/database.ts';
 import { type ServerProcess, startServer } from '../helpers/process.ts';
 import { IMAGE_HEADER_WITH_BUTTON } from '../helpers/sends.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 const onPostgres = process.env.TEST_DB === 'postgres';
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
 
 describe.skipIf(!onPostgres)('a send killed mid-request', { timeout: 180_000 }, () => {
@@ -82,7 +82,7 @@ describe.skipIf(!onPostgres)('a send killed mid-request', { timeout: 180_000 }, 
     const stalled = call(first.baseUrl, 'POST', `/v1/templates/${template.id}/send`, body, key, headers).catch(
       (error: Error) => error,
     );
-    while (mediaRequests === 0) await sleep(20);
+    await waitUntil(() => mediaRequests > 0, { message: 'the media request' });
     await first.stop('SIGKILL');
     expect(await stalled).toBeInstanceOf(Error);
     const killedAt = Date.now();
@@ -91,17 +91,16 @@ describe.skipIf(!onPostgres)('a send killed mid-request', { timeout: 180_000 }, 
     const second = await startServer(env, ['src/cli.ts', 'serve', '--no-worker']);
     servers.push(second);
     const answers: number[] = [];
-    let accepted: { status: number; body: any } | undefined;
-    while (Date.now() - killedAt < 15_000) {
-      const answer = await call(second.baseUrl, 'POST', `/v1/templates/${template.id}/send`, body, key, headers);
-      answers.push(answer.status);
-      if (answer.status === 202) {
-        accepted = answer;
-        break;
-      }
-      expect(answer.body).toEqual({ detail: { code: 'idempotency_key_in_flight' } });
-      await sleep(250);
-    }
+    const accepted = await waitUntil(
+      async () => {
+        const answer = await call(second.baseUrl, 'POST', `/v1/templates/${template.id}/send`, body, key, headers);
+        answers.push(answer.status);
+        if (answer.status === 202) return answer as { status: number; body: any };
+        expect(answer.body).toEqual({ detail: { code: 'idempotency_key_in_flight' } });
+        return undefined;
+      },
+      { timeoutMs: 15_000 - (Date.now() - killedAt), intervalMs: 250, message: 'the key to be free again' },
+    ).catch(() => undefined);
     // Within seconds: the lease (5 s) ran out, where the old fixed lock held the key for two minutes.
     expect(accepted, `answers: ${answers.join(',')}`).toBeDefined();
     const replay = await call(second.baseUrl, 'POST', `/v1/templates/${template.id}/send`, body, key, headers);

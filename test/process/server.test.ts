@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/database.ts';
 import { runCli, startServer } from '../helpers/process.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 const onPGlite = process.env.TEST_DB !== 'postgres';
 const dirs: string[] = [];
@@ -28,8 +29,12 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () 
   it('makes a demo organization on first start, prints its key and a curl once, and keeps data across restarts', async () => {
     const dataDir = tempDir();
     const first = await startServer({ DATA_DIR: dataDir });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    const key = /API key \(shown only this once\): (oak_[A-Za-z0-9_-]+)/.exec(first.output())?.[1];
+    const key = await waitUntil(
+      () => /API key \(shown only this once\): (oak_[A-Za-z0-9_-]+)/.exec(first.output())?.[1],
+      {
+        message: 'the demo key in the output',
+      },
+    ).catch(() => undefined);
     expect(key, first.output()).toBeDefined();
     expect(first.output()).toContain(`curl -s ${first.baseUrl}/v1/me -H "Authorization: Bearer ${key}"`);
     const health = await get(`${first.baseUrl}/healthz`);
@@ -70,10 +75,11 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () 
     socket.write(
       `POST /admin/v1/organizations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer secret\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
     );
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The server has the request (its headers, not yet its whole body) when it logs it.
+    await waitUntil(() => server.output().includes('"url":"/admin/v1/organizations"'), { message: 'the request' });
     server.child.kill('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(server.child.exitCode).toBeNull(); // still draining
+    await waitUntil(() => server.output().includes('shutting down: draining'), { message: 'the shutdown' });
+    expect(server.child.exitCode).toBeNull(); // still draining: the request is not finished
     socket.write(body.slice(5));
     await new Promise((resolve) => socket.once('close', resolve));
     expect(response).toMatch(/^HTTP\/1\.1 201/);

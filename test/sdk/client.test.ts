@@ -95,6 +95,31 @@ describe('CrmClient on a live server', () => {
     expect(requests).toHaveLength(1);
   });
 
+  it('creates an audience broadcast, pauses, resumes and iterates broadcasts by status (decisions §16)', async () => {
+    const { key, template } = await sender(h);
+    const { client, requests } = recordingClient(key);
+    for (const phone of phones(2)) await client.contacts.create({ phone });
+    const sendAt = new Date(Date.now() + 3_600_000).toISOString();
+    const created = await client.broadcasts.create({
+      template_id: template.id,
+      audience: {},
+      variables: { 'body.1': '1' },
+      send_at: sendAt,
+      name: 'SDK campaign',
+    });
+    expect(created).toMatchObject({ status: 'scheduled', name: 'SDK campaign', send_at: sendAt });
+    expect(requests.at(-1)?.headers.get('idempotency-key')).toBeTruthy();
+    expect(await client.broadcasts.pause(created.id)).toMatchObject({ status: 'paused', status_reason: 'requested' });
+    const paused = [];
+    for await (const broadcast of client.broadcasts.iterate({ status: ['paused'], limit: 1 }))
+      paused.push(broadcast.id);
+    expect(paused).toEqual([created.id]);
+    expect(await client.broadcasts.resume(created.id)).toMatchObject({ status: 'scheduled', status_reason: null });
+    const conflict = await client.broadcasts.resume(created.id).catch((error) => error);
+    expect(conflict).toBeInstanceOf(ConflictError);
+    expect(conflict).toMatchObject({ status: 409, code: 'broadcast_not_resumable' });
+  });
+
   it('sends with a fresh Idempotency-Key unless one is given, and follows the broadcast', async () => {
     const { key, template } = await sender(h);
     const { client, requests } = recordingClient(key);

@@ -10,6 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { importClient, importContacts } from '../../src/contact-import.ts';
 import type { RateLimitStore } from '../../src/http/rate-limit.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { delay } from '../helpers/wait.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const harnesses: Harness[] = [];
@@ -36,7 +37,6 @@ function csvOf(rows: number, prefix = 'b'): string {
 }
 
 const quiet = { tty: false, write: () => {} };
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('contacts import within the rate budget', () => {
   it('keeps several batches in flight when answers are slow, never more starts in a second than the budget', async () => {
@@ -49,7 +49,7 @@ describe('contacts import within the rate budget', () => {
         perWindow.set(windowStart, (perWindow.get(windowStart) ?? 0) + 1);
         inFlight += 1;
         most = Math.max(most, inFlight);
-        await sleep(300);
+        await delay(300);
         inFlight -= 1;
         return 1;
       },

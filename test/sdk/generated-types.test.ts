@@ -1,8 +1,9 @@
 // The SDK's committed types (`sdk/src/openapi.ts`) must be what openapi-typescript makes of the document the app
-// serves: a route schema that changed without `npm run sdk:generate` fails here.
+// serves, and its table of operations (`sdk/src/operations.ts`) the document's: a route or a schema that changed
+// without `npm run sdk:generate` fails here.
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { openapiTypes } from '../../sdk/scripts/openapi-types.ts';
+import { openapiTypes, operationsModule } from '../../sdk/scripts/openapi-types.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -18,4 +19,8 @@ it('sdk/src/openapi.ts is generated from the served document (run `npm run sdk:g
   const fresh = await openapiTypes(served.json());
   // A plain equality: a diff of 7,000 lines helps nobody, the script fixes it.
   expect(fresh === committed, 'sdk/src/openapi.ts is out of date: run `npm run sdk:generate`').toBe(true);
+  const table = readFileSync(new URL('../../sdk/src/operations.ts', import.meta.url), 'utf8');
+  expect(table, 'sdk/src/operations.ts is out of date: run `npm run sdk:generate`').toBe(
+    operationsModule(served.json()),
+  );
 });

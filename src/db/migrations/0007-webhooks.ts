@@ -1,4 +1,5 @@
 import { type Kysely, sql } from 'kysely';
+import { installSubscriptionRule } from '../../modules/webhook-endpoints/deliveries.repo.ts';
 
 // Events to API clients (decisions §11): endpoints, the outbox of events, and one delivery row per (endpoint, event).
 // The delivery rows are the work queue: workers claim them with FOR UPDATE SKIP LOCKED and a lease that is the row's
@@ -78,44 +79,9 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index webhook_deliveries_leased_idx on webhook_deliveries (org_id, endpoint_id)
     where status = 'pending' and lease_token is not null`.execute(db);
 
-  // The outbox write (src/modules/events/events.ts), as a function so that PostgreSQL keeps its plans: a call for an
-  // organization without an enabled endpoint costs one cached index probe, and one with endpoints one statement.
-  // p_only_endpoint (the test ping) targets one endpoint whatever it subscribes to.
-  await sql`
-    create function webhook_record_events(p_org text, p_events jsonb, p_now timestamptz, p_only_endpoint text)
-    returns integer language plpgsql as $fn$
-    declare
-      queued integer;
-    begin
-      if not exists (select 1 from webhook_endpoints where org_id = p_org and enabled) then
-        return 0;
-      end if;
-      with input as (
-        select x.id, x.type, x.payload
-        from jsonb_to_recordset(p_events) as x(id text, type text, payload text)
-      ),
-      targets as (
-        select i.id as event_id, i.type, e.id as endpoint_id
-        from input i
-        join webhook_endpoints e on e.org_id = p_org and e.enabled
-          and (case when p_only_endpoint is null then e.events ? i.type or e.events ? '*'
-                    else e.id = p_only_endpoint end)
-      ),
-      stored as (
-        insert into webhook_events (org_id, id, type, payload, created_at)
-        select p_org, i.id, i.type, i.payload, p_now
-        from input i
-        where i.id in (select event_id from targets)
-      )
-      insert into webhook_deliveries (org_id, id, endpoint_id, event_id, event_type, next_attempt_at, created_at,
-        updated_at)
-      select p_org, 'whd_' || replace(gen_random_uuid()::text, '-', ''), t.endpoint_id, t.event_id, t.type,
-        now(), now(), now()
-      from targets t;
-      get diagnostics queued = row_count;
-      return queued;
-    end
-    $fn$`.execute(db);
+  // The outbox's subscription rule, a SQL function whose text the webhook endpoints feature owns
+  // (modules/webhook-endpoints/deliveries.repo.ts): installed by name here and by any migration that changes it.
+  await installSubscriptionRule(db);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: as above.

@@ -3,6 +3,7 @@
 
 import type {
   MessagingPlatform,
+  ReadReceipt,
   SendResult,
   SubmitTemplateResult,
   TemplateCategory,
@@ -40,7 +41,22 @@ export function createCloudPlatform(options: CloudPlatformOptions): MessagingPla
     submitTemplate: (submission) => submitTemplate(client, submission),
     deleteTemplate: (deletion) => deleteTemplate(client, deletion),
     sendTemplate: (message) => sendTemplate(client, message),
+    markRead: (receipt) => markRead(client, receipt),
   };
+}
+
+/** The Cloud API's read receipt: `status: "read"` with the inbound message's id on the number's messages edge. */
+async function markRead(client: GraphClientOptions, receipt: ReadReceipt): Promise<{ ok: boolean; reason?: string }> {
+  const outcome = await callGraph(client, {
+    method: 'POST',
+    path: `${encodeURIComponent(receipt.phoneNumberId)}/messages`,
+    body: { messaging_product: 'whatsapp', status: 'read', message_id: receipt.platformMessageId },
+  });
+  if (outcome.kind === 'unreachable') return { ok: false, reason: `platform unreachable: ${outcome.message}` };
+  const error = readGraphError(outcome.body);
+  if (error) return { ok: false, reason: describeError(error) };
+  if (outcome.status >= 300) return { ok: false, reason: `platform answered HTTP ${outcome.status}` };
+  return { ok: true };
 }
 
 async function submitTemplate(

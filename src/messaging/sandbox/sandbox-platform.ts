@@ -10,6 +10,7 @@ import { buildSignedWebhook, type WebhookPayload } from '../cloud/webhook-builde
 import type {
   MessagingPlatform,
   PlatformEvent,
+  ReadReceipt,
   SendResult,
   SubmitTemplateResult,
   TemplateDeletion,
@@ -56,6 +57,8 @@ export interface SandboxPlatform extends MessagingPlatform {
   /** A message this sandbox accepted (for status reports about messages the database does not know). */
   acceptedMessage(platformMessageId: string): SandboxMessage | undefined;
   newMessageId(): string;
+  /** The read receipts the service sent, oldest first (the operator's view of what the contact's phone shows). */
+  readReceipts(): ReadReceipt[];
   /** Cancels pending timers; deliveries after close are dropped. */
   close(): void;
 }
@@ -76,6 +79,7 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
   const templates = new Map<string, StoredTemplate>(); // by platform template id
   const cooldowns = new Map<string, number>(); // name key -> deleted at (ms)
   const messages = new Map<string, SandboxMessage>();
+  const receipts: ReadReceipt[] = [];
   const timers = new Set<NodeJS.Timeout>();
   // Template webhooks are ordered by their entry time (whole seconds); each template's next one is strictly later,
   // so that a quick APPROVED, PAUSED, APPROVED through the operator controls is not read as a replay or out of order.
@@ -241,6 +245,12 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
     submitTemplate,
     deleteTemplate,
     sendTemplate,
+    async markRead(receipt) {
+      if (receipts.length >= 1000) receipts.shift();
+      receipts.push(receipt);
+      return { ok: true };
+    },
+    readReceipts: () => [...receipts],
     connect(next) {
       sink = next;
     },

@@ -30,6 +30,13 @@ export function selectBroadcasts(db: Kysely<DB>, orgId: string) {
       'broadcasts.origin',
       'broadcasts.retry_of',
       'broadcasts.created_at',
+      'broadcasts.name',
+      'broadcasts.audience',
+      'broadcasts.send_at',
+      'broadcasts.started_at',
+      'broadcasts.status_reason',
+      'broadcasts.held_until',
+      'broadcasts.phase',
       sql<number>`coalesce(c.sent, 0)`.as('sent'),
       sql<number>`coalesce(c.failed, 0)`.as('failed'),
     ])
@@ -46,7 +53,10 @@ export interface BroadcastListFilter {
   limit: number;
 }
 
-/** Newest first (decisions §1); the status filter follows the derived status of decisions §7. */
+/** Statuses a broadcast row stores; the others are derived (decisions §7, §16). */
+export const STORED_STATUSES = ['cancelled', 'stopped_low_balance', 'paused'] as const;
+
+/** Newest first (decisions §1); the status filter follows the derived status of decisions §7 and §16. */
 export function listBroadcasts(db: Kysely<DB>, orgId: string, filter: BroadcastListFilter) {
   let query = selectBroadcasts(db, orgId);
   if (filter.template_id) query = query.where('broadcasts.template_id', '=', filter.template_id);
@@ -54,13 +64,15 @@ export function listBroadcasts(db: Kysely<DB>, orgId: string, filter: BroadcastL
   if (wanted.size > 0) {
     query = query.where((eb) => {
       const pending = sql<number>`broadcasts.requested - coalesce(c.sent, 0) - coalesce(c.failed, 0)`;
-      const stored = [...wanted].filter((status) => status === 'cancelled' || status === 'stopped_low_balance');
+      const stored = [...wanted].filter((status) => (STORED_STATUSES as readonly string[]).includes(status));
+      const phases = [...wanted].filter((status) => status === 'scheduled' || status === 'preparing');
       const options = [];
       if (stored.length) options.push(eb('broadcasts.stored_status', 'in', stored));
-      if (wanted.has('completed'))
-        options.push(eb.and([eb('broadcasts.stored_status', 'is', null), eb(pending, '=', 0)]));
-      if (wanted.has('in_progress'))
-        options.push(eb.and([eb('broadcasts.stored_status', 'is', null), eb(pending, '>', 0)]));
+      const live = eb('broadcasts.stored_status', 'is', null);
+      if (phases.length) options.push(eb.and([live, eb('broadcasts.phase', 'in', phases)]));
+      const ready = eb.or([eb('broadcasts.phase', 'is', null), eb('broadcasts.phase', '=', 'ready')]);
+      if (wanted.has('completed')) options.push(eb.and([live, ready, eb(pending, '=', 0)]));
+      if (wanted.has('in_progress')) options.push(eb.and([live, ready, eb(pending, '>', 0)]));
       return eb.or(options);
     });
   }
@@ -89,14 +101,50 @@ export const lockBroadcast = (db: Kysely<DB>, orgId: string, broadcastId: string
     .forUpdate()
     .executeTakeFirst();
 
-/** Answers the new row's `created_at` (the database's clock). */
+/** Answers the new row as the view reads it, before any recipient moves (`created_at` is the database's clock). */
 export const insertBroadcast = (db: Kysely<DB>, row: Insertable<BroadcastsTable>) =>
-  db.insertInto('broadcasts').values(row).returning('created_at').executeTakeFirstOrThrow();
+  db
+    .insertInto('broadcasts')
+    .values(row)
+    .returning([
+      'id',
+      'template_id',
+      'template_name',
+      'template_language',
+      'channel_id',
+      'stored_status',
+      'requested',
+      'origin',
+      'retry_of',
+      'created_at',
+      'name',
+      'audience',
+      'send_at',
+      'started_at',
+      'status_reason',
+      'held_until',
+      'phase',
+    ])
+    .executeTakeFirstOrThrow();
 
-export const markCancelled = (db: Kysely<DB>, orgId: string, broadcastId: string) =>
+export const markCancelled = (db: Kysely<DB>, orgId: string, broadcastId: string, reason: string | null = null) =>
   db
     .updateTable('broadcasts')
-    .set({ stored_status: 'cancelled', updated_at: sql`now()` })
+    .set({ stored_status: 'cancelled', status_reason: reason, held_until: null, updated_at: sql`now()` })
+    .where('org_id', '=', orgId)
+    .where('id', '=', broadcastId)
+    .execute();
+
+/** Sets the stored status and its reason (decisions §16: `paused` with `requested` or `template_not_sendable`). */
+export const markStored = (
+  db: Kysely<DB>,
+  orgId: string,
+  broadcastId: string,
+  stored: { stored_status: string | null; status_reason: string | null },
+) =>
+  db
+    .updateTable('broadcasts')
+    .set({ ...stored, updated_at: sql`now()` })
     .where('org_id', '=', orgId)
     .where('id', '=', broadcastId)
     .execute();

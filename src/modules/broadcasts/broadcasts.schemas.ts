@@ -3,7 +3,17 @@ import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
 import { DateTime, IdParam, Nullable, OpenEnum, StringEnum } from '../../http/schemas.ts';
 import { CONTACT_ORIGINS } from '../sub-origins/sub-origins.schemas.ts';
 
-export const BROADCAST_STATUSES = ['in_progress', 'completed', 'stopped_low_balance', 'cancelled'] as const;
+export const BROADCAST_STATUSES = [
+  'scheduled',
+  'preparing',
+  'in_progress',
+  'paused',
+  'completed',
+  'stopped_low_balance',
+  'cancelled',
+] as const;
+/** decisions §16: why a broadcast is `paused`, or was `cancelled` by the service. */
+export const STATUS_REASONS = ['requested', 'template_not_sendable'] as const;
 export const RECIPIENT_STATUSES = ['received', 'sending', 'sent', 'delivered', 'read', 'failed'] as const;
 export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
 
@@ -16,7 +26,7 @@ export const BroadcastSchema = Type.Object(
     channel_id: Type.String({ description: 'The connected number the messages go out from.' }),
     status: OpenEnum(BROADCAST_STATUSES, {
       description:
-        '`cancelled` and `stopped_low_balance` are stored; otherwise `completed` when `pending` is 0, else `in_progress`.',
+        '`cancelled`, `stopped_low_balance` and `paused` are stored; an audience broadcast is `scheduled` until `send_at` and `preparing` while its recipients are added; otherwise `completed` when `pending` is 0, else `in_progress`.',
     }),
     requested: Type.Integer(),
     sent: Type.Integer({ description: 'Recipients in `sent`, `delivered` or `read`.' }),
@@ -27,6 +37,27 @@ export const BroadcastSchema = Type.Object(
     }),
     retry_of: Nullable(
       Type.String({ description: 'decisions §13: the broadcast whose failures this one retries; null otherwise.' }),
+    ),
+    name: Nullable(Type.String({ description: 'decisions §16: the campaign’s name; null for sends.' })),
+    audience: Nullable(
+      Type.Record(Type.String(), Type.Unknown(), {
+        description: 'decisions §16: the contact filters the broadcast was sent to, as given; null for sends.',
+      }),
+    ),
+    send_at: Nullable(DateTime),
+    started_at: Nullable(
+      Type.String({ format: 'date-time', description: 'When the worker started the broadcast (audience broadcasts).' }),
+    ),
+    status_reason: Nullable(
+      OpenEnum(STATUS_REASONS, {
+        description: 'Why it is `paused`, or was `cancelled` by the service; null otherwise.',
+      }),
+    ),
+    held_until: Nullable(
+      Type.String({
+        format: 'date-time',
+        description: 'While recipients wait for room in the rolling 24-hour limit: when the window next has room.',
+      }),
     ),
     created_at: DateTime,
   },
@@ -48,6 +79,12 @@ export const BroadcastSchema = Type.Object(
         pending: 1,
         origin: 'API',
         retry_of: null,
+        name: null,
+        audience: null,
+        send_at: null,
+        started_at: null,
+        status_reason: null,
+        held_until: null,
         created_at: '2026-01-15T09:30:00.000Z',
       },
     ],

@@ -1,10 +1,20 @@
-// Reading and cancelling broadcasts. Counts and status are derived (decisions §7) on every read.
-import type { Kysely } from 'kysely';
+// Reading broadcasts, and moving them: cancel, pause and resume (decisions §7, §16). Counts and status are
+// derived (decisions §7) on every read.
+import type { Kysely, Transaction } from 'kysely';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
+import { findTemplate } from '../templates/templates.repo.ts';
 import { broadcastView } from './broadcast-view.ts';
-import { type BroadcastRow, findBroadcast, listBroadcasts, lockBroadcast, markCancelled } from './broadcasts.repo.ts';
+import {
+  type BroadcastRow,
+  findBroadcast,
+  listBroadcasts,
+  lockBroadcast,
+  markCancelled,
+  markStored,
+} from './broadcasts.repo.ts';
 import type {
   BroadcastListQuery,
   BroadcastStatus,
@@ -22,11 +32,31 @@ type RecipientStatus = (typeof RECIPIENT_STATUSES)[number];
 export type BroadcastListFilter = BroadcastListQuery & { limit: number };
 export type RecipientListFilter = RecipientListQuery & { limit: number };
 
+const CANCELLABLE: readonly BroadcastStatus[] = ['scheduled', 'preparing', 'in_progress', 'paused'];
+const PAUSABLE: readonly BroadcastStatus[] = ['scheduled', 'preparing', 'in_progress'];
+
 export function createBroadcastsService(db: Kysely<DB>) {
   async function get(orgId: string, broadcastId: string) {
     const row = await findBroadcast(db, orgId, broadcastId);
     if (!row) throw notFound();
     return broadcastView(row);
+  }
+
+  /** Under the broadcast's lock (the worker's steps take it too): from one of `from`, else 409 `code`. */
+  async function transition(
+    orgId: string,
+    broadcastId: string,
+    from: readonly BroadcastStatus[],
+    code: string,
+    change: (trx: Transaction<DB>, current: BroadcastRow) => Promise<void>,
+  ) {
+    await transactionWithRetry(db, async (trx) => {
+      if (!(await lockBroadcast(trx, orgId, broadcastId))) throw notFound();
+      const row = (await findBroadcast(trx, orgId, broadcastId)) as BroadcastRow;
+      const current = broadcastView(row);
+      if (!from.includes(current.status)) throw new ApiError(409, { code, status: current.status });
+      await change(trx, row);
+    });
   }
 
   return {
@@ -97,16 +127,38 @@ export function createBroadcastsService(db: Kysely<DB>) {
       };
     },
 
+    /** decisions §7, §16: from `scheduled`, `preparing`, `in_progress` or `paused`; the unsent remainder is abandoned. */
     async cancel(orgId: string, broadcastId: string) {
-      await db.transaction().execute(async (trx) => {
-        if (!(await lockBroadcast(trx, orgId, broadcastId))) throw notFound();
-        const current = broadcastView((await findBroadcast(trx, orgId, broadcastId)) as BroadcastRow);
-        if (current.status !== 'in_progress') {
-          throw new ApiError(409, { code: 'broadcast_not_cancellable', status: current.status });
-        }
+      await transition(orgId, broadcastId, CANCELLABLE, 'broadcast_not_cancellable', async (trx) => {
         await markCancelled(trx, orgId, broadcastId);
         await cancelTail(trx, orgId, broadcastId);
         await recordFinished(trx, orgId, [broadcastId]); // decisions §11: `broadcast.finished`
+      });
+      return get(orgId, broadcastId);
+    },
+
+    /** decisions §16: hand-offs stop (the claim takes rows of live broadcasts only); those under way keep reporting. */
+    async pause(orgId: string, broadcastId: string) {
+      await transition(orgId, broadcastId, PAUSABLE, 'broadcast_not_pausable', async (trx) => {
+        await markStored(trx, orgId, broadcastId, { stored_status: 'paused', status_reason: 'requested' });
+      });
+      return get(orgId, broadcastId);
+    },
+
+    /** decisions §16: back to `scheduled` while `send_at` is ahead (its phase never left it), otherwise on. */
+    async resume(orgId: string, broadcastId: string) {
+      await transition(orgId, broadcastId, ['paused'], 'broadcast_not_resumable', async (trx, current) => {
+        const template = await findTemplate(trx, orgId, current.template_id);
+        if (template?.status !== 'APPROVED') {
+          throw new ApiError(409, {
+            code: 'template_not_sendable',
+            status: template?.status ?? 'DELETED',
+            reason: 'only a broadcast of an APPROVED template can resume',
+          });
+        }
+        await markStored(trx, orgId, broadcastId, { stored_status: null, status_reason: null });
+        // A broadcast whose last recipients ended while it was paused ends now.
+        await recordFinished(trx, orgId, [broadcastId]);
       });
       return get(orgId, broadcastId);
     },

@@ -11,7 +11,7 @@ import { ApiError } from '../../http/errors.ts';
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 // The in-flight lock is a short lease that the claiming process renews while its request runs: a request that died
-// (a crashed or killed process) frees its key within seconds, not minutes (issue 13).
+// (a crashed or killed process) frees its key within seconds, not minutes (decisions D52).
 export const IN_FLIGHT_LEASE_SECONDS = 5;
 const RENEW_EVERY_MS = 1500;
 // A request never holds a key longer than this, however long it runs.
@@ -166,4 +166,29 @@ export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>): Promise<void>
     .deleteFrom('idempotency_keys')
     .where('created_at', '<', sql<Date>`now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`)
     .execute();
+}
+
+/**
+ * decisions §7, Stripe's semantics: without a key, run the work. With an `Idempotency-Key`, the key is claimed first
+ * in its own transaction: a replay answers what the key names (`replay`); a refusal (or a fault before the commit)
+ * queued nothing, so the key is released for a corrected request. A key that names a broadcast is never released.
+ * The work completes the key in its own transaction (the admission step does).
+ */
+export async function withIdempotencyKey<T>(
+  db: Kysely<DB>,
+  orgId: string,
+  request: { body: unknown; key: string | undefined },
+  work: (held?: { key: string; token: string }) => Promise<T>,
+  replay: (broadcastId: string) => Promise<T>,
+): Promise<{ result: T; replayed: boolean }> {
+  if (request.key === undefined) return { result: await work(), replayed: false };
+  const claim = await claimIdempotencyKey(db, orgId, request.key, requestHash(request.body));
+  if (claim.kind === 'replay') return { result: await replay(claim.broadcastId), replayed: true };
+  const held = { key: request.key, token: claim.token };
+  try {
+    return { result: await work(held), replayed: false };
+  } catch (error) {
+    await releaseIdempotencyKey(db, orgId, held);
+    throw error;
+  }
 }

@@ -1,37 +1,14 @@
 // The claim step of a recipient's life, in one transaction: lock due recipient rows (SKIP LOCKED, so workers never
 // wait on each other), respect each number's per-second cap, reserve the price against the balance (one balance
 // update per account and claim), and lease what was taken.
+
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy as groupInOrder } from '../../lib/group-by.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
-import { priceOf } from './recipient-rules.ts';
-
-/** A broadcast recipient's primary key. */
-export interface RecipientKey {
-  org_id: string;
-  broadcast_id: string;
-  position: number;
-}
-
-/** An UPDATE of one broadcast recipient, by its primary key. */
-export const updateRecipient = (db: Kysely<DB>, key: RecipientKey) =>
-  db
-    .updateTable('broadcast_recipients')
-    .where('org_id', '=', key.org_id)
-    .where('broadcast_id', '=', key.broadcast_id)
-    .where('position', '=', key.position);
-
-/** Moves an account's balance by `change` (a refund when positive). */
-export async function adjustBalance(db: Kysely<DB>, orgId: string, accountId: string, change: number): Promise<void> {
-  if (change === 0) return;
-  await db
-    .updateTable('messaging_accounts')
-    .set({ balance: sql`balance + ${change}` })
-    .where('org_id', '=', orgId)
-    .where('id', '=', accountId)
-    .execute();
-}
+import { adjustBalance, updateRecipient } from './recipient-held.ts';
+import { canPay, priceOf } from './recipient-rules.ts';
 
 type Candidate = Awaited<ReturnType<typeof claimBatch>>[number];
 
@@ -46,32 +23,38 @@ const staleCharge = (row: Candidate) => (row.previous_status === 'sending' ? Num
 
 /** Due recipients with what their hand-off needs, from live broadcasts; `due` says which rows. */
 function candidates(trx: Transaction<DB>) {
-  return trx
-    .selectFrom('broadcast_recipients as r')
-    .innerJoin('broadcasts as b', (join) =>
-      join.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 'r.broadcast_id'),
-    )
-    .innerJoin('channels as ch', (join) => join.onRef('ch.org_id', '=', 'r.org_id').onRef('ch.id', '=', 'r.channel_id'))
-    .select([
-      'r.org_id',
-      'r.broadcast_id',
-      'r.position',
-      'r.account_id',
-      'r.channel_id',
-      'r.contact_id',
-      'r.phone',
-      'r.send_components',
-      'r.attempts',
-      'b.template_id',
-      'b.template_name',
-      'b.template_language',
-      'b.template_category',
-      'ch.phone_number_id',
-      'ch.status as channel_status',
-      'r.status as previous_status',
-      'r.charged as previous_charge',
-    ])
-    .where('b.stored_status', 'is', null);
+  return (
+    trx
+      .selectFrom('broadcast_recipients as r')
+      .innerJoin('broadcasts as b', (join) =>
+        join.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 'r.broadcast_id'),
+      )
+      .innerJoin('channels as ch', (join) =>
+        join.onRef('ch.org_id', '=', 'r.org_id').onRef('ch.id', '=', 'r.channel_id'),
+      )
+      .select([
+        'r.org_id',
+        'r.broadcast_id',
+        'r.position',
+        'r.account_id',
+        'r.channel_id',
+        'r.contact_id',
+        'r.phone',
+        'r.send_components',
+        'r.attempts',
+        'b.template_id',
+        'b.template_name',
+        'b.template_language',
+        'b.template_category',
+        'ch.phone_number_id',
+        'ch.status as channel_status',
+        'r.status as previous_status',
+        'r.charged as previous_charge',
+      ])
+      .where('b.stored_status', 'is', null)
+      // decisions §16: a number the platform told to slow down rests (platform-pacing.ts).
+      .where((eb) => eb.or([eb('ch.slowed_until', 'is', null), eb('ch.slowed_until', '<=', sql<Date>`now()`)]))
+  );
 }
 
 /**
@@ -289,7 +272,7 @@ export async function chargeClaims(
       if (row.channel_status !== 'live') continue;
       const price = priceOf(account.prices, row.template_category);
       // contract: a broadcast stops when the balance cannot pay its next message; later rows of it wait too.
-      if (unpaid.has(row.broadcast_id) || balance + 1e-9 < price) {
+      if (unpaid.has(row.broadcast_id) || !canPay(balance, price)) {
         unpaid.add(row.broadcast_id);
         if (staleCharge(row) > 0) unpaidStale.push(row);
         continue;
@@ -330,7 +313,7 @@ export interface ClaimOptions {
 
 /** Claims due recipients for one worker: locked, capped, paid for and leased, in one transaction. */
 export function claimRecipients(db: Kysely<DB>, options: ClaimOptions): Promise<ClaimedRow[]> {
-  return db.transaction().execute(async (trx) => chargeClaims(trx, await claimBatch(trx, options), options));
+  return transactionWithRetry(db, async (trx) => chargeClaims(trx, await claimBatch(trx, options), options));
 }
 
 /** Per-second windows of the per-number cap are only read within their second: older ones go. */

@@ -113,8 +113,10 @@ export async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonl
     update broadcasts b set finished_at = now()
     where b.org_id = ${orgId} and b.id = any(${open}::text[]) and b.finished_at is null
       and (b.stored_status in ('cancelled', 'stopped_low_balance')
-        or not exists (select 1 from broadcast_recipients r where r.org_id = b.org_id and r.broadcast_id = b.id
-          and r.status in ('queued', 'sending', 'cancelled')))
+        -- decisions §16: a paused broadcast, or one whose recipients are still being added, has not ended.
+        or (b.stored_status is null and coalesce(b.phase, 'ready') = 'ready'
+          and not exists (select 1 from broadcast_recipients r where r.org_id = b.org_id and r.broadcast_id = b.id
+            and r.status in ('queued', 'sending', 'cancelled', 'held'))))
     returning b.id`.execute(trx);
   if (finished.rows.length === 0) return;
   const rows = await selectBroadcasts(trx, orgId)

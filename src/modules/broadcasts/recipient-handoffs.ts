@@ -1,15 +1,19 @@
 // The hand-off steps of a recipient's life: mark a group just before the platform is called, then record the
 // platform's answers for it. A batch's groups go one after another, so the transaction that records one group also
 // marks the next: per group, one transaction of three statements (four when a broadcast may have ended).
+
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
 import { type Reachability, reachabilityUpdate } from '../contacts/contact-intake.ts';
 import { type OutboundMessage, outboundMessagesCtes } from '../conversations/conversations.repo.ts';
 import type { EventInput } from '../events/event-types.ts';
 import { recordEventsCall } from '../events/events.ts';
-import type { ClaimedRow, RecipientKey } from './recipient-claim.ts';
+import { pauseForTemplates, slowNumbers } from './platform-pacing.ts';
+import type { ClaimedRow } from './recipient-claim.ts';
 import { finishLocked, RECIPIENT_EVENT_COLUMNS, type RecipientEventRow, recipientEvents } from './recipient-events.ts';
+import type { RecipientKey } from './recipient-held.ts';
 import { type HeldChange, heldUpdate, keyOf, refund, updateHeld } from './recipient-held.ts';
 import type { HandoffVerdict } from './recipient-rules.ts';
 
@@ -48,7 +52,7 @@ export async function startHandoffs(db: Kysely<DB>, rows: ClaimedRow[]): Promise
   if (rows.length === 0) return [];
   const marked = await updateHeld(db, rows, MARK);
   if (marked.keys.size === rows.length) return rows;
-  return db.transaction().execute((trx) => releaseUnmarked(trx, rows, marked.keys));
+  return transactionWithRetry(db, (trx) => releaseUnmarked(trx, rows, marked.keys));
 }
 
 export interface HandoffOutcome {
@@ -109,7 +113,9 @@ export async function recordOutcomes(
   const refused = ofKind(outcomes, 'refused');
   const retried = ofKind(outcomes, 'retry');
   if (accepted.length + refused.length + retried.length === 0) return startHandoffs(db, next);
-  return db.transaction().execute(async (trx) => {
+  // A deadlock's victim wrote nothing and our leases still hold the rows: tried again (issue 19 point 3), so that
+  // answers the platform gave are not left to the reconciler (which would fail messages that were sent).
+  return transactionWithRetry(db, async (trx) => {
     const writes = new Map<string, OrgWrites>();
     const writesOf = (orgId: string) => {
       const found = writes.get(orgId) ?? { reachability: [], messages: [], events: [] };
@@ -186,13 +192,15 @@ export async function recordOutcomes(
     if (retried.length > 0) {
       const rows = retried.map((outcome) => outcome.row);
       const requeued = await updateHeld(trx, rows, {
+        // decisions §16: the platform's pacing is not an attempt (`spare` gives the claim's count back).
         set: sql`status = 'queued', handoff_started_at = null, lease_until = null, lease_token = null, charged = 0,
           error = v.error, error_code = v.error_code, next_attempt_at = now() + make_interval(secs => v.delay),
-          updated_at = now()`,
+          attempts = r.attempts - v.spare, updated_at = now()`,
         columns: [
           ['error', 'text', retried.map((outcome) => outcome.verdict.error)],
           ['error_code', 'int', retried.map((outcome) => outcome.verdict.code)],
           ['delay', 'float8', retried.map((outcome) => outcome.verdict.retryAfterMs / 1000)],
+          ['spare', 'int', retried.map((outcome) => (outcome.verdict.pacing ? 1 : 0))],
         ],
         where: sql`r.status = 'sending'`,
       });
@@ -200,6 +208,14 @@ export async function recordOutcomes(
         trx,
         rows.filter((row) => requeued.keys.has(keyOf(row))),
       );
+      await slowNumbers(
+        trx,
+        retried.filter((outcome) => outcome.verdict.pacing?.slowNumber).map((outcome) => outcome.row),
+      );
+      const paused = retried.filter((outcome) => outcome.verdict.pacing?.pauseTemplate).map((outcome) => outcome.row);
+      for (const [orgId, rows] of groupBy(paused, (row) => row.org_id)) {
+        await pauseForTemplates(trx, orgId, [...new Set(rows.map((row) => row.template_id))]);
+      }
     }
     let marked: Set<string> | undefined;
     for (const [orgId, org] of writes) {

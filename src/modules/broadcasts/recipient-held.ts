@@ -1,9 +1,43 @@
-// The shared tools of the recipients repository's steps: a recipient's key, the one UPDATE shape that changes rows a
-// claim still holds (the batch's rows travel as arrays), and the refund of what such rows reserved.
+// The shared tools of the recipients repository's steps, at the bottom of their stack (the claim, the hand-offs and
+// the repository import them; this file imports none of them): a recipient's key, the UPDATE of one recipient, the
+// one UPDATE shape that changes rows a claim still holds (the batch's rows travel as arrays), and the balance moves
+// (the refund of what such rows reserved).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
-import { adjustBalance, type ClaimedRow, type RecipientKey } from './recipient-claim.ts';
+
+/** A broadcast recipient's primary key. */
+export interface RecipientKey {
+  org_id: string;
+  broadcast_id: string;
+  position: number;
+}
+
+/** What the held-row tools need of a claimed row (recipient-claim.ts's ClaimedRow has it all). */
+export interface HeldRow extends RecipientKey {
+  account_id: string;
+  lease_token: string;
+  charged: number | string;
+}
+
+/** An UPDATE of one broadcast recipient, by its primary key. */
+export const updateRecipient = (db: Kysely<DB>, key: RecipientKey) =>
+  db
+    .updateTable('broadcast_recipients')
+    .where('org_id', '=', key.org_id)
+    .where('broadcast_id', '=', key.broadcast_id)
+    .where('position', '=', key.position);
+
+/** Moves an account's balance by `change` (a refund when positive). */
+export async function adjustBalance(db: Kysely<DB>, orgId: string, accountId: string, change: number): Promise<void> {
+  if (change === 0) return;
+  await db
+    .updateTable('messaging_accounts')
+    .set({ balance: sql`balance + ${change}` })
+    .where('org_id', '=', orgId)
+    .where('id', '=', accountId)
+    .execute();
+}
 
 export const keyOf = (row: RecipientKey) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.position}`;
 
@@ -23,7 +57,7 @@ export interface HeldChange {
  * narrows further. Returns the keys of the rows that changed and any columns `returning` names. A statement of its
  * own (updateHeld) or a data-modifying CTE of a larger one.
  */
-export function heldUpdate(rows: ClaimedRow[], change: HeldChange): RawBuilder<unknown> {
+export function heldUpdate(rows: HeldRow[], change: HeldChange): RawBuilder<unknown> {
   const columns: Column[] = [
     ['org_id', 'text', rows.map((row) => row.org_id)],
     ['broadcast_id', 'text', rows.map((row) => row.broadcast_id)],
@@ -44,7 +78,7 @@ export function heldUpdate(rows: ClaimedRow[], change: HeldChange): RawBuilder<u
 /** Runs heldUpdate as a statement; answers the changed rows and their keys. */
 export async function updateHeld<Returned extends object = object>(
   db: Kysely<DB>,
-  rows: ClaimedRow[],
+  rows: HeldRow[],
   change: HeldChange,
 ) {
   const result = await sql<RecipientKey & Returned>`${heldUpdate(rows, change)}`.execute(db);
@@ -52,9 +86,9 @@ export async function updateHeld<Returned extends object = object>(
 }
 
 /** Gives back what the given claimed rows reserved, one balance update per account. */
-export async function refund(db: Kysely<DB>, rows: ClaimedRow[]): Promise<void> {
+export async function refund(db: Kysely<DB>, rows: HeldRow[]): Promise<void> {
   for (const group of groupBy(rows, (row) => `${row.org_id}\u0000${row.account_id}`).values()) {
-    const { org_id, account_id } = group[0] as ClaimedRow;
+    const { org_id, account_id } = group[0] as HeldRow;
     await adjustBalance(
       db,
       org_id,

@@ -2,6 +2,7 @@
 // status reports never move a recipient backwards; the order itself is messaging/message-status.ts), the price of a message, how a hand-off's answer is classified,
 // and our hand-off reference that the platform echoes back.
 import type { SendResult } from '../../messaging/platform.ts';
+import { pacingOf } from './platform-pacing.ts';
 
 /** Stored states. `queued` and `cancelled` rows have not been reached and are not listed (contract). */
 export const RECIPIENT_LISTED_STATUSES = ['sending', 'sent', 'delivered', 'read', 'failed'] as const;
@@ -14,6 +15,14 @@ export { isForward } from '../../messaging/message-status.ts';
 export function priceOf(prices: unknown, category: string): number {
   const price = (prices as Record<string, unknown> | null)?.[category];
   return typeof price === 'number' && price >= 0 ? price : 1;
+}
+
+/**
+ * The balance pays `price` (decisions §7). Prices are decimal amounts held as numbers: the tolerance keeps a balance
+ * that is exactly one price (after sums of fractions) able to pay it.
+ */
+export function canPay(balance: number, price: number): boolean {
+  return balance + 1e-9 >= price;
 }
 
 /** Our reference for one hand-off, `org|broadcast|position`, carried as the platform's callback data. */
@@ -44,7 +53,14 @@ export type HandoffVerdict =
   | { kind: 'accepted'; platformMessageId: string }
   /** The platform refused it: nothing was accepted, so nothing is charged. */
   | { kind: 'refused'; error: string; code: number | null; notOnNetwork: boolean }
-  | { kind: 'retry'; error: string; code: number | null; retryAfterMs: number }
+  | {
+      kind: 'retry';
+      error: string;
+      code: number | null;
+      retryAfterMs: number;
+      /** decisions §16: the platform's own pacing, not a failed attempt (platform-pacing.ts). */
+      pacing?: { slowNumber: boolean; pauseTemplate: boolean };
+    }
   /** No answer: the platform may or may not have taken it; a status report or the reconciler settles it. */
   | { kind: 'uncertain'; reason: string };
 
@@ -52,6 +68,11 @@ export function verdictOf(result: SendResult, attempts: number, policy: RetryPol
   if (result.ok) return { kind: 'accepted', platformMessageId: result.platformMessageId };
   if (result.uncertain) return { kind: 'uncertain', reason: result.message };
   const code = result.code ?? null;
+  const pacing = pacingOf(code);
+  if (pacing) {
+    const { retryAfterMs, ...effects } = pacing;
+    return { kind: 'retry', error: result.message, code, retryAfterMs, pacing: effects };
+  }
   if (result.retryable && attempts < policy.maxAttempts) {
     return { kind: 'retry', error: result.message, code, retryAfterMs: backoffMs(attempts, policy) };
   }

@@ -1,13 +1,16 @@
 // One owner for a broadcast recipient's life. Every write of broadcast_recipients is one of these named steps:
 // queue (the send), claim (recipient-claim.ts), start hand-offs, record outcomes (in batches), fail unconfirmed
 // hand-offs, cancel the tail, apply a platform report. The rules they follow are in recipient-rules.ts.
+
 import { type Kysely, sql } from 'kysely';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import type { PlatformEventOf } from '../../messaging/webhooks.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
-import { type ClaimedRow, updateRecipient } from './recipient-claim.ts';
+import { MARKETING_CAP, MARKETING_CAP_BACKOFF_MS } from './platform-pacing.ts';
+import type { ClaimedRow } from './recipient-claim.ts';
 import { recordRecipientMoves } from './recipient-events.ts';
-import { refund } from './recipient-held.ts';
+import { refund, updateRecipient } from './recipient-held.ts';
 import { isForward, parseCallbackReference } from './recipient-rules.ts';
 
 export { type ClaimedRow, type ClaimOptions, claimRecipients } from './recipient-claim.ts';
@@ -62,7 +65,7 @@ export async function queueRecipients(
  * `handoff_unconfirmed` and are refunded (never sent again: the platform may have taken them).
  */
 export async function failUnconfirmed(db: Kysely<DB>, olderThanMs: number, limit = 500): Promise<number> {
-  return db.transaction().execute(async (trx) => {
+  return transactionWithRetry(db, async (trx) => {
     const stale = await sql<ClaimedRow>`
       update broadcast_recipients as r set status = 'failed',
         error = 'handoff_unconfirmed: the platform never confirmed this message',
@@ -86,7 +89,7 @@ export async function cancelTail(db: Kysely<DB>, orgId: string, broadcastId: str
     .set({ status: 'cancelled', updated_at: sql`now()` })
     .where('org_id', '=', orgId)
     .where('broadcast_id', '=', broadcastId)
-    .where('status', '=', 'queued')
+    .where('status', 'in', ['queued', 'held'])
     .execute();
 }
 
@@ -95,7 +98,7 @@ type StatusReport = PlatformEventOf<'message_status'>;
 const lockRecipient = (db: Kysely<DB>, orgId: string) =>
   db
     .selectFrom('broadcast_recipients')
-    .select(['broadcast_id', 'position', 'status', 'platform_message_id', 'contact_id'])
+    .select(['broadcast_id', 'position', 'status', 'platform_message_id', 'contact_id', 'account_id', 'charged'])
     .where('org_id', '=', orgId)
     .forUpdate();
 
@@ -125,6 +128,27 @@ export async function applyReport(
     }
   }
   const key = { org_id: orgId, broadcast_id: row.broadcast_id, position: row.position };
+  // decisions §16: the platform's per-user marketing cap (131049) is no failure: the person is tried again after a
+  // long backoff, uncharged meanwhile (the platform charges no undelivered message).
+  if (report.status === 'failed' && report.error?.code === MARKETING_CAP && ['sending', 'sent'].includes(row.status)) {
+    await updateRecipient(db, key)
+      .set({
+        status: 'queued',
+        platform_message_id: null,
+        sent_at: null,
+        handoff_started_at: null,
+        lease_until: null,
+        lease_token: null,
+        charged: 0,
+        error: report.error.message ?? report.error.title ?? 'marketing_cap',
+        error_code: MARKETING_CAP,
+        next_attempt_at: sql`now() + make_interval(secs => ${MARKETING_CAP_BACKOFF_MS / 1000})`,
+        updated_at: at,
+      })
+      .execute();
+    await refund(db, [{ ...key, account_id: row.account_id, charged: Number(row.charged), lease_token: '' }]);
+    return 'applied';
+  }
   const target = report.status;
   const when = report.timestamp;
   if (!isForward(row.status, target)) {

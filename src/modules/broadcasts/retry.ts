@@ -5,10 +5,8 @@ import { isUniqueViolation } from '../../db/errors.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
-import { insertBroadcast } from './broadcasts.repo.ts';
-import { priceOf } from './recipient-rules.ts';
-import { queueRecipients, recordFailedAtOnce } from './recipients.repo.ts';
-import { lockAccount, recentPhones } from './sends.repo.ts';
+import { type AdmittedBroadcast, admitBroadcast, type IdempotencyHold } from './admission.ts';
+import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from './sendable.ts';
 
 /** decisions §13: failures another try cannot fix. `not_on_network` errors carry the platform's message after it. */
 const FINAL_ERRORS = ['opted_out', 'not_on_network'];
@@ -53,20 +51,14 @@ function retryable(db: Kysely<DB>, orgId: string, broadcastId: string, errorCode
     .execute();
 }
 
-export interface RetryDeps {
-  db: Kysely<DB>;
-  sendableTemplate(orgId: string, templateId: string): Promise<{ template: { category: string; account_id: string } }>;
-  channelFor(orgId: string, accountId: string, channelId: string | undefined): Promise<string>;
-}
-
-/** Queues the retry; answers the new broadcast's id. A claimed idempotency key is completed by `complete`. */
+/** Queues the retry as a new broadcast; a claimed idempotency key is completed in its transaction. */
 export async function queueRetry(
-  deps: RetryDeps,
+  deps: SendableDeps,
   orgId: string,
   broadcastId: string,
   errorCodes: readonly string[] | undefined,
-  complete?: (trx: Kysely<DB>, broadcastId: string) => Promise<void>,
-): Promise<string> {
+  idempotency?: IdempotencyHold,
+): Promise<AdmittedBroadcast> {
   const { db } = deps;
   const original = await db
     .selectFrom('broadcasts')
@@ -76,55 +68,36 @@ export async function queueRetry(
     .executeTakeFirst();
   if (!original) throw notFound();
   // It is a send (decisions §13): the template must still be APPROVED and the original channel still live.
-  const { template } = await deps.sendableTemplate(orgId, original.template_id);
-  const channelId = await deps.channelFor(orgId, template.account_id, original.channel_id);
-  const honoursOptOut = template.category === 'MARKETING';
-  const retryId = newId('bc');
+  const { template } = await sendableTemplate(deps, orgId, original.template_id);
+  const channelId = await channelFor(db, orgId, template.account_id, original.channel_id);
   try {
-    await db.transaction().execute(async (trx) => {
-      const account = await lockAccount(trx, orgId, template.account_id);
-      // Read after the account lock: a concurrent retry of the same broadcast has committed its rows by now.
-      const rows = await retryable(trx, orgId, broadcastId, errorCodes);
-      if (rows.length === 0) throw new ApiError(409, { code: 'nothing_to_retry', broadcast_id: broadcastId });
-      const reached = rows.filter((row) => !(honoursOptOut && row.opted_out));
-      const phones = reached.map((row) => row.phone);
-      const window = await recentPhones(trx, orgId, template.account_id, phones);
-      const remaining = Math.max(0, account.messaging_limit_24h - window.used);
-      if (phones.length - window.repeated > remaining) {
-        throw new ApiError(409, { code: 'messaging_limit_exceeded', remaining, limit: account.messaging_limit_24h });
-      }
-      const price = priceOf(account.prices, template.category);
-      if (phones.length > 0 && Number(account.balance) + 1e-9 < price) {
-        throw new ApiError(402, { code: 'messaging_insufficient_balance', balance: Number(account.balance), price });
-      }
-      await insertBroadcast(trx, {
-        org_id: orgId,
-        id: retryId,
-        template_id: original.template_id,
+    return await admitBroadcast(db, {
+      orgId,
+      broadcast: {
+        id: newId('bc'),
+        ...templateColumns(template),
+        // The original's name and language (a snapshot taken when it was sent).
         template_name: original.template_name,
         template_language: original.template_language,
-        template_category: template.category,
-        account_id: template.account_id,
         channel_id: channelId,
-        requested: rows.length,
         origin: 'api',
-        idempotency_key: null,
         retry_of: broadcastId,
-      });
-      const failed = await queueRecipients(
-        trx,
-        orgId,
-        { id: retryId, accountId: template.account_id, channelId },
-        rows.map((row) => ({
+      },
+      limit: 'refuse',
+      idempotency,
+      // Read under the account lock: a concurrent retry of the same broadcast has committed its rows by now.
+      readUnderLock: true,
+      async recipients(trx) {
+        const rows = await retryable(trx, orgId, broadcastId, errorCodes);
+        if (rows.length === 0) throw new ApiError(409, { code: 'nothing_to_retry', broadcast_id: broadcastId });
+        return rows.map((row) => ({
           contactId: row.contact_id,
           phone: row.phone,
           sendComponents: row.send_components,
-          failure: honoursOptOut && row.opted_out ? 'opted_out' : undefined,
+          optedOut: row.opted_out,
           retryOf: { broadcastId, position: row.position },
-        })),
-      );
-      await recordFailedAtOnce(trx, failed);
-      await complete?.(trx, retryId);
+        }));
+      },
     });
   } catch (error) {
     // decisions §13: the unique index of live retries decides between concurrent retries of one recipient.
@@ -133,5 +106,4 @@ export async function queueRetry(
     }
     throw error;
   }
-  return retryId;
 }

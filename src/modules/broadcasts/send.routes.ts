@@ -7,14 +7,16 @@ import { RETRY_ERRORS, SEND_ERRORS, SendBody, SendHeaders, TemplateParams } from
 import type { SendService } from './send.service.ts';
 
 const description = `Queues an approved template for up to 100 recipients and answers 202 with the Broadcast.
-The request is refused whole (nothing queued, no contact created, nothing charged) on any of:
-\`template_not_sendable\` (409 not APPROVED, 422 never sendable), \`invalid_channel\` / \`channel_id_required\` (400),
-a recipient count outside 1–100 (422), \`contact_not_found\` (404, with \`index\`), \`unknown_variables\` /
-\`unknown_url_suffixes\` (422, with \`index\` and \`keys\`), \`missing_variables\` (422, with \`index\` and \`tokens\`),
-\`media_too_large\` / \`media_type_mismatch\` / \`media_fetch_failed\` (422, with \`index\`), \`duplicate_recipient\` (422),
-\`messaging_limit_exceeded\` (409, with \`remaining\`), \`messaging_insufficient_balance\` (402),
-\`idempotency_key_in_flight\` (409), \`idempotency_key_reused\` (422). Checks run in that order.
-The same \`Idempotency-Key\` and body within 24 hours answer the original broadcast (header \`Idempotent-Replayed: true\`).`;
+Checks run in this order, and the first that fails answers; a refused request is refused whole (nothing queued, no
+contact created, nothing charged). A body outside the schema (a recipient count outside 1–100 among them): 422.
+The \`Idempotency-Key\`, when given: \`idempotency_key_reused\` (422) for another body, \`idempotency_key_in_flight\`
+(409) while the first request with it runs; the same key and body within 24 hours answer the original broadcast
+(header \`Idempotent-Replayed: true\`). The template: \`template_not_sendable\` (409 not APPROVED, 422 never sendable).
+The channel: \`invalid_channel\` / \`channel_id_required\` (400). Each recipient in turn: \`contact_not_found\` (404),
+\`contact_has_no_phone\` (422), \`duplicate_recipient\` (422), \`unknown_variables\` / \`unknown_url_suffixes\` (422, with
+\`keys\`), \`missing_variables\` (422, with \`tokens\`), \`media_too_large\` / \`media_type_mismatch\` /
+\`media_fetch_failed\` (422), each with \`index\`. Then the account: \`messaging_limit_exceeded\` (409, with
+\`remaining\`), \`messaging_insufficient_balance\` (402).`;
 
 const retryDescription = `decisions §13: queues a new broadcast (\`retry_of\` names the original) of the original's
 \`failed\` recipients whose failure another try can fix (not \`not_on_network\`, not \`opted_out\`, contact not

@@ -3,9 +3,12 @@ import { SendRecipient } from '../templates/recipient-input.schemas.ts';
 
 export { SendRecipient };
 
+/** A send names at most this many recipients (decisions §7); an audience broadcast (§16) reaches any number. */
+export const MAX_RECIPIENTS = 100;
+
 export const SendBody = Type.Object(
   {
-    recipients: Type.Union([SendRecipient, Type.Array(SendRecipient)], {
+    recipients: Type.Union([SendRecipient, Type.Array(SendRecipient, { minItems: 1, maxItems: MAX_RECIPIENTS })], {
       description: 'One recipient or an array of 1 to 100.',
     }),
     channel_id: Type.Optional(

@@ -31,7 +31,7 @@ async function applyRecounts(db: Kysely<DB>, orgId: string, accountId: string): 
     ), truth as (
       select p.phone, coalesce((select max(r.queued_at) from broadcast_recipients r
           where r.org_id = ${orgId} and r.account_id = ${accountId} and r.phone = p.phone
-            and r.queued_at > ${WINDOW} and r.status not in ('failed', 'cancelled')), '-infinity') as last_queued_at
+            and r.queued_at > ${WINDOW} and r.status not in ('failed', 'cancelled', 'held')), '-infinity') as last_queued_at
       from (select distinct phone from taken) p
     ), kept as (
       insert into messaging_window_phones as w (org_id, account_id, phone, last_queued_at)

@@ -3,10 +3,11 @@
 // Set-based: one lookup of every value the items name, the checks in memory (contact-batch-plan.ts), then one
 // statement per step for the whole batch (update, insert, property values, the answer's read, the events).
 import type { Kysely } from 'kysely';
-import { isDeadlock, isForeignKeyViolation, isUniqueViolation } from '../../db/errors.ts';
+import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.ts';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError } from '../../http/errors.ts';
-import type { ValidationIssue } from '../../http/validation.ts';
+import type { ValidationIssue } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { recordEvents } from '../events/events.ts';
 import type { Definition } from '../properties/property-values.ts';
@@ -119,7 +120,7 @@ async function upsertSetBased(deps: BatchDeps, trx: Kysely<DB>, orgId: string, b
 async function upsertOneByOne(deps: BatchDeps, orgId: string, body: ContactBatch) {
   let current = 0;
   try {
-    return await deps.db.transaction().execute(async (trx) => {
+    return await transactionWithRetry(deps.db, async (trx) => {
       const definitions = await deps.definitionsByKey(trx, orgId);
       const results: BatchItem[] = [];
       for (const [index, item] of body.items.entries()) {
@@ -153,13 +154,13 @@ export async function batchUpsert(deps: BatchDeps, orgId: string, body: ContactB
   const attempts = body.items.length + 3;
   for (let attempt = 1; attempt <= attempts; attempt++) {
     try {
-      return await deps.db.transaction().execute((trx) => upsertSetBased(deps, trx, orgId, body));
+      return await transactionWithRetry(deps.db, (trx) => upsertSetBased(deps, trx, orgId, body));
     } catch (error) {
       if (error instanceof ApiError) throw error;
       // decisions §12: a concurrent batch (or create) that wrote one of our values first makes our write fail on
       // the unique index (after waiting for its commit); a new lookup sees that contact, and the item updates it
-      // (its match value) or is refused with that contact's 409 (another field). A deadlock is tried again too.
-      if (!isUniqueViolation(error) && !isDeadlock(error) && !isForeignKeyViolation(error)) throw error;
+      // (its match value) or is refused with that contact's 409 (another field). Deadlocks are retried inside.
+      if (!isUniqueViolation(error) && !isForeignKeyViolation(error)) throw error;
     }
   }
   return upsertOneByOne(deps, orgId, body);

@@ -4,7 +4,7 @@ import { type RawBuilder, sql } from 'kysely';
 import { validationError } from '../../http/errors.ts';
 import type { PropertyKind } from '../properties/properties.schemas.ts';
 import { type Definition, SLOT } from '../properties/property-values.ts';
-import type { ContactListQuery } from './contacts.schemas.ts';
+import type { ContactFilters, ContactListQuery } from './contacts.schemas.ts';
 
 export const FILTER_OPS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'contains', 'in', 'exists'] as const;
 type Op = (typeof FILTER_OPS)[number];
@@ -19,26 +19,30 @@ export interface PropertyFilter {
 const NEXT_ENTRY = new RegExp(`,(?=[a-z][a-z0-9_]{0,63}:(?:${FILTER_OPS.join('|')}):)`);
 export const MAX_FILTERS = 20;
 
+/** Where a filter's errors point: the list's query, or a body field that holds the same filters (decisions §16). */
+export type FilterLocation = readonly (string | number)[];
+const QUERY: FilterLocation = ['query'];
+
 /** property_filter as given (one string or repeated keys) -> its entries, at most 20. */
-export function filterEntries(raw: string | string[] | undefined): string[] {
+export function filterEntries(raw: string | string[] | undefined, at: FilterLocation = QUERY): string[] {
   const entries = (raw === undefined ? [] : Array.isArray(raw) ? raw : [raw]).flatMap((entry) =>
     entry.split(NEXT_ENTRY),
   );
   if (entries.length > MAX_FILTERS) {
-    throw validationError(['query', 'property_filter'], `List should have at most ${MAX_FILTERS} items`, 'too_long', {
+    throw validationError([...at, 'property_filter'], `List should have at most ${MAX_FILTERS} items`, 'too_long', {
       ctx: { field_type: 'List', max_length: MAX_FILTERS },
     });
   }
   return entries;
 }
 
-export function parsePropertyFilter(entry: string, index: number): PropertyFilter {
+export function parsePropertyFilter(entry: string, index: number, at: FilterLocation = QUERY): PropertyFilter {
   const first = entry.indexOf(':');
   const second = first < 0 ? -1 : entry.indexOf(':', first + 1);
   const op = second < 0 ? '' : entry.slice(first + 1, second);
   if (first <= 0 || second < 0 || !(FILTER_OPS as readonly string[]).includes(op)) {
     throw validationError(
-      ['query', 'property_filter', index],
+      [...at, 'property_filter', index],
       `Expected KEY:OP:VALUE with OP one of ${FILTER_OPS.join(', ')}`,
       'value_error',
       { input: entry },
@@ -83,9 +87,10 @@ export function propertyCondition(
   filter: PropertyFilter,
   definition: Definition | undefined,
   index: number,
+  at: FilterLocation = QUERY,
 ): Condition {
   const fail = (msg: string) =>
-    validationError(['query', 'property_filter', index], msg, 'value_error', {
+    validationError([...at, 'property_filter', index], msg, 'value_error', {
       input: `${filter.key}:${filter.op}:${filter.value}`,
     });
   if (!definition) throw fail(`Unknown property key '${filter.key}'`);
@@ -172,9 +177,10 @@ export interface ListFilter {
 
 /** Everything in the query that narrows the list. */
 export function listConditions(
-  query: ContactListQuery,
+  query: ContactFilters,
   timezone: string,
   definitions: Map<string, Definition>,
+  at: FilterLocation = QUERY,
 ): ListFilter {
   const conditions: RawBuilder<unknown>[] = [];
   const properties: Condition[] = [];
@@ -198,10 +204,10 @@ export function listConditions(
   const searchAt = conditions.length;
   const search = query.q === undefined ? undefined : trigramSearch(query.q);
   if (query.q !== undefined) conditions.push(sql`c.search_text like lower(${`%${escapeLike(query.q)}%`})`);
-  const entries = filterEntries(query.property_filter);
+  const entries = filterEntries(query.property_filter, at);
   for (const [index, entry] of entries.entries()) {
-    const filter = parsePropertyFilter(entry, index);
-    properties.push(propertyCondition(filter, definitions.get(filter.key), index));
+    const filter = parsePropertyFilter(entry, index, at);
+    properties.push(propertyCondition(filter, definitions.get(filter.key), index, at));
   }
   const only = conditions.length === 0 && properties.length === 1 ? properties[0]?.rows : undefined;
   conditions.push(...properties.map((condition) => condition.sql));

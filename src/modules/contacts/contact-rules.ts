@@ -5,7 +5,7 @@
 import type { Insertable, Kysely } from 'kysely';
 import type { ContactsTable, DB } from '../../db/schema.ts';
 import { ApiError, validationError } from '../../http/errors.ts';
-import type { ValidationIssue } from '../../http/validation.ts';
+import type { ValidationIssue } from '../../http/schemas.ts';
 import type { PropertyValueInput } from '../properties/properties.schemas.ts';
 import { checkValue, type Definition, type StoredValue } from '../properties/property-values.ts';
 import { initialMessagingStatus, messagingStatusAfterPhoneChange, optOutChange } from './contact-intake.ts';

@@ -112,7 +112,7 @@ const compiledContactWithValues = new WeakMap<Kysely<DB>, CompiledQuery>();
 
 /**
  * A live contact and its custom property values (with each value's key and kind, in property order), in one
- * statement: the values are aggregated as JSON beside the row (issue 9: one round trip per read). The hottest
+ * statement: the values are aggregated as JSON beside the row (decisions D22: one round trip per read). The hottest
  * read of the API: its SQL is built once per database handle, not per request, and prepared.
  */
 export async function findContactWithValues(
@@ -124,7 +124,7 @@ export async function findContactWithValues(
   if (!compiled) {
     compiled = contactWithValues(db, ORG_PLACEHOLDER, ID_PLACEHOLDER).compile();
     compiledContactWithValues.set(db, compiled);
-    // Sent by name on PostgreSQL: parsed once per connection and run on a cached plan (decisions: "Read path").
+    // Sent by name on PostgreSQL: parsed once per connection and run on a cached plan (decisions D22).
     prepareStatement(compiled.sql);
   }
   const parameters = compiled.parameters.map((value) =>

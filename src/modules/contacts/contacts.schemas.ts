@@ -128,45 +128,60 @@ export type ContactPatch = Static<typeof ContactPatch>;
 
 const FilterEntry = Type.String({ minLength: 1, maxLength: 1000 });
 
+/**
+ * The contact list's filters (decisions §2, §14): one model for `GET /v1/contacts` (as query parameters) and for a
+ * broadcast's `audience` (as JSON, decisions §16), read by the same code (contact-filters.ts).
+ */
+const CONTACT_FILTER_FIELDS = {
+  q: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 200,
+      description: 'Case-insensitive substring of first, last or full name, email, phone, social handle or city.',
+    }),
+  ),
+  country: Type.Optional(Type.Array(Type.String({ pattern: COUNTRY_PATTERN }), { maxItems: 100 })),
+  origin: Type.Optional(Type.Array(ContactOriginSchema, { maxItems: 20 })),
+  funnel_stage_ids: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100 })),
+  owner_id: Type.Optional(Type.Array(Type.String({ maxLength: 128 }), { maxItems: 100 })),
+  created_from: Type.Optional(
+    Type.String({ format: 'date', description: 'Inclusive, in the organization’s timezone.' }),
+  ),
+  created_to: Type.Optional(Type.String({ format: 'date', description: 'Inclusive, in the organization’s timezone.' })),
+  // Not a plain array: array parameters are split on every comma, and a filter value may hold commas. Entries
+  // come as repeated keys, or comma-separated where a comma is followed by the next `KEY:OP:`.
+  property_filter: Type.Optional(
+    Type.Union([FilterEntry, Type.Array(FilterEntry, { maxItems: 20 })], {
+      description:
+        '`KEY:OP:VALUE`, ANDed, as repeated keys (or comma-separated: a comma followed by `KEY:OP:` starts the next entry). OP: `eq neq gt gte lt lte contains in exists`; `in` takes ' +
+        '`|`-separated values; `exists` takes `true` or `false`.',
+    }),
+  ),
+  opted_out: Type.Optional(
+    Type.Boolean({ description: 'decisions §14: only contacts that are (true) or are not (false) opted out.' }),
+  ),
+};
+
+/** decisions §16: the contact list's filters as a JSON object; `{}` is every contact. */
+export const ContactFilters = Type.Object(CONTACT_FILTER_FIELDS, {
+  additionalProperties: false,
+  title: 'ContactFilters',
+  description: 'The filters of `GET /v1/contacts`, as JSON (arrays as arrays); `{}` matches every contact.',
+  examples: [{ property_filter: ['tier:eq:gold'], opted_out: false }],
+});
+export type ContactFilters = Static<typeof ContactFilters>;
+
 export const ContactListQuery = Type.Object(
   {
     limit: Type.Optional(LimitQuery(CONTACT_PAGE_SIZE, 200)),
     cursor: Type.Optional(CursorQuery),
-    q: Type.Optional(
-      Type.String({
-        minLength: 1,
-        maxLength: 200,
-        description: 'Case-insensitive substring of first, last or full name, email, phone, social handle or city.',
-      }),
-    ),
-    country: Type.Optional(Type.Array(Type.String({ pattern: COUNTRY_PATTERN }), { maxItems: 100 })),
-    origin: Type.Optional(Type.Array(ContactOriginSchema, { maxItems: 20 })),
-    funnel_stage_ids: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100 })),
-    owner_id: Type.Optional(Type.Array(Type.String({ maxLength: 128 }), { maxItems: 100 })),
-    created_from: Type.Optional(
-      Type.String({ format: 'date', description: 'Inclusive, in the organization’s timezone.' }),
-    ),
-    created_to: Type.Optional(
-      Type.String({ format: 'date', description: 'Inclusive, in the organization’s timezone.' }),
-    ),
-    // Not a plain array: array parameters are split on every comma, and a filter value may hold commas. Entries
-    // come as repeated keys, or comma-separated where a comma is followed by the next `KEY:OP:`.
-    property_filter: Type.Optional(
-      Type.Union([FilterEntry, Type.Array(FilterEntry, { maxItems: 20 })], {
-        description:
-          '`KEY:OP:VALUE`, ANDed, as repeated keys (or comma-separated: a comma followed by `KEY:OP:` starts the next entry). OP: `eq neq gt gte lt lte contains in exists`; `in` takes ' +
-          '`|`-separated values; `exists` takes `true` or `false`.',
-      }),
-    ),
+    ...CONTACT_FILTER_FIELDS,
     include_total: Type.Optional(
       Type.Boolean({
         description:
           '`total_count` is exact up to 10,000 matches and `null` above; `true` makes it exact always, at the ' +
           'cost of counting every match.',
       }),
-    ),
-    opted_out: Type.Optional(
-      Type.Boolean({ description: 'decisions §14: only contacts that are (true) or are not (false) opted out.' }),
     ),
     sort: Type.Optional(StringEnum(CONTACT_SORTS, { default: 'recent' })),
     sort_dir: Type.Optional(

@@ -1,7 +1,9 @@
 // Contacts: create, read, update, delete, list; duplicates, messaging_status, funnel stage, sub-origin and custom
 // property values (contract: Contact; decisions §5).
+
 import type { Kysely } from 'kysely';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.ts';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { notFound, validationError } from '../../http/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
@@ -129,13 +131,13 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
 
     async create(orgId: string, input: ContactInput): Promise<Contact> {
       return guardDuplicates(orgId, input, () =>
-        db.transaction().execute(async (trx) => createIn(trx, orgId, input, await definitionsByKey(trx, orgId))),
+        transactionWithRetry(db, async (trx) => createIn(trx, orgId, input, await definitionsByKey(trx, orgId))),
       );
     },
 
     async update(orgId: string, id: string, patch: ContactPatch): Promise<Contact> {
       return guardDuplicates(orgId, patch, () =>
-        db.transaction().execute(async (trx) => {
+        transactionWithRetry(db, async (trx) => {
           const current = await repo.findContact(trx, orgId, id, { lock: true });
           if (!current) throw notFound();
           return updateIn(trx, orgId, current, patch, await definitionsByKey(trx, orgId));
@@ -147,7 +149,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
       batchUpsert({ db, clock, createIn, updateIn, guardDuplicates, definitionsByKey }, orgId, body),
 
     async remove(orgId: string, id: string): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      await transactionWithRetry(db, async (trx) => {
         // decisions §5: gone from every read; its email, phone and handle are free again (partial unique indexes).
         if (!(await repo.softDeleteContact(trx, orgId, id, clock.now()))) throw notFound();
         await repo.removeValues(trx, orgId, id);

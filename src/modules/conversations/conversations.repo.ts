@@ -9,10 +9,21 @@ export type MessageRow = Selectable<MessagesTable>;
 /** Keyset position: (time, id) of the last row of the previous page, newest first. */
 export type Position = [Date, string];
 
+/** decisions §15: the customer-service window lasts 24 hours from the contact's newest message. */
+export const WINDOW_MS = 24 * 60 * 60 * 1000;
+
+export interface ConversationFilter {
+  contact_id?: string | undefined;
+  channel_id?: string | undefined;
+  unread?: boolean | undefined;
+  /** `open` or `closed` at `now`. */
+  window?: { open: boolean; now: Date } | undefined;
+}
+
 export function listConversations(
   db: Kysely<DB>,
   orgId: string,
-  filter: { contact_id?: string | undefined; channel_id?: string | undefined },
+  filter: ConversationFilter,
   limit: number,
   after?: Position,
 ) {
@@ -25,6 +36,13 @@ export function listConversations(
     .limit(limit);
   if (filter.contact_id !== undefined) query = query.where('contact_id', '=', filter.contact_id);
   if (filter.channel_id !== undefined) query = query.where('channel_id', '=', filter.channel_id);
+  if (filter.unread !== undefined) query = query.where('unread_count', filter.unread ? '>' : '=', 0);
+  if (filter.window !== undefined) {
+    const opensAfter = new Date(filter.window.now.getTime() - WINDOW_MS);
+    query = filter.window.open
+      ? query.where('last_inbound_at', '>', opensAfter)
+      : query.where((eb) => eb.or([eb('last_inbound_at', 'is', null), eb('last_inbound_at', '<=', opensAfter)]));
+  }
   if (after) {
     query = query.where((eb) => eb(eb.refTuple('last_message_at', 'id'), '<', eb.tuple(after[0], after[1])));
   }
@@ -90,7 +108,11 @@ export async function findOrCreateConversation(
   return winner.id;
 }
 
-/** Stores a message once per platform id; answers whether it was new. Moves the conversation's clock forward. */
+/**
+ * Stores a message once per platform id; answers whether it was new. Moves the conversation's clock forward; an
+ * inbound message also moves its window (decisions §15) and counts as unread, in the same update of the
+ * conversation's row, so that concurrent inbound messages and read calls serialize on its lock.
+ */
 export async function insertMessage(db: Kysely<DB>, row: Insertable<MessagesTable>): Promise<boolean> {
   const inserted = await db
     .insertInto('messages')
@@ -102,13 +124,63 @@ export async function insertMessage(db: Kysely<DB>, row: Insertable<MessagesTabl
     .executeTakeFirst();
   if (!inserted) return false;
   const at = row.created_at as Date;
+  const inbound = row.direction === 'inbound';
   await db
     .updateTable('conversations')
-    .set({ last_message_at: sql<Date>`greatest(last_message_at, ${at})`, updated_at: at })
+    .set({
+      last_message_at: sql<Date>`greatest(last_message_at, ${at})`,
+      updated_at: at,
+      ...(inbound
+        ? {
+            last_inbound_at: sql<Date>`greatest(last_inbound_at, ${at})`,
+            unread_count: sql<number>`unread_count + 1`,
+          }
+        : {}),
+    })
     .where('org_id', '=', row.org_id)
     .where('id', '=', row.conversation_id)
     .execute();
   return true;
+}
+
+/**
+ * decisions §15: a read call zeroes the unread count (the conversation's row lock orders it against inbound
+ * messages). Answers the conversation and, when there was something unread, the newest inbound message (for the
+ * platform's read receipt); undefined for an unknown conversation. A second call changes nothing.
+ */
+export async function markRead(db: Kysely<DB>, orgId: string, conversationId: string, at: Date) {
+  const before = await db
+    .selectFrom('conversations')
+    .select('unread_count')
+    .where('org_id', '=', orgId)
+    .where('id', '=', conversationId)
+    .forUpdate()
+    .executeTakeFirst();
+  if (!before) return undefined;
+  if (before.unread_count === 0) {
+    return { conversation: (await findConversation(db, orgId, conversationId)) as ConversationRow, newest: undefined };
+  }
+  const conversation = await db
+    .updateTable('conversations')
+    .set({ unread_count: 0, updated_at: at })
+    .where('org_id', '=', orgId)
+    .where('id', '=', conversationId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const newest = await db
+    .selectFrom('messages')
+    .innerJoin('channels', (join) =>
+      join.onRef('channels.org_id', '=', 'messages.org_id').onRef('channels.id', '=', 'messages.channel_id'),
+    )
+    .select(['messages.platform_message_id', 'channels.phone_number_id'])
+    .where('messages.org_id', '=', orgId)
+    .where('messages.conversation_id', '=', conversationId)
+    .where('messages.direction', '=', 'inbound')
+    .orderBy('messages.created_at', 'desc')
+    .orderBy('messages.id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return { conversation, newest };
 }
 
 /** One accepted outbound template message, as the fan-out records it (decisions §7: `sender: "system"`). */

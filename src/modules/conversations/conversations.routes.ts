@@ -64,4 +64,21 @@ export function conversationRoutes(parent: FastifyInstance, conversations: Conve
     },
     async (request) => conversations.messages(authOf(request).orgId, request.params.conversation_id, request.query),
   );
+
+  app.post(
+    '/conversations/:conversation_id/read',
+    {
+      schema: {
+        tags,
+        summary: 'Mark a conversation read',
+        description:
+          'decisions §15: `unread_count` becomes 0 and the platform is told that the contact’s newest message was ' +
+          'read (its read receipt). Calling it again changes nothing. No body.',
+        operationId: 'markConversationRead',
+        params: ConversationIdParams,
+        response: { 200: described('The conversation, read.', ConversationSchema), ...v1Errors({ 404: [], 422: [] }) },
+      },
+    },
+    async (request) => conversations.markRead(authOf(request).orgId, request.params.conversation_id),
+  );
 }

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
-import { DateTime, IdParam, Nullable, OpenEnum } from '../../http/schemas.ts';
+import { DateTime, IdParam, Nullable, OpenEnum, StringEnum } from '../../http/schemas.ts';
 
 export const SENDERS = ['contact', 'agent', 'ai', 'system'] as const;
 export const MESSAGE_STATUSES = ['received', 'sending', 'sent', 'delivered', 'read', 'failed'] as const;
@@ -11,6 +11,14 @@ export const ConversationSchema = Type.Object(
     contact_id: Type.String(),
     channel_id: Type.String({ description: 'The connected number of the conversation.' }),
     last_message_at: DateTime,
+    last_inbound_at: Nullable({ ...DateTime, description: 'decisions §15: the contact’s newest message, or null.' }),
+    window_expires_at: Nullable({
+      ...DateTime,
+      description:
+        'When the customer-service window closes (`last_inbound_at` + 24 h), or null. Until then text and media ' +
+        'replies are free; after it, only templates.',
+    }),
+    unread_count: Type.Integer({ minimum: 0, description: 'Inbound messages since the last read call.' }),
     created_at: DateTime,
     updated_at: DateTime,
   },
@@ -24,6 +32,9 @@ export const ConversationSchema = Type.Object(
         contact_id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
         channel_id: 'ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0',
         last_message_at: '2026-01-15T09:31:00.000Z',
+        last_inbound_at: '2026-01-15T09:31:00.000Z',
+        window_expires_at: '2026-01-16T09:31:00.000Z',
+        unread_count: 1,
         created_at: '2026-01-15T09:30:00.000Z',
         updated_at: '2026-01-15T09:31:00.000Z',
       },
@@ -98,6 +109,16 @@ export const ConversationListQuery = Type.Object(
     cursor: Type.Optional(CursorQuery),
     contact_id: Type.Optional(Id),
     channel_id: Type.Optional(Id),
+    unread: Type.Optional(
+      Type.Boolean({
+        description: 'decisions §15: only conversations with (true) or without (false) unread messages.',
+      }),
+    ),
+    window: Type.Optional(
+      StringEnum(['open', 'closed'] as const, {
+        description: 'decisions §15: only conversations whose customer-service window is open, or closed.',
+      }),
+    ),
   },
   { additionalProperties: true },
 );

@@ -1,8 +1,11 @@
 // Read-only conversation history: conversations newest activity first, their messages newest first.
+import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { notFound, validationError } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
+import type { Clock } from '../../lib/clock.ts';
+import type { MessagingPlatform } from '../../messaging/platform.ts';
 import * as repo from './conversations.repo.ts';
 import type { ConversationListQuery, MessageListQuery } from './conversations.schemas.ts';
 
@@ -31,25 +34,66 @@ function page<T extends { id: string }>(
   };
 }
 
-export function createConversationsService(deps: { db: Kysely<DB> }) {
-  const { db } = deps;
+/** A conversation as the API shows it (decisions §15: the window's end derives from the newest inbound message). */
+export function conversationView(row: repo.ConversationRow) {
+  const { org_id: _org, ...conversation } = row;
+  return {
+    ...conversation,
+    window_expires_at: row.last_inbound_at ? new Date(row.last_inbound_at.getTime() + repo.WINDOW_MS) : null,
+  };
+}
+
+export interface ConversationsDeps {
+  db: Kysely<DB>;
+  clock: Clock;
+  platform: Pick<MessagingPlatform, 'markRead'>;
+  log: FastifyBaseLogger;
+}
+
+export function createConversationsService(deps: ConversationsDeps) {
+  const { db, clock, platform, log } = deps;
 
   async function get(orgId: string, conversationId: string) {
     const row = await repo.findConversation(db, orgId, conversationId);
     if (!row) throw notFound();
-    return row;
+    return conversationView(row);
   }
 
   return {
     async list(orgId: string, query: ConversationListQuery) {
       const limit = query.limit ?? 50;
-      const filter = { contact_id: query.contact_id, channel_id: query.channel_id };
+      const filter = {
+        contact_id: query.contact_id,
+        channel_id: query.channel_id,
+        unread: query.unread,
+        window: query.window,
+      };
       const scope = 'conversations:recent';
-      const rows = await repo.listConversations(db, orgId, filter, limit + 1, position(query.cursor, scope, filter));
-      return page(rows, limit, scope, filter, (row) => row.last_message_at);
+      const after = position(query.cursor, scope, filter);
+      const window = query.window === undefined ? undefined : { open: query.window === 'open', now: clock.now() };
+      const rows = await repo.listConversations(db, orgId, { ...filter, window }, limit + 1, after);
+      const result = page(rows, limit, scope, filter, (row) => row.last_message_at);
+      return { ...result, items: result.items.map(conversationView) };
     },
 
     get,
+
+    /**
+     * decisions §15: zeroes the unread count and tells the platform the newest inbound message was read. The
+     * receipt is sent after the commit and only when something was unread: a second call changes nothing. A receipt
+     * the platform refused is logged; the conversation stays read here.
+     */
+    async markRead(orgId: string, conversationId: string) {
+      const read = await db.transaction().execute((trx) => repo.markRead(trx, orgId, conversationId, clock.now()));
+      if (!read) throw notFound();
+      const newest = read.newest;
+      if (newest?.platform_message_id) {
+        const receipt = { phoneNumberId: newest.phone_number_id, platformMessageId: newest.platform_message_id };
+        const answer = await platform.markRead(receipt);
+        if (!answer.ok) log.warn({ conversation: conversationId, reason: answer.reason }, 'read receipt refused');
+      }
+      return conversationView(read.conversation);
+    },
 
     async messages(orgId: string, conversationId: string, query: MessageListQuery) {
       const limit = query.limit ?? 50;
@@ -63,7 +107,7 @@ export function createConversationsService(deps: { db: Kysely<DB> }) {
       }
       const rows = await repo.listMessages(db, orgId, conversationId, limit + 1, after);
       // Messages belong to their conversation (foreign key; conversations are never deleted): a page with messages
-      // proves it exists, so only an empty page costs a second statement (issue 9: one per read).
+      // proves it exists, so only an empty page costs a second statement (decisions D22: one per read).
       if (rows.length === 0) await get(orgId, conversationId);
       const result = page(rows, limit, scope, null, (row) => row.created_at);
       return { ...result, items: result.items.map(({ org_id: _org, updated_at: _updated, ...message }) => message) };

@@ -70,6 +70,12 @@ export const EVENT_DEFINITIONS = {
     description:
       'Data: the Broadcast recipient with `broadcast_id`, each time it moves to `sent`, `delivered`, `read` or `failed`.',
   },
+  'broadcast.started': {
+    data: BroadcastSchema,
+    summary: 'An audience broadcast started',
+    description:
+      'decisions §16: Data: the Broadcast when the worker starts it (at `send_at`, or at once), now `preparing`.',
+  },
   'broadcast.finished': {
     data: BroadcastSchema,
     summary: 'A broadcast finished',

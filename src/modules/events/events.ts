@@ -2,10 +2,12 @@
 // transaction of the change that causes the events: a rolled-back change emits nothing, a committed one is never
 // lost. One statement per call, however many events: it stores each event once and writes one delivery row for
 // every endpoint of the organization that is enabled and subscribed to its type at that moment. Without an enabled
-// endpoint it writes nothing and costs one cached index probe (the SQL is the function webhook_record_events).
+// endpoint it writes nothing and costs one cached index probe. Which endpoints take an event is the webhook
+// endpoints feature's subscription rule (webhook-endpoints/deliveries.repo.ts); this file prepares the events.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { newId } from '../../lib/ids.ts';
+import { subscriptionRuleCall } from '../webhook-endpoints/deliveries.repo.ts';
 import type { EventInput } from './event-types.ts';
 
 interface PreparedEvent {
@@ -23,6 +25,13 @@ function prepare(events: readonly EventInput[], now: Date): PreparedEvent[] {
   });
 }
 
+/**
+ * Tells the processes holding open console streams of the organization about these events, at commit (decisions
+ * §17; migration 0017's function: one notification per call, one index probe when no console is open). Answers 0.
+ */
+const consoleNotifyCall = (orgId: string, events: string) =>
+  sql<number>`console_notify_events(${orgId}, ${events}::jsonb)`;
+
 async function insertEvents(
   executor: Kysely<DB>,
   orgId: string,
@@ -31,11 +40,12 @@ async function insertEvents(
   onlyEndpointId?: string,
 ): Promise<number> {
   if (events.length === 0) return 0;
-  // One statement: the function (migration 0007) stores the events that some endpoint takes, and their deliveries.
-  const result = await sql<{ queued: number }>`
-    select webhook_record_events(${orgId}, ${JSON.stringify(events)}::jsonb, ${now}, ${onlyEndpointId ?? null})
-      as queued
-  `.execute(executor);
+  // One statement: the rule stores the events that some endpoint takes, and their deliveries; the console's live
+  // stream (decisions §17) is told of the same events at the same commit (not of a test ping).
+  const body = JSON.stringify(events);
+  const call = subscriptionRuleCall(orgId, body, now, onlyEndpointId ?? null);
+  const notify = onlyEndpointId ? sql<number>`0` : consoleNotifyCall(orgId, body);
+  const result = await sql<{ queued: number }>`select ${call} + ${notify} as queued`.execute(executor);
   return Number(result.rows[0]?.queued ?? 0);
 }
 
@@ -57,8 +67,8 @@ export async function recordEvents(
  * records events within a larger statement of the same transaction (the fan-out records a group's answers in one).
  */
 export function recordEventsCall(orgId: string, events: readonly EventInput[], now: Date = new Date()) {
-  return sql<number>`webhook_record_events(${orgId}, ${JSON.stringify(prepare(events, now))}::jsonb, ${now}::timestamptz,
-    null)`;
+  const body = JSON.stringify(prepare(events, now));
+  return sql<number>`(${subscriptionRuleCall(orgId, body, now, null)} + ${consoleNotifyCall(orgId, body)})`;
 }
 
 /** The test call: a `ping` event to one endpoint alone; returns the event id. */
@@ -66,35 +76,4 @@ export async function recordPing(executor: Kysely<DB>, orgId: string, endpointId
   const [event] = prepare([{ type: 'ping', data: { endpoint_id: endpointId } }], now);
   const queued = await insertEvents(executor, orgId, [event as PreparedEvent], now, endpointId);
   return { eventId: (event as PreparedEvent).id, queued };
-}
-
-/** How long finished deliveries and their events are kept (Stripe keeps events 30 days). */
-export const WEBHOOK_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-
-/**
- * Deletes deliveries finished before `retentionMs` ago and the events no delivery refers to any more, a bounded
- * batch at a time; returns how many deliveries were deleted. Pending deliveries and their events are kept.
- */
-export async function pruneWebhookHistory(db: Kysely<DB>, retentionMs = WEBHOOK_RETENTION_MS, batch = 5000) {
-  const cutoff = sql<Date>`now() - make_interval(secs => ${retentionMs / 1000})`;
-  const deleted = await sql`
-    delete from webhook_deliveries d
-    using (
-      select org_id, id from webhook_deliveries
-      where status in ('succeeded', 'failed') and updated_at < ${cutoff}
-      limit ${batch}
-    ) old
-    where d.org_id = old.org_id and d.id = old.id
-  `.execute(db);
-  await sql`
-    delete from webhook_events ev
-    using (
-      select e.org_id, e.id from webhook_events e
-      where e.created_at < ${cutoff}
-        and not exists (select 1 from webhook_deliveries d where d.org_id = e.org_id and d.event_id = e.id)
-      limit ${batch}
-    ) old
-    where ev.org_id = old.org_id and ev.id = old.id
-  `.execute(db);
-  return Number(deleted.numAffectedRows ?? 0);
 }

@@ -1,6 +1,6 @@
 // SQL for organizations, keys, messaging accounts and numbers (the operator's records).
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
-import type { ChannelsTable, DB, MessagingAccountsTable, OrganizationsTable } from '../../db/schema.ts';
+import type { ApiKeysTable, ChannelsTable, DB, MessagingAccountsTable, OrganizationsTable } from '../../db/schema.ts';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
 export type AccountRow = Selectable<MessagingAccountsTable>;
@@ -15,10 +15,8 @@ export const updateOrganization = (db: Kysely<DB>, orgId: string, patch: Updatea
 export const findOrganization = (db: Kysely<DB>, orgId: string) =>
   db.selectFrom('organizations').selectAll().where('id', '=', orgId).executeTakeFirst();
 
-export const insertApiKey = (
-  db: Kysely<DB>,
-  row: { org_id: string; id: string; name: string | null; key_hash: string; display_prefix: string },
-) => db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+export const insertApiKey = (db: Kysely<DB>, row: Insertable<ApiKeysTable>) =>
+  db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
 
 export const revokeApiKey = (db: Kysely<DB>, orgId: string, keyId: string, at: Date) =>
   db
@@ -38,7 +36,16 @@ export const listOrganizations = (db: Kysely<DB>) =>
 export const listApiKeys = (db: Kysely<DB>, orgId: string) =>
   db
     .selectFrom('api_keys')
-    .select(['id', 'name', 'display_prefix as prefix', 'created_at', 'revoked_at'])
+    .select([
+      'id',
+      'name',
+      'display_prefix as prefix',
+      'scopes',
+      'expires_at',
+      'last_used_at',
+      'created_at',
+      'revoked_at',
+    ])
     .where('org_id', '=', orgId)
     .orderBy('created_at')
     .orderBy('id')

@@ -1,13 +1,15 @@
 // The operator API (/admin/v1): organizations, keys, messaging accounts and numbers. Off without ADMIN_TOKEN.
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import { bearerToken } from '../../http/auth.ts';
+import { bearerToken, secretMatcher } from '../../http/bearer.ts';
 import { ApiError } from '../../http/errors.ts';
 import { errorResponse, NoContent } from '../../http/schemas.ts';
+import { InvitedUser, UserInput } from '../users/users.schemas.ts';
+import type { UsersService } from '../users/users.service.ts';
 import {
   ApiKeyInput,
+  ApiKeyList,
   CreatedApiKey,
   MessagingAccountInput,
   MessagingAccountPatch,
@@ -20,22 +22,27 @@ import {
 } from './operator.schemas.ts';
 import type { OperatorService } from './operator.service.ts';
 
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
 const errors = (...statuses: number[]) =>
   Object.fromEntries([401, 422, ...statuses].map((status) => [status, errorResponse(status)]));
 
 const OrgParams = Type.Object({ org_id: Type.String() });
 const AccountParams = Type.Object({ account_id: Type.String() });
 
-export function operatorRoutes(parent: FastifyInstance, deps: { adminToken: string; operator: OperatorService }): void {
+export interface OperatorRouteDeps {
+  adminToken: string;
+  operator: OperatorService;
+  users: UsersService;
+  /** The embedded database's consistent copy (Database.backup); absent on PostgreSQL. */
+  backup?: (() => Promise<Uint8Array>) | undefined;
+}
+
+export function operatorRoutes(parent: FastifyInstance, deps: OperatorRouteDeps): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
-  const expected = digest(deps.adminToken);
+  const matches = secretMatcher(deps.adminToken);
   app.addHook('onRequest', async (request) => {
     const token = bearerToken(request.headers.authorization);
     if (token === undefined) throw new ApiError(401, 'missing_bearer_token');
-    // Compare digests so that neither the length nor the content leaks through timing.
-    if (!timingSafeEqual(digest(token), expected)) throw new ApiError(401, 'invalid_admin_token');
+    if (!matches(token)) throw new ApiError(401, 'invalid_admin_token');
   });
   const { operator } = deps;
   const hide = { hide: true, tags: ['Operator'] };
@@ -77,8 +84,13 @@ export function operatorRoutes(parent: FastifyInstance, deps: { adminToken: stri
       },
     },
     async (request, reply) => {
-      return reply.code(201).send(await operator.createApiKey(request.params.org_id, request.body.name));
+      return reply.code(201).send(await operator.createApiKey(request.params.org_id, request.body));
     },
+  );
+  app.get(
+    '/organizations/:org_id/api-keys',
+    { schema: { ...hide, params: OrgParams, response: { 200: ApiKeyList, ...errors(404) } } },
+    async (request) => ({ items: await operator.listApiKeys(request.params.org_id) }),
   );
   app.delete(
     '/organizations/:org_id/api-keys/:key_id',
@@ -94,6 +106,19 @@ export function operatorRoutes(parent: FastifyInstance, deps: { adminToken: stri
       await operator.revokeApiKey(org_id, key_id);
       return reply.code(204).send(null);
     },
+  );
+  // decisions §17: the operator creates an organization's people; the answer carries a one-time sign-in link.
+  app.post(
+    '/organizations/:org_id/users',
+    {
+      schema: {
+        ...hide,
+        params: OrgParams,
+        body: UserInput,
+        response: { 201: InvitedUser, ...errors(404, 409) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await deps.users.invite(request.params.org_id, request.body)),
   );
   app.post(
     '/organizations/:org_id/messaging-accounts',
@@ -126,6 +151,21 @@ export function operatorRoutes(parent: FastifyInstance, deps: { adminToken: stri
     },
     async (request) => operator.updateMessagingAccount(request.params.account_id, request.body),
   );
+  // Issue 19 point 5: `crm backup` asks the running server, the one process that holds the embedded database.
+  app.get('/backup', { schema: hide }, async (_request, reply) => {
+    if (!deps.backup) {
+      throw new ApiError(409, {
+        code: 'backup_unavailable',
+        message: 'Backups here are of the embedded database; back up PostgreSQL with pg_dump.',
+      });
+    }
+    const archive = await deps.backup();
+    const name = `crm-backup-${new Date().toISOString().replace(/[:.]/g, '-')}.tar.gz`;
+    return reply
+      .type('application/gzip')
+      .header('Content-Disposition', `attachment; filename="${name}"`)
+      .send(Buffer.from(archive.buffer, archive.byteOffset, archive.byteLength));
+  });
   app.post(
     '/messaging-accounts/:account_id/numbers',
     {

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { DateTime, DateTimeInput, Nullable, OpenEnum, Phone, StringEnum } from '../../http/schemas.ts';
-import { OrganizationSchema, PLANS, SUBSCRIPTION_STATUSES } from '../account/account.schemas.ts';
+import { ALL_SCOPES, SCOPES } from '../../http/scopes.ts';
+import { OrganizationSchema, PLANS, ScopeList, SUBSCRIPTION_STATUSES } from '../account/account.schemas.ts';
 
 const PlatformId = Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' });
 const Language = Type.String({ pattern: '^[a-zA-Z]{2,3}([-_][a-zA-Z0-9]{2,8})*$', maxLength: 35 });
@@ -29,20 +30,41 @@ export const OperatorOrganization = Type.Object(
 );
 
 export const ApiKeyInput = Type.Object(
-  { name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))) },
-  { additionalProperties: false },
-);
-
-export const CreatedApiKey = Type.Object(
   {
-    id: Type.String(),
-    name: Nullable(Type.String()),
-    key: Type.String({ description: 'The full key. Shown only in this response.' }),
-    prefix: Type.String({ description: 'The first characters of the key, for recognising it later.' }),
-    created_at: DateTime,
+    name: Type.Optional(Nullable(Type.String({ maxLength: 200 }))),
+    // decisions §18: `["*"]` (the default) or a non-empty list of distinct scopes; `*` beside others is refused
+    // by the service (a schema cannot say it).
+    scopes: Type.Optional(Type.Array(StringEnum([ALL_SCOPES, ...SCOPES]), { minItems: 1, uniqueItems: true })),
+    expires_at: Type.Optional(Nullable(DateTimeInput)),
   },
   { additionalProperties: false },
 );
+export type ApiKeyInput = Static<typeof ApiKeyInput>;
+
+const apiKeyFields = {
+  id: Type.String(),
+  name: Nullable(Type.String()),
+  prefix: Type.String({ description: 'The first characters of the key, for recognising it later.' }),
+  scopes: ScopeList,
+  expires_at: Nullable(DateTime),
+  created_at: DateTime,
+};
+
+export const CreatedApiKey = Type.Object(
+  { ...apiKeyFields, key: Type.String({ description: 'The full key. Shown only in this response.' }) },
+  { additionalProperties: false },
+);
+
+/** A key as listed: never its secret or hash. */
+export const ListedApiKey = Type.Object(
+  {
+    ...apiKeyFields,
+    last_used_at: Nullable(DateTime),
+    revoked_at: Nullable(DateTime),
+  },
+  { additionalProperties: false },
+);
+export const ApiKeyList = Type.Object({ items: Type.Array(ListedApiKey) }, { additionalProperties: false });
 
 export const Prices = Type.Object(
   { MARKETING: Type.Optional(Money), UTILITY: Type.Optional(Money), AUTHENTICATION: Type.Optional(Money) },

@@ -4,11 +4,13 @@ import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound, validationError } from '../../http/errors.ts';
+import { ALL_SCOPES } from '../../http/scopes.ts';
 import { generateApiKey } from '../../lib/api-keys.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import * as repo from './operator.repo.ts';
 import type {
+  ApiKeyInput,
   MessagingAccountInput,
   MessagingAccountPatch,
   NumberInput,
@@ -127,22 +129,52 @@ export function createOperatorService(deps: OperatorDeps) {
 
     listOrganizations: () => repo.listOrganizations(db),
 
+    /** An organization's keys, revoked ones too (with `revoked_at`), oldest first; never a secret or a hash. */
     async listApiKeys(orgId: string) {
       await getOrganization(orgId);
       return repo.listApiKeys(db, orgId);
     },
 
-    async createApiKey(orgId: string, name: string | null | undefined) {
+    async createApiKey(orgId: string, input: ApiKeyInput) {
+      const scopes = input.scopes ?? [ALL_SCOPES];
+      // decisions §18: `*` is every operation, alone; the schema refused unknown, repeated and empty lists.
+      if (scopes.length > 1 && scopes.includes(ALL_SCOPES)) {
+        throw validationError(
+          ['body', 'scopes'],
+          '"*" grants every scope and cannot be listed beside others',
+          'value_error',
+          {
+            input: scopes,
+          },
+        );
+      }
+      const expiresAt = input.expires_at ? new Date(input.expires_at) : null;
+      // An unparseable time (NaN) is refused here too.
+      if (expiresAt && !(expiresAt.getTime() > clock.now().getTime())) {
+        throw validationError(['body', 'expires_at'], 'Input should be in the future', 'value_error', {
+          input: input.expires_at,
+        });
+      }
       await getOrganization(orgId);
       const generated = generateApiKey();
       const row = await repo.insertApiKey(db, {
         org_id: orgId,
         id: newId('key'),
-        name: name ?? null,
+        name: input.name ?? null,
         key_hash: generated.hash,
         display_prefix: generated.displayPrefix,
+        scopes,
+        expires_at: expiresAt,
       });
-      return { id: row.id, name: row.name, key: generated.key, prefix: row.display_prefix, created_at: row.created_at };
+      return {
+        id: row.id,
+        name: row.name,
+        key: generated.key,
+        prefix: row.display_prefix,
+        scopes: row.scopes,
+        expires_at: row.expires_at,
+        created_at: row.created_at,
+      };
     },
 
     async revokeApiKey(orgId: string, keyId: string) {

@@ -1,6 +1,6 @@
 // Custom property values on contacts: checked against their definitions, stored in the slot of their kind
 // (contract: PropertyValue storage rules; decisions §5), and read back with `kind`.
-import type { ValidationIssue } from '../../http/validation.ts';
+import type { ValidationIssue } from '../../http/schemas.ts';
 import type { PropertyKind, PropertyValue, PropertyValueInput } from './properties.schemas.ts';
 
 export interface Definition {

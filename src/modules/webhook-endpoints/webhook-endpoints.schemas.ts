@@ -90,6 +90,16 @@ export const WebhookEndpointPatch = Type.Object(
 );
 export type WebhookEndpointPatch = Static<typeof WebhookEndpointPatch>;
 
+export const DeliveryAttemptSchema = Type.Object(
+  {
+    attempted_at: Type.String({ format: 'date-time', description: 'When the attempt started.' }),
+    duration_ms: Type.Integer({ description: 'How long it took until the answer, the error or the timeout.' }),
+    status_code: Nullable(Type.Integer({ description: 'HTTP status of the answer; null without one.' })),
+    error: Nullable(Type.String({ description: 'Why it failed (timeout, connection, status); null on a 2xx.' })),
+  },
+  { additionalProperties: false, title: 'WebhookDeliveryAttempt', description: 'One attempt of a delivery.' },
+);
+
 export const WebhookDeliverySchema = Type.Object(
   {
     id: Type.String(),
@@ -102,6 +112,10 @@ export const WebhookDeliverySchema = Type.Object(
     next_attempt_at: Nullable(
       Type.String({ format: 'date-time', description: 'When the next attempt is due; null unless `pending`.' }),
     ),
+    attempt_history: Type.Array(DeliveryAttemptSchema, {
+      description:
+        'Each attempt, oldest first (the last 25): a failure that a later attempt recovered stays visible here.',
+    }),
     created_at: DateTime,
     updated_at: DateTime,
   },

@@ -6,7 +6,10 @@ import { ApiError, notFound, validationError } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
+import type { Keyring } from '../../lib/secrets-box.ts';
 import { recordPing } from '../events/events.ts';
+import * as deliveriesRepo from './deliveries.repo.ts';
+import { openSecrets, sealSecrets } from './endpoint-secrets.ts';
 import { checkEndpointUrl } from './endpoint-url.ts';
 import * as repo from './webhook-endpoints.repo.ts';
 import {
@@ -37,7 +40,7 @@ export function toEndpoint(row: repo.EndpointRow): WebhookEndpoint {
   };
 }
 
-export function toDelivery(row: repo.DeliveryRow): WebhookDelivery {
+export function toDelivery(row: deliveriesRepo.DeliveryRow): WebhookDelivery {
   return {
     id: row.id,
     event_id: row.event_id,
@@ -47,18 +50,29 @@ export function toDelivery(row: repo.DeliveryRow): WebhookDelivery {
     last_status_code: row.last_status_code,
     last_error: row.last_error,
     next_attempt_at: row.status === 'pending' ? row.next_attempt_at.toISOString() : null,
+    attempt_history: row.attempt_log,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
 }
 
-const withSecret = (row: repo.EndpointRow): WebhookEndpointWithSecret => ({ ...toEndpoint(row), secret: row.secret });
+/** The endpoint with its secret in clear: shown only when created or rotated (decisions §11). */
+const withSecret = (row: repo.EndpointRow, secret: string): WebhookEndpointWithSecret => ({
+  ...toEndpoint(row),
+  secret,
+});
 
 const endpointDisabled = () =>
   new ApiError(409, { code: 'webhook_endpoint_disabled', message: 'Enable the endpoint first.' });
 
-export function createWebhookEndpointsService(deps: { db: Kysely<DB>; clock: Clock; allowHosts: readonly string[] }) {
-  const { db, clock, allowHosts } = deps;
+export function createWebhookEndpointsService(deps: {
+  db: Kysely<DB>;
+  clock: Clock;
+  allowHosts: readonly string[];
+  /** Seals the signing secrets at rest (SECRETS_KEY). */
+  keyring: Keyring;
+}) {
+  const { db, clock, allowHosts, keyring } = deps;
 
   async function existing(orgId: string, id: string) {
     const row = await repo.findEndpoint(db, orgId, id);
@@ -87,21 +101,22 @@ export function createWebhookEndpointsService(deps: { db: Kysely<DB>; clock: Clo
           });
         }
         const now = clock.now();
+        const id = newId('we');
+        const secret = newSecret();
         const row = await repo.insertEndpoint(trx, {
           org_id: orgId,
-          id: newId('we'),
+          id,
           url,
           events: input.events,
           description: input.description ?? null,
           disabled_reason: null,
-          secret: newSecret(),
-          previous_secret: null,
+          ...sealSecrets(keyring, orgId, id, { secret, previous: null }),
           previous_secret_expires_at: null,
           failing_since: null,
           created_at: now,
           updated_at: now,
         });
-        return withSecret(row);
+        return withSecret(row, secret);
       });
     },
 
@@ -118,7 +133,7 @@ export function createWebhookEndpointsService(deps: { db: Kysely<DB>; clock: Clo
           Object.assign(changes, { enabled: true, disabled_reason: null, failing_since: null });
         } else if (patch.enabled === false && current.enabled) {
           Object.assign(changes, { enabled: false, disabled_reason: null });
-          await repo.failPendingDeliveries(trx, orgId, id);
+          await deliveriesRepo.failPendingDeliveries(trx, orgId, id);
         }
         if (Object.keys(patch).length === 0) return toEndpoint(current);
         const row = await repo.updateEndpoint(trx, orgId, id, { ...changes, updated_at: clock.now() });
@@ -137,14 +152,15 @@ export function createWebhookEndpointsService(deps: { db: Kysely<DB>; clock: Clo
         if (!current) throw notFound();
         const now = clock.now();
         // The secret being replaced keeps signing for 24 hours; one rotated out earlier stops now.
+        const secret = newSecret();
+        const { secret: previous } = openSecrets(keyring, orgId, id, current);
         const row = await repo.updateEndpoint(trx, orgId, id, {
-          secret: newSecret(),
-          previous_secret: current.secret,
+          ...sealSecrets(keyring, orgId, id, { secret, previous }),
           previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
           updated_at: now,
         });
         if (!row) throw notFound();
-        return withSecret(row);
+        return withSecret(row, secret);
       });
     },
 
@@ -154,7 +170,7 @@ export function createWebhookEndpointsService(deps: { db: Kysely<DB>; clock: Clo
         if (!endpoint) throw notFound();
         if (!endpoint.enabled) throw endpointDisabled();
         const { eventId } = await recordPing(trx, orgId, id, clock.now());
-        const delivery = await repo.findDeliveryOfEvent(trx, orgId, id, eventId);
+        const delivery = await deliveriesRepo.findDeliveryOfEvent(trx, orgId, id, eventId);
         if (!delivery) throw new Error('the ping delivery was not queued');
         return toDelivery(delivery);
       });
@@ -176,7 +192,7 @@ export function createWebhookEndpointsService(deps: { db: Kysely<DB>; clock: Clo
         badCursor = error;
       }
       // The endpoint's existence and the page: one statement.
-      const { found, rows } = await repo.listDeliveries(db, orgId, id, {
+      const { found, rows } = await deliveriesRepo.listDeliveries(db, orgId, id, {
         status: query.status,
         afterEventId: after,
         limit: query.limit + 1,
@@ -195,8 +211,8 @@ export function createWebhookEndpointsService(deps: { db: Kysely<DB>; clock: Clo
       const endpoint = await existing(orgId, endpointId);
       if (!endpoint.enabled) throw endpointDisabled();
       const row =
-        (await repo.retryDelivery(db, orgId, endpointId, deliveryId)) ??
-        (await repo.findDelivery(db, orgId, endpointId, deliveryId));
+        (await deliveriesRepo.retryDelivery(db, orgId, endpointId, deliveryId)) ??
+        (await deliveriesRepo.findDelivery(db, orgId, endpointId, deliveryId));
       if (!row) throw notFound();
       return toDelivery(row);
     },

@@ -1,9 +1,9 @@
-// Which failures mean "the database is unreachable" (503 and a probe), and the probe's cycle (issue 13).
+// Which failures mean "the database is unreachable" (503 and a probe), and the probe's cycle (decisions D24).
 import { describe, expect, it } from 'vitest';
 import { isConnectionFailure, isDatabaseUnavailable, trackHealth } from '../../../src/db/health.ts';
+import { delay, waitUntil } from '../../helpers/wait.ts';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('isDatabaseUnavailable', () => {
   it.each([
@@ -40,23 +40,28 @@ describe('isDatabaseUnavailable', () => {
 
 describe('trackHealth', () => {
   it('stays available after a lost connection when a probe gets through', async () => {
-    const health = trackHealth(async () => {}, 20);
+    let probes = 0;
+    const health = trackHealth(async () => void probes++, 20);
     expect(health.report(withCode('read ECONNRESET', 'ECONNRESET'))).toBe(true);
-    await sleep(30);
+    await waitUntil(() => probes > 0, { message: 'the probe' });
     expect(health.available).toBe(true);
     health.stop();
   });
 
   it('is unavailable while probes fail, and available again after the first one that succeeds', async () => {
     let reachable = false;
+    let refused = 0;
     const health = trackHealth(async () => {
-      if (!reachable) throw withCode('connect ECONNREFUSED', 'ECONNREFUSED');
+      if (!reachable) {
+        refused++;
+        throw withCode('connect ECONNREFUSED', 'ECONNREFUSED');
+      }
     }, 20);
     health.report(withCode('connect ECONNREFUSED', 'ECONNREFUSED'));
-    await sleep(50);
+    await waitUntil(() => refused >= 2, { message: 'two failed probes' });
     expect(health.available).toBe(false);
     reachable = true;
-    await sleep(60);
+    await waitUntil(() => health.available, { message: 'a probe that gets through' });
     expect(health.available).toBe(true);
     health.stop();
   });
@@ -65,7 +70,8 @@ describe('trackHealth', () => {
     let probes = 0;
     const health = trackHealth(async () => void probes++, 20);
     expect(health.report(withCode('duplicate key', '23505'))).toBe(false);
-    await sleep(50);
+    // Waiting for something not to happen: a few probe intervals.
+    await delay(50);
     expect(probes).toBe(0);
     expect(health.available).toBe(true);
     health.stop();

@@ -1,11 +1,10 @@
-// The worker loop (issue 13): a failing task is logged and backs off instead of leaving the loop, and no task runs
+// The worker loop (decisions D24): a failing task is logged and backs off instead of leaving the loop, and no task runs
 // while the loop is paused (the database is unreachable).
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { startWorker, type Worker } from '../../../src/worker/worker.ts';
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+import { waitUntil } from '../../helpers/wait.ts';
 
 function capturingLog() {
   const lines: Record<string, unknown>[] = [];
@@ -25,40 +24,45 @@ afterEach(async () => {
 describe('startWorker', () => {
   it('logs a failing task and backs off: far fewer runs than ticks, and the loop keeps going', async () => {
     const { log, lines } = capturingLog();
-    let runs = 0;
+    const runs: number[] = [];
     worker = startWorker(
       [
         {
           name: 'always-fails',
           intervalMs: 10,
           run: async () => {
-            runs++;
+            runs.push(performance.now());
             throw new Error('database unreachable');
           },
         },
       ],
       log,
     );
-    await sleep(1000);
-    // Without back-off a 10 ms task would run about 100 times in a second; 250 + 500 ms of back-off leaves ~3.
-    expect(runs).toBeGreaterThanOrEqual(2);
-    expect(runs).toBeLessThanOrEqual(5);
-    const failures = lines.filter((line) => line.msg === 'worker task failed');
-    expect(failures.length).toBe(runs);
+    const failed = () => lines.filter((line) => line.msg === 'worker task failed');
+    const failures = await waitUntil(() => failed().length >= 3 && failed(), { message: 'three failures' });
+    expect(failures.length).toBe(runs.length);
     expect(failures[1]).toMatchObject({ task: 'always-fails', failures: 2, backoffMs: 500 });
+    // Without back-off a 10 ms task would run again 10 ms later; each run waits out its back-off first (a timer
+    // never fires early, so these are lower bounds, not windows).
+    expect(runs[1]! - runs[0]!).toBeGreaterThanOrEqual(245);
+    expect(runs[2]! - runs[1]!).toBeGreaterThanOrEqual(495);
   });
 
   it('runs nothing while paused and resumes when the pause ends, saying so in the log', async () => {
     const { log, lines } = capturingLog();
     let paused = true;
     let runs = 0;
+    let pausedTicks = 0;
     worker = startWorker([{ name: 'count', intervalMs: 10, run: async () => void runs++ }], log, {
-      paused: () => paused,
+      paused: () => {
+        if (paused) pausedTicks++;
+        return paused;
+      },
     });
-    await sleep(200);
+    await waitUntil(() => pausedTicks >= 10, { message: 'ten ticks while paused' });
     expect(runs).toBe(0);
     paused = false;
-    await sleep(200);
+    await waitUntil(() => runs > 0, { message: 'a run after the pause' });
     expect(runs).toBeGreaterThan(0);
     expect(lines.map((line) => line.msg)).toEqual(
       expect.arrayContaining(['worker paused: the database is unreachable', 'worker resumed']),

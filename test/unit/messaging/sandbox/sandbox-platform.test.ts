@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseWebhook, parseWebhookJson, verifySignature } from '../../../../src/messaging/cloud/webhook-parser.ts';
 import type { PlatformEvent, TemplateSubmission } from '../../../../src/messaging/platform.ts';
 import { createSandboxPlatform, type SandboxPlatform } from '../../../../src/messaging/sandbox/sandbox-platform.ts';
-import { templateStatusFor } from '../../../../src/modules/templates/template-events.ts';
+import { templateStatusFor } from '../../../../src/modules/templates/platform-template.handlers.ts';
 import { manualClock } from '../../../helpers/clock.ts';
 
 const secret = 'unit-secret';

@@ -93,7 +93,7 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
   return 'applied';
 };
 
-export const conversationEventHandlers: PlatformEventHandlers = {
+export const conversationMessageHandlers: PlatformEventHandlers = {
   inbound_message: [applyInboundMessage],
   message_status: [applyMessageStatus],
 };

@@ -93,7 +93,7 @@ const applyTemplateCategory: PlatformEventHandler<'template_category'> = async (
   return 'applied';
 };
 
-export const templateEventHandlers: PlatformEventHandlers = {
+export const templateReviewHandlers: PlatformEventHandlers = {
   template_status: [applyTemplateStatus],
   template_category: [applyTemplateCategory],
 };

@@ -3,10 +3,15 @@
 // `{id}.{timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`; one signature per
 // valid secret, space-separated). The address policy applies at connect time (the same one as media fetching);
 // redirects are not followed; the whole attempt has a deadline.
+// Kept-alive connections (issue 23 point 5): an idle connection is closed after `idleSocketMs`, below the
+// keep-alive timeouts of common servers (Node's and Apache's 5 s), so that we rarely write to one the server is
+// closing; and a request that fails with a reset on a reused connection (the server closed it as we wrote: nothing
+// was read) is sent again at once on another connection, within the same attempt.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import { AddressRefused, checkLiteralHost, guardedLookup } from '../lib/address-policy.ts';
+import { AddressRefused, checkLiteralHost, guardedLookup } from '../../lib/address-policy.ts';
+import type { AttemptAnswer } from './delivery-rules.ts';
 
 const SECRET_PREFIX = 'whsec_';
 /** Answers are read only to keep the connection reusable; beyond this the connection is dropped. */
@@ -17,27 +22,36 @@ export function signature(secret: string, id: string, timestamp: number, body: s
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
-export interface AttemptResult {
-  /** The HTTP status, when the endpoint answered. */
-  statusCode: number | null;
-  /** Why it failed; null on a 2xx answer. */
-  error: string | null;
-}
-
 export interface WebhookSender {
-  send(input: { url: string; eventId: string; body: string; secrets: string[] }): Promise<AttemptResult>;
+  send(input: { url: string; eventId: string; body: string; secrets: string[] }): Promise<AttemptAnswer>;
   close(): void;
 }
 
-export function createWebhookSender(options: { allowHosts: readonly string[]; timeoutMs: number }): WebhookSender {
+/** A reset on a connection that had served an earlier request: the request never reached the application. */
+class ResetOnReusedSocket extends Error {
+  readonly code: string;
+  constructor(code: string) {
+    super(`${code} on a reused connection`);
+    this.code = code;
+  }
+}
+
+/** Sends again after a reset on a reused connection at most this many times (each takes another connection). */
+const RESENDS_AFTER_RESET = 3;
+
+export function createWebhookSender(options: {
+  allowHosts: readonly string[];
+  timeoutMs: number;
+  idleSocketMs: number;
+}): WebhookSender {
   // Connections are kept alive between deliveries; each was checked against the address policy when it connected.
-  const agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets: 64 }),
-    'https:': new https.Agent({ keepAlive: true, maxSockets: 64 }),
-  };
+  // The agent's `timeout` is the idle time after which it closes a free connection (a server's `Keep-Alive:
+  // timeout=N` hint shortens it further to N - 1 s).
+  const agentOptions = { keepAlive: true, maxSockets: 64, timeout: options.idleSocketMs };
+  const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
 
   function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
-    return new Promise<AttemptResult>((resolve, reject) => {
+    return new Promise<AttemptAnswer>((resolve, reject) => {
       let allowed: boolean;
       try {
         ({ allowed } = checkLiteralHost(url.hostname, options.allowHosts));
@@ -78,7 +92,12 @@ export function createWebhookSender(options: { allowHosts: readonly string[]; ti
           response.once('close', settle);
         },
       );
-      request.once('error', reject);
+      request.once('error', (error: NodeJS.ErrnoException) => {
+        const reset = error.code === 'ECONNRESET' || error.code === 'EPIPE';
+        reject(
+          reset && request.reusedSocket && !signal.aborted ? new ResetOnReusedSocket(error.code as string) : error,
+        );
+      });
       request.end(body);
     });
   }
@@ -102,7 +121,13 @@ export function createWebhookSender(options: { allowHosts: readonly string[]; ti
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), options.timeoutMs);
       try {
-        return await post(target, headers, body, controller.signal);
+        for (let resend = 0; ; resend++) {
+          try {
+            return await post(target, headers, body, controller.signal);
+          } catch (error) {
+            if (!(error instanceof ResetOnReusedSocket) || resend >= RESENDS_AFTER_RESET) throw error;
+          }
+        }
       } catch (error) {
         if (controller.signal.aborted)
           return { statusCode: null, error: `timeout: no answer within ${options.timeoutMs} ms` };

@@ -1,0 +1,233 @@
+// `npm run bench:audience` (issue 22, decisions §16): a broadcast to an audience of BENCH_AUDIENCE contacts
+// (1,000,000; BENCH_QUICK=1: 100,000). Rows, each beside a bare baseline measured in the same run:
+//   - POST /v1/broadcasts answering 202 (scheduled, so the request is timed alone), p50/p99, beside one pg
+//     transaction inserting one row;
+//   - recipients added per second by the worker's chunks, beside a bare `INSERT … SELECT` of the same contacts into
+//     a table of the same columns in one statement;
+//   - the first hand-off after the start (the fan-out runs beside the chunks, in this process);
+//   - the peak RSS of this process (API and worker).
+//
+//   BENCH_DATABASE_URL   server to use (a fresh database crm_bench_audience is made on it)
+//   BENCH_AUDIENCE       contacts in the audience
+//   BENCH_REQUESTS       POST /v1/broadcasts to time, default 200 (quick: 100)
+//   AUDIENCE_CHUNK_SIZE  contacts per chunk, as the worker's setting (default 5,000)
+import { loadavg } from 'node:os';
+import pg from 'pg';
+import { buildApp } from '../src/app.ts';
+import { openDatabase } from '../src/db/database.ts';
+import { migrateToLatest } from '../src/db/migrate.ts';
+import { wire } from '../src/wiring.ts';
+import { freshDatabase, log, unlimited } from './bench-database.ts';
+import { mb, measure, rssSampler, table } from './measure.ts';
+import { recordSummary } from './summary.ts';
+
+const quick = process.env.BENCH_QUICK === '1';
+const audience = Number(process.env.BENCH_AUDIENCE ?? (quick ? 100_000 : 1_000_000));
+const requests = Number(process.env.BENCH_REQUESTS ?? (quick ? 100 : 200));
+const ADMIN = 'bench-admin';
+const TARGET_P99_MS = 50;
+const TARGET_RATE = 50_000;
+const TARGET_FIRST_MS = 2000;
+const TARGET_RSS_MB = 200;
+
+async function main(): Promise<void> {
+  const databaseUrl = await freshDatabase('crm_bench_audience');
+  const database = await openDatabase({ databaseUrl, poolSize: 20 });
+  await migrateToLatest(database.db);
+  const wiring = wire({
+    database,
+    rateLimitStore: unlimited,
+    adminToken: ADMIN,
+    fanout: { perNumberPerSecond: null },
+    ...(process.env.AUDIENCE_CHUNK_SIZE ? { worker: { audienceChunk: Number(process.env.AUDIENCE_CHUNK_SIZE) } } : {}),
+  });
+  const app = await buildApp(wiring);
+  const call = async (url: string, body: unknown, key: string) => {
+    const response = await app.inject({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
+    if (response.statusCode >= 400) throw new Error(`${url}: ${response.statusCode} ${response.body}`);
+    return response.json();
+  };
+  const org = await call('/admin/v1/organizations', { name: 'Bench audience', plan: 'scale' }, ADMIN);
+  const { key } = await call(`/admin/v1/organizations/${org.id}/api-keys`, {}, ADMIN);
+  await call(
+    `/admin/v1/organizations/${org.id}/messaging-accounts`,
+    { balance: 1e9, messaging_limit_24h: 10_000_000, numbers: [{ phone: '+15550100001' }] },
+    ADMIN,
+  );
+  const template = await call(
+    '/v1/templates',
+    {
+      name: 'bench_audience',
+      language: 'en_US',
+      category: 'MARKETING',
+      components: [
+        {
+          type: 'BODY',
+          text: 'Hi {{first_name}}, {{offer}} off today',
+          example: {
+            body_text_named_params: [
+              { param_name: 'first_name', example: 'Ana' },
+              { param_name: 'offer', example: '20%' },
+            ],
+          },
+        },
+      ],
+    },
+    key,
+  );
+  await call(`/admin/v1/sandbox/templates/${template.id}/review`, { event: 'APPROVED' }, ADMIN);
+
+  const bare = new pg.Pool({ connectionString: databaseUrl, max: 20 });
+  log(`seeding ${audience.toLocaleString('en')} contacts`);
+  // Every 50th contact has no first name (missing_variables), every 100th is opted out (a MARKETING template).
+  await bare.query(
+    `insert into contacts (org_id, id, first_name, phone, origin, messaging_status, opted_out, created_at, updated_at)
+     select $1, 'ct_bench' || lpad(i::text, 9, '0'), case when i % 50 = 0 then null else 'Name' || i end,
+       '+1' || (2000000000 + i)::text, 'API', 'unverified', i % 100 = 0,
+       now() - interval '2 days' + i * interval '1 millisecond', now()
+     from generate_series(1, $2) as i`,
+    [org.id, audience],
+  );
+  await bare.query('analyze');
+
+  const body = (sendAt?: string) => ({
+    template_id: template.id,
+    audience: {},
+    variables: { 'body.offer': '20%' },
+    ...(sendAt ? { send_at: sendAt } : {}),
+  });
+  const later = new Date(Date.now() + 7 * 86_400_000).toISOString();
+  await bare.query('create table bare_broadcasts (id bigserial primary key, payload jsonb not null)');
+  const baseline202 = await measure('bare: 1 transaction inserting 1 row', requests, 1, async () => {
+    const client = await bare.connect();
+    try {
+      await client.query('begin');
+      await client.query('insert into bare_broadcasts (payload) values ($1)', [JSON.stringify(body(later))]);
+      await client.query('commit');
+    } finally {
+      client.release();
+    }
+  });
+  const rss = rssSampler();
+  const accept = await measure(
+    `POST /v1/broadcasts, audience of ${audience.toLocaleString('en')}`,
+    requests,
+    1,
+    async () => {
+      await call('/v1/broadcasts', body(later), key);
+    },
+  );
+  // Those were scheduled a week ahead: cancelled, so that the worker below works on one broadcast.
+  await bare.query(`update broadcasts set stored_status = 'cancelled' where org_id = $1`, [org.id]);
+
+  // The baseline of adding recipients: the same contacts, in the same order, into a table of the same columns.
+  await bare.query('create table bare_recipients (like broadcast_recipients including defaults)');
+  const bareStart = performance.now();
+  await bare.query(
+    `insert into bare_recipients (org_id, broadcast_id, position, account_id, channel_id, contact_id, phone,
+       send_components)
+     select c.org_id, 'bc_bare', (row_number() over (order by c.created_at, c.id))::int - 1, 'acc', 'ch', c.id, c.phone,
+       jsonb_build_array(jsonb_build_object('type', 'body', 'text', c.first_name))
+     from contacts c where c.org_id = $1 and c.deleted_at is null order by c.created_at, c.id`,
+    [org.id],
+  );
+  const bareRate = audience / ((performance.now() - bareStart) / 1000);
+
+  log('one broadcast at once: the worker adds its recipients while the fan-out hands them off');
+  rss.reset();
+  const created = await call('/v1/broadcasts', body(), key);
+  let added = true;
+  const audienceLoop = (async () => {
+    while ((await wiring.audiences.runOnce()) > 0) {}
+    added = false;
+  })();
+  // The fan-out beside it, until every recipient is added (the hand-offs are not this bench's subject).
+  const fanoutLoop = (async () => {
+    while (added) if ((await wiring.fanout.runOnce()) === 0) await new Promise((r) => setTimeout(r, 20));
+  })();
+  await Promise.all([audienceLoop, fanoutLoop]);
+  const timing = (
+    await bare.query(
+      `select extract(epoch from (b.updated_at - b.started_at)) * 1000 as prepare_ms,
+         extract(epoch from ((select min(r.reached_at) from broadcast_recipients r
+           where r.org_id = b.org_id and r.broadcast_id = b.id) - b.started_at)) * 1000 as first_ms,
+         b.requested
+       from broadcasts b where b.org_id = $1 and b.id = $2`,
+      [org.id, created.id],
+    )
+  ).rows[0] as { prepare_ms: number; first_ms: number | null; requested: number };
+  const rate = Number(timing.requested) / (Number(timing.prepare_ms) / 1000);
+  const firstMs = timing.first_ms === null ? Number.NaN : Number(timing.first_ms);
+  const rssMb = rss.peak() / (1024 * 1024);
+
+  process.stdout.write(
+    [
+      '',
+      `Audience broadcast of ${audience.toLocaleString('en')} contacts, in-process API and worker on PostgreSQL:`,
+      '',
+      table([baseline202, accept]),
+      '',
+      '| Row | value | bare baseline | ratio | target |',
+      '|---|---:|---:|---:|---:|',
+      `| 202 p99 | ${accept.p99.toFixed(1)} ms | ${baseline202.p99.toFixed(1)} ms | ${(accept.p99 / baseline202.p99).toFixed(1)}× | ≤ ${TARGET_P99_MS} ms |`,
+      `| recipients added per second | ${Math.round(rate).toLocaleString('en')} | ${Math.round(bareRate).toLocaleString('en')} (one INSERT … SELECT) | ${(bareRate / rate).toFixed(1)}× slower | ≥ ${TARGET_RATE.toLocaleString('en')} |`,
+      `| first hand-off after the start | ${firstMs.toFixed(0)} ms | | | ≤ ${TARGET_FIRST_MS} ms |`,
+      `| peak RSS (API + worker) | ${mb(rssMb * 1024 * 1024)} | | | ≤ ${TARGET_RSS_MB} MB |`,
+      `| load average | ${loadavg()[0]?.toFixed(1)} | | | |`,
+      '',
+    ].join('\n'),
+  );
+  const path = `audience of ${audience.toLocaleString('en')}`;
+  recordSummary([
+    {
+      path,
+      row: 'POST /v1/broadcasts → 202',
+      baseline: `bare pg, 1 transaction inserting 1 row: p99 ${baseline202.p99.toFixed(1)} ms (ratio = p99 ÷ bare p99)`,
+      value: `p99 ${accept.p99.toFixed(1)} ms`,
+      ratio: accept.p99 / baseline202.p99,
+      p50Ms: accept.p50,
+      p99Ms: accept.p99,
+      rssMb,
+      target: `p99 <= ${TARGET_P99_MS} ms`,
+      met: accept.p99 <= TARGET_P99_MS,
+    },
+    {
+      path,
+      row: 'recipients added per second',
+      baseline: `bare INSERT … SELECT of the same rows: ${Math.round(bareRate)}/s (ratio = bare ÷ ours)`,
+      value: `${Math.round(rate)}/s`,
+      ratio: bareRate / rate,
+      p50Ms: null,
+      p99Ms: null,
+      rssMb,
+      target: `>= ${TARGET_RATE}/s`,
+      met: rate >= TARGET_RATE,
+    },
+    {
+      path,
+      row: 'first hand-off after the start',
+      baseline: 'none',
+      value: `${firstMs.toFixed(0)} ms`,
+      ratio: null,
+      p50Ms: null,
+      p99Ms: null,
+      rssMb,
+      target: `<= ${TARGET_FIRST_MS} ms, RSS <= ${TARGET_RSS_MB} MB`,
+      met: firstMs <= TARGET_FIRST_MS && rssMb <= TARGET_RSS_MB,
+    },
+  ]);
+  rss.stop();
+  await bare.end();
+  await app.close();
+  await database.close();
+}
+
+main().catch((error) => {
+  log(error instanceof Error ? (error.stack ?? error.message) : String(error));
+  process.exit(1);
+});

@@ -1,0 +1,41 @@
+// Live updates (decisions §17): the organization's changes arrive as server-sent events from /app/api/events; each
+// one invalidates the query keys it makes stale, so whatever page is open refetches what it shows. The stream has
+// no replay: on a reconnection and on `resync`, everything shown is fetched again. EventSource reconnects by itself.
+import { useQueryClient } from '@tanstack/react-query';
+import { useEffect } from 'react';
+import { API_BASE } from './client.ts';
+import { keysForEvent } from './keys.ts';
+
+/** The event names the stream sends (the webhook events' types, and `resync`). */
+const EVENT_TYPES = [
+  'message.received',
+  'message.updated',
+  'conversation.updated',
+  'contact.created',
+  'contact.updated',
+  'contact.deleted',
+  'broadcast.updated',
+  'broadcast.finished',
+  'broadcast.recipient.updated',
+  'template.status_updated',
+];
+
+export function useLiveUpdates(enabled: boolean): void {
+  const queryClient = useQueryClient();
+  useEffect(() => {
+    if (!enabled || typeof EventSource === 'undefined') return;
+    const source = new EventSource(`${API_BASE}/events`);
+    let opened = false;
+    const refetchAll = () => void queryClient.invalidateQueries();
+    const onEvent = (event: MessageEvent<string>) => {
+      for (const queryKey of keysForEvent(event.type)) void queryClient.invalidateQueries({ queryKey });
+    };
+    source.addEventListener('open', () => {
+      if (opened) refetchAll();
+      opened = true;
+    });
+    source.addEventListener('resync', refetchAll);
+    for (const name of EVENT_TYPES) source.addEventListener(name, onEvent as EventListener);
+    return () => source.close();
+  }, [enabled, queryClient]);
+}

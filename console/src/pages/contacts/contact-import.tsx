@@ -1,0 +1,146 @@
+// CSV import (decisions §12, §17): the file is read in the browser and loaded through the batch upsert, 100 rows a
+// call, with a progress bar. A refused row is set aside with its reason and the rest of its batch is sent again, as
+// the CLI does (the row rules live in the SDK); the rejected rows download as a CSV.
+import { type ApiError, type CsvRow, contactItemOf, refusalReason, refusedItemIndex } from '@crm-messaging/sdk';
+import { useQueryClient } from '@tanstack/react-query';
+import Papa from 'papaparse';
+import { useMemo, useState } from 'react';
+import { Button, FileTrigger, Form, Label, ProgressBar, Radio, RadioGroup } from 'react-aria-components';
+import { api } from '../../api/client.ts';
+import { keys } from '../../api/keys.ts';
+import { showError } from '../../ui/errors.ts';
+import { FormError } from '../../ui/form.tsx';
+import { Page } from '../../ui/page.tsx';
+
+const BATCH = 100;
+type MatchOn = 'email' | 'phone';
+interface Rejected {
+  row: CsvRow;
+  reason: string;
+}
+
+async function loadBatch(matchOn: MatchOn, rows: CsvRow[], reject: (r: Rejected) => void): Promise<number> {
+  let pending = rows.filter((row) => {
+    const present = Boolean(row[matchOn]?.trim());
+    if (!present) reject({ row, reason: `${matchOn}: required` });
+    return present;
+  });
+  while (pending.length > 0) {
+    try {
+      await api.contacts.batchUpsert({ match_on: matchOn, items: pending.map(contactItemOf) as never });
+      return pending.length;
+    } catch (error) {
+      const index = refusedItemIndex(error);
+      if (index === undefined || !pending[index]) throw error;
+      reject({ row: pending[index], reason: refusalReason(error as ApiError) });
+      pending = pending.filter((_, position) => position !== index);
+    }
+  }
+  return 0;
+}
+
+export function ImportContactsPage() {
+  const queryClient = useQueryClient();
+  const [file, setFile] = useState<File | null>(null);
+  const [matchOn, setMatchOn] = useState<MatchOn>('email');
+  const [progress, setProgress] = useState<{ done: number; total: number; imported: number } | null>(null);
+  const [rejected, setRejected] = useState<Rejected[]>([]);
+  const [failure, setFailure] = useState<unknown>(null);
+  const [running, setRunning] = useState(false);
+
+  const run = async () => {
+    if (!file) return;
+    setRunning(true);
+    setFailure(null);
+    setRejected([]);
+    try {
+      const parsed = Papa.parse<CsvRow>(await file.text(), { header: true, skipEmptyLines: true });
+      const rows = parsed.data;
+      let imported = 0;
+      setProgress({ done: 0, total: rows.length, imported });
+      for (let start = 0; start < rows.length; start += BATCH) {
+        imported += await loadBatch(matchOn, rows.slice(start, start + BATCH), (r) =>
+          setRejected((all) => [...all, r]),
+        );
+        setProgress({ done: Math.min(rows.length, start + BATCH), total: rows.length, imported });
+      }
+    } catch (error) {
+      setFailure(error);
+    } finally {
+      setRunning(false);
+      void queryClient.invalidateQueries({ queryKey: keys.contacts.all });
+    }
+  };
+
+  const rejectedUrl = useMemo(() => {
+    if (rejected.length === 0) return null;
+    const csv = Papa.unparse(rejected.map(({ row, reason }) => ({ ...row, reason })));
+    return URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
+  }, [rejected]);
+
+  return (
+    <Page title="Import contacts">
+      <Form
+        validationBehavior="aria"
+        className="form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          void run();
+        }}
+      >
+        <p>
+          A CSV with a header row naming contact fields (<code>first_name</code>, <code>email</code>, <code>phone</code>
+          , …) and <code>properties.KEY</code> columns. Existing contacts are updated by their email or phone.
+        </p>
+        <FormError message={failure ? showError(failure).message : undefined} />
+        <div className="field">
+          <FileTrigger acceptedFileTypes={['.csv', 'text/csv']} onSelect={(files) => setFile(files?.[0] ?? null)}>
+            <Button>Choose a CSV file</Button>
+          </FileTrigger>
+          <span aria-live="polite">{file ? `Chosen: ${file.name}` : 'No file chosen'}</span>
+        </div>
+        <RadioGroup className="field" value={matchOn} onChange={(value) => setMatchOn(value as MatchOn)}>
+          <Label>Match existing contacts on</Label>
+          <Radio value="email">Email</Radio>
+          <Radio value="phone">Phone</Radio>
+        </RadioGroup>
+        <Button type="submit" className="primary" isDisabled={!file || running}>
+          {running ? 'Importing…' : 'Import'}
+        </Button>
+      </Form>
+      {progress ? (
+        <div className="card">
+          <ProgressBar value={progress.done} maxValue={Math.max(1, progress.total)} className="field">
+            {({ percentage }) => (
+              <>
+                <Label>Import progress</Label>
+                <progress
+                  className="progress"
+                  value={progress.done}
+                  max={Math.max(1, progress.total)}
+                  aria-hidden="true"
+                />
+                <span>
+                  {progress.done} of {progress.total} rows ({Math.round(percentage ?? 0)}%)
+                </span>
+              </>
+            )}
+          </ProgressBar>
+          <p role="status">
+            {progress.imported} imported, {rejected.length} rejected
+            {!running && progress.done === progress.total ? '. Done.' : ''}
+          </p>
+          {rejectedUrl ? (
+            <a
+              className="button"
+              href={rejectedUrl}
+              download={`${file?.name.replace(/\.csv$/i, '') ?? 'contacts'}.rejected.csv`}
+            >
+              Download the rejected rows
+            </a>
+          ) : null}
+        </div>
+      ) : null}
+    </Page>
+  );
+}

@@ -1,0 +1,90 @@
+// API keys: created and shown once with a copy button, listed with prefix, scopes, expiry and last use, revoked
+// after a confirmation.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Button, Form } from 'react-aria-components';
+import { type ApiKey, apiKeys, type CreatedApiKey } from '../../api/console-api.ts';
+import { keys } from '../../api/keys.ts';
+import { ConfirmButton } from '../../ui/confirm.tsx';
+import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
+import { showError } from '../../ui/errors.ts';
+import { TextInput } from '../../ui/fields.tsx';
+import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ShownOnce } from '../../ui/secret.tsx';
+import { useTime } from '../../ui/session.tsx';
+import { QueryView } from '../../ui/states.tsx';
+
+export function ApiKeysSection() {
+  const time = useTime();
+  const queryClient = useQueryClient();
+  const [name, setName] = useState('');
+  const [created, setCreated] = useState<CreatedApiKey | null>(null);
+  const list = useQuery({ queryKey: keys.apiKeys.list(), queryFn: apiKeys.list });
+  const create = useApiForm({
+    mutationFn: apiKeys.create,
+    onSuccess: (key) => {
+      setCreated(key);
+      setName('');
+      void queryClient.invalidateQueries({ queryKey: keys.apiKeys.all });
+    },
+  });
+  const revoke = useMutation({
+    mutationFn: apiKeys.revoke,
+    onSuccess: () => void queryClient.invalidateQueries({ queryKey: keys.apiKeys.all }),
+  });
+  const columns: ColumnDef<ApiKey>[] = [
+    { id: 'name', name: 'Name', isRowHeader: true, render: (k) => k.name ?? '—' },
+    { id: 'prefix', name: 'Key', render: (k) => <code>{k.prefix}…</code> },
+    { id: 'scopes', name: 'Scopes', render: (k) => (k.scopes?.length ? k.scopes.join(', ') : 'All') },
+    { id: 'expires', name: 'Expires', render: (k) => (k.expires_at ? time(k.expires_at) : 'Never') },
+    { id: 'used', name: 'Last used', render: (k) => (k.last_used_at ? time(k.last_used_at) : 'Never') },
+    { id: 'created', name: 'Created', render: (k) => time(k.created_at) },
+    {
+      id: 'actions',
+      name: 'Actions',
+      render: (k) => (
+        <ConfirmButton
+          label={`Revoke ${k.name ?? k.prefix}`}
+          title="Revoke this key?"
+          confirmLabel="Revoke key"
+          onConfirm={() => revoke.mutate(k.id)}
+        >
+          Requests with <code>{k.prefix}…</code> will be refused at once. This cannot be undone.
+        </ConfirmButton>
+      ),
+    },
+  ];
+  return (
+    <section className="card" aria-labelledby="api-keys-title">
+      <h2 id="api-keys-title">API keys</h2>
+      {created ? <ShownOnce label="API key" value={created.key} /> : null}
+      <Form
+        validationBehavior="aria"
+        className="filters"
+        aria-label="Create an API key"
+        onSubmit={(event) => {
+          event.preventDefault();
+          create.mutate({ name });
+        }}
+      >
+        <TextInput
+          label="Key name"
+          name="name"
+          isRequired
+          value={name}
+          onChange={setName}
+          error={create.fieldError('name')}
+        />
+        <Button type="submit" className="primary" isDisabled={create.isPending}>
+          Create API key
+        </Button>
+      </Form>
+      <FormError message={create.shown.message ?? (revoke.error ? showError(revoke.error).message : undefined)} />
+      <QueryView query={list}>
+        {(page) => (
+          <DataTable label="API keys" columns={columns} items={page.items} rowKey={(k) => k.id} empty="No API keys." />
+        )}
+      </QueryView>
+    </section>
+  );
+}

@@ -1,0 +1,69 @@
+// Sign in (decisions §17, flow 1): email and password; after it, the page asked for or the inbox.
+import { useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Button, Form } from 'react-aria-components';
+import { useNavigate, useSearchParams } from 'react-router';
+import { keys } from '../../api/keys.ts';
+import { session } from '../../api/session.ts';
+import { TextInput } from '../../ui/fields.tsx';
+import { FormError, useApiForm } from '../../ui/form.tsx';
+import { usePageTitle } from '../../ui/page.tsx';
+
+/** Only paths inside the console are followed after sign-in (no open redirect). */
+export function safeNext(next: string | null): string {
+  return next?.startsWith('/') && !next.startsWith('//') ? next : '/inbox';
+}
+
+export function SignInPage() {
+  usePageTitle('Sign in');
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const form = useApiForm({
+    mutationFn: session.signIn,
+    onSuccess: (data) => {
+      queryClient.setQueryData(keys.session, data);
+      navigate(safeNext(params.get('next')), { replace: true });
+    },
+  });
+  return (
+    <main className="auth">
+      <h1>Sign in</h1>
+      <Form
+        validationBehavior="aria"
+        className="form"
+        onSubmit={(event) => {
+          event.preventDefault();
+          form.mutate({ email, password });
+        }}
+      >
+        <FormError message={form.shown.message} />
+        <TextInput
+          label="Email"
+          name="email"
+          type="email"
+          autoComplete="username"
+          isRequired
+          value={email}
+          onChange={setEmail}
+          error={form.fieldError('email')}
+        />
+        <TextInput
+          label="Password"
+          name="password"
+          type="password"
+          autoComplete="current-password"
+          isRequired
+          value={password}
+          onChange={setPassword}
+          error={form.fieldError('password')}
+        />
+        <Button type="submit" className="primary" isDisabled={form.isPending}>
+          {form.isPending ? 'Signing in…' : 'Sign in'}
+        </Button>
+      </Form>
+    </main>
+  );
+}

@@ -1,0 +1,173 @@
+// Custom properties: create (with options for the choice kinds), archive and restore, reorder.
+import type { Property, PropertyInput } from '@crm-messaging/sdk';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Button, Form } from 'react-aria-components';
+import { api } from '../../api/client.ts';
+import { keys } from '../../api/keys.ts';
+import { showError } from '../../ui/errors.ts';
+import { SelectInput, TextInput } from '../../ui/fields.tsx';
+import { FormError, useApiForm } from '../../ui/form.tsx';
+import { useProperties } from '../../ui/lookups.ts';
+import { MoveButtons, moved } from '../../ui/reorder.tsx';
+import { QueryView } from '../../ui/states.tsx';
+
+const KINDS = [
+  'TEXT',
+  'NUMBER',
+  'RADIO',
+  'DROPDOWN',
+  'BOOLEAN',
+  'DATE',
+  'TEXTAREA',
+  'MULTI_SELECT',
+  'EMAIL',
+  'MONEY',
+  'FILE',
+  'URL',
+  'MULTI_FILE',
+];
+const CHOICES = ['RADIO', 'DROPDOWN', 'MULTI_SELECT'];
+
+/** "Gold, Silver" -> [{key: "gold", label: "Gold"}, …]; the server checks the keys. */
+function optionsOf(text: string): { key: string; label: string }[] {
+  return text
+    .split(',')
+    .map((label) => label.trim())
+    .filter(Boolean)
+    .map((label) => ({
+      key: label
+        .toLowerCase()
+        .replace(/[^a-z0-9]+/g, '_')
+        .replace(/^_+|_+$/g, ''),
+      label,
+    }));
+}
+
+export function PropertiesSection() {
+  const queryClient = useQueryClient();
+  const properties = useProperties();
+  const [label, setLabel] = useState('');
+  const [key, setKey] = useState('');
+  const [kind, setKind] = useState('TEXT');
+  const [options, setOptions] = useState('');
+  const [currency, setCurrency] = useState('');
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: keys.properties.all });
+  const create = useApiForm({
+    mutationFn: (body: PropertyInput) => api.properties.create(body),
+    onSuccess: () => {
+      setLabel('');
+      setKey('');
+      setOptions('');
+      refresh();
+    },
+  });
+  const archive = useMutation({
+    mutationFn: ({ id, archived }: { id: string; archived: boolean }) => api.properties.update(id, { archived }),
+    onSuccess: refresh,
+  });
+  const reorder = useMutation({
+    mutationFn: (items: Property[]) =>
+      api.properties.reorder({ items: items.map((p, order_idx) => ({ property_id: p.id, order_idx })) }),
+    onSuccess: refresh,
+  });
+  const error = archive.error ?? reorder.error;
+  return (
+    <section className="card" aria-labelledby="properties-title">
+      <h2 id="properties-title">Custom properties</h2>
+      <FormError message={error ? showError(error).message : undefined} />
+      <QueryView query={properties} isEmpty={(list) => list.items.length === 0} empty="No custom properties yet.">
+        {(list) => (
+          <ol className="settings-list">
+            {list.items.map((property, index) => (
+              <li key={property.id}>
+                <span>
+                  <strong>{property.label}</strong> <code>{property.key}</code> · {property.kind}
+                  {property.options.length > 0 ? ` · ${property.options.map((o) => o.label).join(', ')}` : ''}
+                  {property.archived_at ? ' · archived' : ''}
+                </span>
+                <span className="actions">
+                  <MoveButtons
+                    name={property.label}
+                    index={index}
+                    count={list.items.length}
+                    isDisabled={reorder.isPending}
+                    onMove={(delta) => reorder.mutate(moved(list.items, index, delta))}
+                  />
+                  <Button onPress={() => archive.mutate({ id: property.id, archived: !property.archived_at })}>
+                    {property.archived_at ? `Restore ${property.label}` : `Archive ${property.label}`}
+                  </Button>
+                </span>
+              </li>
+            ))}
+          </ol>
+        )}
+      </QueryView>
+      <h3>New property</h3>
+      <Form
+        validationBehavior="aria"
+        className="form"
+        aria-label="New property"
+        onSubmit={(event) => {
+          event.preventDefault();
+          create.mutate({
+            label,
+            key,
+            kind: kind as PropertyInput['kind'],
+            ...(CHOICES.includes(kind) ? { options: optionsOf(options) } : {}),
+            ...(kind === 'MONEY' && currency ? { currency } : {}),
+          });
+        }}
+      >
+        <FormError message={create.shown.message} />
+        <TextInput
+          label="Label"
+          name="label"
+          isRequired
+          value={label}
+          onChange={setLabel}
+          error={create.fieldError('label')}
+        />
+        <TextInput
+          label="Key"
+          name="key"
+          isRequired
+          description="Lower case letters, digits and _."
+          value={key}
+          onChange={setKey}
+          error={create.fieldError('key')}
+        />
+        <SelectInput
+          label="Kind"
+          name="kind"
+          value={kind}
+          onChange={(v) => setKind(v ?? 'TEXT')}
+          options={KINDS.map((id) => ({ id, label: id }))}
+          error={create.fieldError('kind')}
+        />
+        {CHOICES.includes(kind) ? (
+          <TextInput
+            label="Options"
+            name="options"
+            description="Separated by commas."
+            value={options}
+            onChange={setOptions}
+            error={create.fieldError('options')}
+          />
+        ) : null}
+        {kind === 'MONEY' ? (
+          <TextInput
+            label="Currency"
+            name="currency"
+            value={currency}
+            onChange={setCurrency}
+            error={create.fieldError('currency')}
+          />
+        ) : null}
+        <Button type="submit" className="primary" isDisabled={create.isPending}>
+          Create property
+        </Button>
+      </Form>
+    </section>
+  );
+}

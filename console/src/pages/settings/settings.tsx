@@ -1,0 +1,19 @@
+// Settings (decisions §17, flow 7): the organization, custom properties, funnel stages, sub-origins and users.
+import { Page } from '../../ui/page.tsx';
+import { OrganizationSection } from './organization.tsx';
+import { PropertiesSection } from './properties.tsx';
+import { StagesSection } from './stages.tsx';
+import { SubOriginsSection } from './sub-origins.tsx';
+import { UsersSection } from './users.tsx';
+
+export function SettingsPage() {
+  return (
+    <Page title="Settings">
+      <OrganizationSection />
+      <PropertiesSection />
+      <StagesSection />
+      <SubOriginsSection />
+      <UsersSection />
+    </Page>
+  );
+}

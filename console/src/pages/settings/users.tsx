@@ -1,0 +1,114 @@
+// Users: invite (the one-time sign-in link shown to pass on), change a role, remove after a confirmation.
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Button, Form } from 'react-aria-components';
+import { type InvitedUser, users } from '../../api/console-api.ts';
+import { keys } from '../../api/keys.ts';
+import type { User } from '../../api/session.ts';
+import { ConfirmButton } from '../../ui/confirm.tsx';
+import { showError } from '../../ui/errors.ts';
+import { SelectInput, TextInput } from '../../ui/fields.tsx';
+import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ShownOnce } from '../../ui/secret.tsx';
+import { useSession, useTime } from '../../ui/session.tsx';
+import { QueryView } from '../../ui/states.tsx';
+
+const ROLES = [
+  { id: 'admin', label: 'Admin' },
+  { id: 'agent', label: 'Agent' },
+];
+
+export function UsersSection() {
+  const queryClient = useQueryClient();
+  const time = useTime();
+  const { user: me } = useSession();
+  const [email, setEmail] = useState('');
+  const [role, setRole] = useState<User['role']>('agent');
+  const [invited, setInvited] = useState<InvitedUser | null>(null);
+  const list = useQuery({ queryKey: keys.users.list(), queryFn: users.list });
+  const refresh = () => void queryClient.invalidateQueries({ queryKey: keys.users.all });
+  const invite = useApiForm({
+    mutationFn: () => users.invite({ email, role }),
+    onSuccess: (user) => {
+      setInvited(user);
+      setEmail('');
+      refresh();
+    },
+  });
+  const update = useMutation({
+    mutationFn: ({ id, role }: { id: string; role: User['role'] }) => users.update(id, { role }),
+    onSuccess: refresh,
+  });
+  const remove = useMutation({ mutationFn: users.remove, onSuccess: refresh });
+  const error = update.error ?? remove.error;
+  return (
+    <section className="card" aria-labelledby="users-title">
+      <h2 id="users-title">Users</h2>
+      <FormError message={error ? showError(error).message : undefined} />
+      <QueryView query={list}>
+        {(page) => (
+          <ul className="settings-list">
+            {page.items.map((user) => (
+              <li key={user.id}>
+                <span>
+                  <strong>{user.name ?? user.email}</strong> {user.email} · last sign-in {time(user.last_sign_in_at)}
+                </span>
+                <span className="actions">
+                  <SelectInput
+                    label={`Role of ${user.email}`}
+                    name="role"
+                    value={user.role}
+                    onChange={(value) => value && update.mutate({ id: user.id, role: value as User['role'] })}
+                    options={ROLES}
+                  />
+                  {user.id === me.id ? null : (
+                    <ConfirmButton
+                      label={`Remove ${user.email}`}
+                      title="Remove this user?"
+                      confirmLabel="Remove user"
+                      onConfirm={() => remove.mutate(user.id)}
+                    >
+                      {user.email} will be signed out and can no longer sign in.
+                    </ConfirmButton>
+                  )}
+                </span>
+              </li>
+            ))}
+          </ul>
+        )}
+      </QueryView>
+      {invited ? <ShownOnce label="Sign-in link" value={invited.sign_in_url} /> : null}
+      <Form
+        validationBehavior="aria"
+        className="filters"
+        aria-label="Invite a user"
+        onSubmit={(event) => {
+          event.preventDefault();
+          invite.mutate(undefined);
+        }}
+      >
+        <TextInput
+          label="Email of the new user"
+          name="email"
+          type="email"
+          isRequired
+          value={email}
+          onChange={setEmail}
+          error={invite.fieldError('email')}
+        />
+        <SelectInput
+          label="Role"
+          name="new-role"
+          value={role}
+          onChange={(v) => setRole((v ?? 'agent') as User['role'])}
+          options={ROLES}
+          error={invite.fieldError('role')}
+        />
+        <Button type="submit" className="primary" isDisabled={invite.isPending}>
+          Invite user
+        </Button>
+      </Form>
+      <FormError message={invite.shown.message} />
+    </section>
+  );
+}

@@ -1,0 +1,25 @@
+// The signed-in person and their organization, read once and shared by every page (the organization's timezone
+// formats every time shown).
+import { useQuery } from '@tanstack/react-query';
+import { createContext, useContext } from 'react';
+import { keys } from '../api/keys.ts';
+import { type Session, session } from '../api/session.ts';
+import { formatTime } from './time.ts';
+
+export const SessionContext = createContext<Session | null>(null);
+
+export function useSessionQuery() {
+  return useQuery({ queryKey: keys.session, queryFn: session.get, retry: false, staleTime: 60_000 });
+}
+
+export function useSession(): Session {
+  const value = useContext(SessionContext);
+  if (!value) throw new Error('useSession outside a signed-in page');
+  return value;
+}
+
+/** A formatter of times in the organization's timezone. */
+export function useTime(): (iso: string | null | undefined) => string {
+  const { organization } = useSession();
+  return (iso) => formatTime(iso, organization.timezone);
+}

@@ -1,0 +1,17 @@
+// The console is built into console/dist and served by the API process at /app (src/http/console.ts).
+import react from '@vitejs/plugin-react';
+import { defineConfig } from 'vite';
+
+export default defineConfig({
+  base: '/app/',
+  plugins: [react()],
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    // No inline scripts or styles: the Content-Security-Policy allows 'self' only (decisions §17).
+    assetsInlineLimit: 0,
+    modulePreload: { polyfill: false },
+    chunkSizeWarningLimit: 700,
+  },
+  server: { proxy: { '/app/api': 'http://127.0.0.1:8080' } },
+});

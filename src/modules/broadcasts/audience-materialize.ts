@@ -1,0 +1,233 @@
+// decisions §16, adding an audience broadcast's recipients: the snapshot (contacts created up to the start, in order
+// of creation) is read in keyset chunks, each one set-based INSERT … SELECT (no contact goes through Node) whose
+// statement also advances the broadcast's checkpoint and `requested`: the checkpoint moves only with the rows it
+// wrote, so a crash mid-way resumes after the last committed chunk without a duplicate recipient. A chunk's rows
+// are handed off as soon as it commits (hand-offs start with the first chunk).
+//
+// Pacing: the rows of a chunk that would take a new phone beyond the rolling 24-hour limit's room are `held` (not
+// counted in the window); `releaseHeld` queues them as room comes back, and `held_until` says when that is. Both
+// steps lock the messaging account first, then the broadcast, as the claim does (one lock order, no deadlock).
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
+import type { DB } from '../../db/schema.ts';
+import { ApiError } from '../../http/errors.ts';
+import { audienceCondition, reachableContact } from '../contacts/contact-audience.ts';
+import type { ContactFilters } from '../contacts/contacts.schemas.ts';
+import { honoursOptOut } from './admission.ts';
+import { type ContactToken, filledComponents, tokenValue } from './audience-components.ts';
+import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
+import { lockAccount, recentPhones } from './sends.repo.ts';
+
+const WINDOW = sql`now() - interval '24 hours'`;
+
+/** A phone not messaged from the account within the window: it takes room in the 24-hour limit. */
+const takesRoom = (orgId: string, accountId: string, phone: RawBuilder<unknown>) =>
+  sql<boolean>`not exists (select 1 from messaging_window_phones w where w.org_id = ${orgId}
+    and w.account_id = ${accountId} and w.phone = ${phone} and w.last_queued_at > ${WINDOW})`;
+
+/** The account's room in the 24-hour limit, under its lock (taken here). */
+async function roomOf(trx: Kysely<DB>, orgId: string, accountId: string): Promise<number> {
+  const account = await lockAccount(trx, orgId, accountId);
+  const window = await recentPhones(trx, orgId, accountId, []);
+  return Math.max(0, account.messaging_limit_24h - window.used);
+}
+
+/** When the window next has room: its oldest phone's 24 hours end (a limit of 0: look again in a minute). */
+async function nextRoom(trx: Kysely<DB>, orgId: string, accountId: string): Promise<Date> {
+  const row = await sql<{ at: Date }>`select coalesce(min(last_queued_at) + interval '24 hours',
+      now() + interval '1 minute') as at
+    from messaging_window_phones where org_id = ${orgId} and account_id = ${accountId}
+      and last_queued_at > ${WINDOW}`.execute(trx);
+  return (row.rows[0] as { at: Date }).at;
+}
+
+const BROADCAST_COLUMNS = [
+  'org_id',
+  'id',
+  'account_id',
+  'channel_id',
+  'template_category',
+  'audience',
+  'base_components',
+  'contact_tokens',
+  'requested',
+  'held_until',
+] as const;
+
+/** Locks the broadcast if it is still `phase` and not cancelled, skipping one another worker holds. */
+const lockInPhase = (trx: Kysely<DB>, orgId: string, broadcastId: string) =>
+  trx
+    .selectFrom('broadcasts')
+    .select(BROADCAST_COLUMNS)
+    .where('org_id', '=', orgId)
+    .where('id', '=', broadcastId)
+    .where((eb) => eb.or([eb('stored_status', 'is', null), eb('stored_status', '!=', 'cancelled')]))
+    .forUpdate()
+    .skipLocked();
+
+type Locked = NonNullable<Awaited<ReturnType<ReturnType<typeof lockInPhase>['executeTakeFirst']>>>;
+
+/** One chunk of one preparing broadcast; answers the recipients it added (0: none to work on). */
+export async function materializeChunk(db: Kysely<DB>, chunkSize: number): Promise<number> {
+  const candidate = await db
+    .selectFrom('broadcasts')
+    .select(['org_id', 'id', 'account_id'])
+    .where('phase', '=', 'preparing')
+    .where('started_at', 'is not', null)
+    .orderBy('started_at')
+    .limit(1)
+    .executeTakeFirst();
+  if (!candidate) return 0;
+  return transactionWithRetry(db, async (trx) => {
+    const room = await roomOf(trx, candidate.org_id, candidate.account_id);
+    const broadcast = await lockInPhase(trx, candidate.org_id, candidate.id)
+      .where('phase', '=', 'preparing')
+      .executeTakeFirst();
+    if (!broadcast) return 0;
+    let where: RawBuilder<unknown>;
+    try {
+      where = await audienceCondition(trx, broadcast.org_id, (broadcast.audience ?? {}) as ContactFilters);
+    } catch (error) {
+      // A property the audience names was deleted since the 202: nobody more matches.
+      if (!(error instanceof ApiError)) throw error;
+      where = sql`false`;
+    }
+    return addChunk(trx, broadcast, where, room, chunkSize);
+  });
+}
+
+async function addChunk(
+  trx: Kysely<DB>,
+  b: Locked,
+  where: RawBuilder<unknown>,
+  room: number,
+  chunkSize: number,
+): Promise<number> {
+  const tokens = (b.contact_tokens ?? []) as ContactToken[];
+  const values = tokens.map((token, index) => sql`${tokenValue(token)} as ${sql.ref(`t${index}`)}`);
+  const missing = tokens.length
+    ? sql.join(
+        tokens.map((_, index) => sql`${sql.ref(`k.t${index}`)} is null`),
+        sql` or `,
+      )
+    : sql`false`;
+  const optedOut = honoursOptOut(b.template_category) ? sql`k.opted_out` : sql`false`;
+  // Earlier rows still held keep the room for themselves (hand-offs in the order of the snapshot).
+  const free = b.held_until === null ? room : 0;
+  const result = await sql<{ added: number; held: number; failed: number[] | null; done: boolean }>`
+    with mark as (
+      -- Read here, not through Node: a JavaScript Date would drop the timestamps' microseconds.
+      select snapshot_at, coalesce(checkpoint_created_at, '-infinity') as after_at, coalesce(checkpoint_id, '') as after_id
+      from broadcasts where org_id = ${b.org_id} and id = ${b.id}
+    ), chunk as (
+      select c.id, c.phone, c.created_at, c.opted_out${values.length ? sql`, ${sql.join(values)}` : sql``}
+      from contacts c, mark
+      where c.org_id = ${b.org_id} and ${reachableContact} and c.created_at <= mark.snapshot_at
+        and (c.created_at, c.id) > (mark.after_at, mark.after_id) and ${where}
+      order by c.created_at, c.id
+      limit ${chunkSize}
+    ), judged as (
+      select k.*, row_number() over (order by k.created_at, k.id) as n,
+        (${missing}) as missing, (${optedOut}) as opted,
+        ${takesRoom(b.org_id, b.account_id, sql`k.phone`)} as fresh
+      from chunk k
+    ), ranked as (
+      select j.*, sum(case when not j.missing and not j.opted and j.fresh then 1 else 0 end)
+        over (order by j.n) as fresh_rank
+      from judged j
+    ), inserted as (
+      insert into broadcast_recipients (org_id, broadcast_id, position, account_id, channel_id, contact_id, phone,
+        send_components, status, error, failed_at)
+      select ${b.org_id}, ${b.id}, ${b.requested} + k.n - 1, ${b.account_id}, ${b.channel_id}, k.id, k.phone,
+        ${filledComponents(b.base_components, tokens, 'k')},
+        case when k.missing or k.opted then 'failed' when k.fresh and k.fresh_rank > ${free} then 'held'
+          else 'queued' end,
+        case when k.missing then 'missing_variables' when k.opted then 'opted_out' end,
+        case when k.missing or k.opted then now() end
+      from ranked k
+      returning position, status
+    ), last as (
+      select created_at, id from chunk order by created_at desc, id desc limit 1
+    ), advanced as (
+      update broadcasts set requested = requested + (select count(*) from chunk),
+        checkpoint_created_at = coalesce((select created_at from last), checkpoint_created_at),
+        checkpoint_id = coalesce((select id from last), checkpoint_id),
+        phase = case when (select count(*) from chunk) < ${chunkSize} then 'ready' else 'preparing' end,
+        updated_at = now()
+      where org_id = ${b.org_id} and id = ${b.id}
+      returning phase
+    )
+    select (select count(*) from inserted)::int as added,
+      (select count(*) from inserted where status = 'held')::int as held,
+      (select array_agg(position) from inserted where status = 'failed') as failed,
+      (select phase = 'ready' from advanced) as done`.execute(trx);
+  const outcome = result.rows[0] as { added: number; held: number; failed: number[] | null; done: boolean };
+  if (outcome.held > 0) await setHeldUntil(trx, b.org_id, b.id, await nextRoom(trx, b.org_id, b.account_id));
+  // decisions §11, §14: recipients failed at once have their event, as in a send.
+  const failed = (outcome.failed ?? []).map((position) => ({ org_id: b.org_id, broadcast_id: b.id, position }));
+  await recordRecipientMoves(trx, failed, { mayFinish: false });
+  // The last chunk: a broadcast with nothing pending (nobody matched, all failed at once) ends here.
+  if (outcome.done) await recordFinished(trx, b.org_id, [b.id]);
+  return Math.max(outcome.added, 1);
+}
+
+const setHeldUntil = (trx: Kysely<DB>, orgId: string, broadcastId: string, at: Date | null) =>
+  trx
+    .updateTable('broadcasts')
+    .set({ held_until: at })
+    .where('org_id', '=', orgId)
+    .where('id', '=', broadcastId)
+    .execute();
+
+/**
+ * Queues held recipients of one broadcast whose `held_until` has come, as far as the window has room now (in
+ * position order; a phone already in the window takes no room). Answers how many it queued.
+ */
+export async function releaseHeld(db: Kysely<DB>, chunkSize: number): Promise<number> {
+  const candidate = await db
+    .selectFrom('broadcasts')
+    .select(['org_id', 'id', 'account_id'])
+    .where('held_until', '<=', sql<Date>`now()`)
+    .where('stored_status', 'is', null)
+    .orderBy('held_until')
+    .limit(1)
+    .executeTakeFirst();
+  if (!candidate) return 0;
+  return transactionWithRetry(db, async (trx) => {
+    const room = await roomOf(trx, candidate.org_id, candidate.account_id);
+    const b = await lockInPhase(trx, candidate.org_id, candidate.id)
+      .where('held_until', '<=', sql<Date>`now()`)
+      .executeTakeFirst();
+    if (!b) return 0;
+    const released = await sql<{ released: number; left: boolean }>`
+      with held as (
+        select position, ${takesRoom(b.org_id, b.account_id, sql`r.phone`)} as fresh
+        from broadcast_recipients r
+        where r.org_id = ${b.org_id} and r.broadcast_id = ${b.id} and r.status = 'held'
+        order by position limit ${chunkSize}
+      ), ranked as (
+        select position, fresh, sum(case when fresh then 1 else 0 end) over (order by position) as fresh_rank from held
+      ), queued as (
+        update broadcast_recipients r set status = 'queued', queued_at = now(), next_attempt_at = now(),
+          updated_at = now()
+        from ranked k
+        where r.org_id = ${b.org_id} and r.broadcast_id = ${b.id} and r.position = k.position
+          and (not k.fresh or k.fresh_rank <= ${room})
+        returning r.position
+      )
+      select (select count(*) from queued)::int as released,
+        (select count(*) from held) > (select count(*) from queued) as left`.execute(trx);
+    const outcome = released.rows[0] as { released: number; left: boolean };
+    // Still held ones wait for the window's next room.
+    const more = await trx
+      .selectFrom('broadcast_recipients')
+      .select('position')
+      .where('org_id', '=', b.org_id)
+      .where('broadcast_id', '=', b.id)
+      .where('status', '=', 'held')
+      .limit(1)
+      .executeTakeFirst();
+    await setHeldUntil(trx, b.org_id, b.id, more ? await nextRoom(trx, b.org_id, b.account_id) : null);
+    return Math.max(outcome.released, 1);
+  });
+}

@@ -1,0 +1,90 @@
+// decisions §16, the start of an audience broadcast (at `send_at`, by the worker): exactly one start however many
+// workers look, because the due broadcasts are locked (SKIP LOCKED) and started only while `started_at` is null.
+// The template must still be APPROVED, else the broadcast is `cancelled` with `template_not_sendable` and nothing
+// is sent; otherwise its components are built once (with the contact's markers), the snapshot time is taken and
+// `broadcast.started` is recorded in the same transaction.
+import { type Kysely, sql, type Transaction } from 'kysely';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
+import type { DB } from '../../db/schema.ts';
+import type { TemplateComponent } from '../../messaging/platform.ts';
+import { recordEvents } from '../events/events.ts';
+import { analyzeTemplate, type CatalogSendDefaults, type RecipientInput } from '../templates/send-requirements.ts';
+import { findTemplate } from '../templates/templates.repo.ts';
+import { audienceComponents, contactTokens } from './audience-components.ts';
+import { broadcastView } from './broadcast-view.ts';
+import { markCancelled, selectBroadcasts } from './broadcasts.repo.ts';
+import { recordFinished } from './recipient-events.ts';
+
+export interface StartDeps {
+  db: Kysely<DB>;
+  propertyKeys(db: Kysely<DB>, orgId: string): Promise<readonly string[]>;
+}
+
+type Due = { org_id: string; id: string; template_id: string; audience_input: unknown };
+
+/** The components to send, or undefined when the template can no longer be sent. */
+async function prepare(deps: StartDeps, trx: Transaction<DB>, row: Due) {
+  const template = await findTemplate(trx, row.org_id, row.template_id);
+  if (template?.status !== 'APPROVED') return undefined;
+  const components = template.components as unknown as TemplateComponent[];
+  const catalogSendDefaults = (template.catalog_send_defaults ?? null) as CatalogSendDefaults | null;
+  const requirements = analyzeTemplate(components, {
+    propertyKeys: await deps.propertyKeys(trx, row.org_id),
+    catalogSendDefaults,
+  });
+  if (requirements.never_sendable_reason) return undefined;
+  // The template may have changed since the 202: a request it no longer accepts cannot be sent either.
+  const built = audienceComponents(requirements, components, row.audience_input as RecipientInput, catalogSendDefaults);
+  if (!built.ok) return undefined;
+  return { components: built.components, tokens: await contactTokens(trx, row.org_id, built.sources) };
+}
+
+async function start(deps: StartDeps, trx: Transaction<DB>, row: Due): Promise<void> {
+  const prepared = await prepare(deps, trx, row);
+  if (!prepared) {
+    await markCancelled(trx, row.org_id, row.id, 'template_not_sendable');
+    await trx
+      .updateTable('broadcasts')
+      .set({ phase: 'ready', started_at: sql`now()` })
+      .where('org_id', '=', row.org_id)
+      .where('id', '=', row.id)
+      .execute();
+    await recordFinished(trx, row.org_id, [row.id]);
+    return;
+  }
+  await trx
+    .updateTable('broadcasts')
+    .set({
+      phase: 'preparing',
+      started_at: sql`now()`,
+      snapshot_at: sql`now()`,
+      base_components: JSON.stringify(prepared.components),
+      contact_tokens: JSON.stringify(prepared.tokens),
+      updated_at: sql`now()`,
+    })
+    .where('org_id', '=', row.org_id)
+    .where('id', '=', row.id)
+    .execute();
+  const started = await selectBroadcasts(trx, row.org_id).where('broadcasts.id', '=', row.id).executeTakeFirstOrThrow();
+  await recordEvents(trx, row.org_id, [{ type: 'broadcast.started', data: broadcastView(started) }]);
+}
+
+/** Starts the broadcasts that are due (at most `limit`); answers how many it started or cancelled. */
+export async function startDueBroadcasts(deps: StartDeps, limit = 10): Promise<number> {
+  return transactionWithRetry(deps.db, async (trx) => {
+    const due = await trx
+      .selectFrom('broadcasts')
+      .select(['org_id', 'id', 'template_id', 'audience_input'])
+      .where('started_at', 'is', null)
+      .where('phase', 'is not', null)
+      .where('stored_status', 'is', null)
+      .where(sql`coalesce(send_at, created_at)`, '<=', sql<Date>`now()`)
+      .orderBy(sql`coalesce(send_at, created_at)`)
+      .limit(limit)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    for (const row of due) await start(deps, trx, row);
+    return due.length;
+  });
+}

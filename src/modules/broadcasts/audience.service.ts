@@ -1,0 +1,102 @@
+// POST /v1/broadcasts (decisions §16): the checks before the 202, in order — the template sendable, the channel, the
+// body (the audience through the contact list's own filters, `send_at`, the shared variables), media (each URL
+// fetched once), the balance for one message — then the admission step writes the broadcast without recipients.
+// No work per contact: the worker starts it (at `send_at`) and adds its recipients in chunks.
+import type { Static } from 'typebox';
+import { ApiError, validationError } from '../../http/errors.ts';
+import { newId } from '../../lib/ids.ts';
+import type { MediaFetcher } from '../../messaging/media/media-fetcher.ts';
+import { audienceCondition } from '../contacts/contact-audience.ts';
+import { type AdmittedBroadcast, admitBroadcast, type IdempotencyHold } from './admission.ts';
+import { type AudienceBroadcastBody, SEND_AT_MAX_DAYS } from './audience.schemas.ts';
+import { audienceComponents } from './audience-components.ts';
+import type { BroadcastsService } from './broadcasts.service.ts';
+import { withIdempotencyKey } from './idempotency.ts';
+import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from './sendable.ts';
+
+export interface AudienceDeps extends SendableDeps {
+  broadcasts: BroadcastsService;
+  media: MediaFetcher;
+  now(): Date;
+}
+
+type Body = Static<typeof AudienceBroadcastBody>;
+
+/** A `send_at` this far in the past still means "now" (the client's clock and the request's travel). */
+const SEND_AT_SLACK_MS = 60_000;
+
+/** The shared recipient fields of the body (what a send recipient carries besides its address). */
+export function sharedInput(body: Body) {
+  const { template_id: _t, audience: _a, channel_id: _c, send_at: _s, name: _n, ...input } = body;
+  return input;
+}
+
+export function createAudienceService(deps: AudienceDeps) {
+  const { db } = deps;
+
+  function checkSendAt(sendAt: string | undefined): Date | null {
+    if (sendAt === undefined) return null;
+    const at = new Date(sendAt);
+    const now = deps.now().getTime();
+    if (at.getTime() < now - SEND_AT_SLACK_MS || at.getTime() > now + SEND_AT_MAX_DAYS * 86_400_000) {
+      throw validationError(['body', 'send_at'], `Must be from now to ${SEND_AT_MAX_DAYS} days ahead`, 'value_error', {
+        input: sendAt,
+      });
+    }
+    return at;
+  }
+
+  async function queue(orgId: string, body: Body, idempotency?: IdempotencyHold): Promise<AdmittedBroadcast> {
+    const { template, components, catalogSendDefaults, requirements } = await sendableTemplate(
+      deps,
+      orgId,
+      body.template_id,
+    );
+    const channelId = await channelFor(db, orgId, template.account_id, body.channel_id);
+    await audienceCondition(db, orgId, body.audience);
+    const sendAt = checkSendAt(body.send_at);
+    const input = sharedInput(body);
+    // Tokens that no contact can fill (no shared value, no contact field or property of that name) are refused here:
+    // every recipient would fail.
+    const checked = audienceComponents(requirements, components, input, catalogSendDefaults);
+    if (!checked.ok) throw new ApiError(422, checked.error);
+    for (const surface of requirements.media) {
+      const url = checked.parameters.media[surface.token];
+      if (!url) continue;
+      const media = await deps.media.check(url, surface.type);
+      if (!media.ok) throw new ApiError(422, { code: media.code, token: surface.token, url, reason: media.reason });
+    }
+    return admitBroadcast(db, {
+      orgId,
+      broadcast: {
+        id: newId('bc'),
+        ...templateColumns(template),
+        channel_id: channelId,
+        origin: 'api',
+        name: body.name ?? null,
+        audience: JSON.stringify(body.audience),
+        audience_input: JSON.stringify(input),
+        send_at: sendAt,
+        // decisions §16: without send_at it is never `scheduled`; the worker starts it at once.
+        phase: sendAt ? 'scheduled' : 'preparing',
+      },
+      limit: 'pace',
+      idempotency,
+      recipients: async () => [],
+    });
+  }
+
+  return {
+    create(orgId: string, body: Body, idempotencyKey?: string) {
+      return withIdempotencyKey(
+        db,
+        orgId,
+        { body: { audience_broadcast: body }, key: idempotencyKey },
+        (held) => queue(orgId, body, held),
+        (broadcastId) => deps.broadcasts.get(orgId, broadcastId),
+      ).then(({ result, replayed }) => ({ broadcast: result, replayed }));
+    },
+  };
+}
+
+export type AudienceService = ReturnType<typeof createAudienceService>;

@@ -1,0 +1,23 @@
+// The broadcasts feature's answer to the platform's message status reports: the recipient moves forward, its
+// conversation message and its contact's reachability follow (recipients.repo.ts `applyReport`); and to template
+// status reports: a template out of APPROVED pauses its broadcasts (decisions §16).
+import type { PlatformEventHandlers } from '../../messaging/webhooks.ts';
+import { pauseForTemplates } from './platform-pacing.ts';
+import { applyReport } from './recipients.repo.ts';
+
+export const broadcastStatusHandlers: PlatformEventHandlers = {
+  message_status: [(trx, event, context) => applyReport(trx, context.orgId, event, context.receivedAt)],
+  // decisions §16: runs after the templates feature stored the new status (handlers run in the wiring's order).
+  template_status: [
+    async (trx, event, { orgId }) => {
+      const templates = await trx
+        .selectFrom('templates')
+        .select(['id', 'status'])
+        .where('org_id', '=', orgId)
+        .where('platform_template_id', '=', event.platformTemplateId)
+        .execute();
+      const unsendable = templates.filter((template) => template.status !== 'APPROVED').map((template) => template.id);
+      return (await pauseForTemplates(trx, orgId, unsendable)) > 0 ? 'applied' : 'unmatched';
+    },
+  ],
+};

@@ -1,0 +1,106 @@
+// GET /app/api/events (decisions §17): the organization's changes as server-sent events, so that the inbox, a
+// broadcast's progress and template reviews update without reloading. Each event is named by its type and carries
+// the ids it concerns; the page fetches what it shows. No replay: on (re)connecting, and on a `resync` event, the
+// page fetches again what it shows.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { authOf } from '../../http/auth.ts';
+import { consoleErrors } from '../../http/schemas.ts';
+import type { SessionsService } from '../sessions/sessions.service.ts';
+import type { ConsoleEventHub, StreamEvent } from './console-stream.ts';
+
+const KEEP_ALIVE_MS = 15_000;
+/** How often an open stream checks that its session is still live (signing out ends the stream within this). */
+const SESSION_CHECK_MS = 30_000;
+
+export interface ConsoleStreamDeps {
+  hub: ConsoleEventHub;
+  sessions: SessionsService;
+  /** Whether a person of this role may see events of this type (their role's read scopes). */
+  visible: (role: 'admin' | 'agent', type: string) => boolean;
+}
+
+const frame = (event: StreamEvent) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+
+export function consoleStreamRoutes(parent: FastifyInstance, deps: ConsoleStreamDeps): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const open = new Set<() => void>();
+  app.addHook('onClose', async () => {
+    for (const end of [...open]) end();
+  });
+
+  app.get(
+    '/events',
+    {
+      schema: {
+        tags: ['Console'],
+        security: [{ consoleSession: [] }],
+        summary: 'The organization’s changes, live (server-sent events)',
+        description:
+          '`text/event-stream`. Each event is named by its type (`message.received`, `contact.updated`, ' +
+          '`broadcast.recipient.updated`, `broadcast.finished`, `template.status_updated`, …, as the webhook events) ' +
+          'and its data is `{type, id?, broadcast_id?, conversation_id?, contact_id?}`. A person sees the types their ' +
+          'role may read. `resync` means some changes may have been missed: fetch again what is shown. Comments ' +
+          'keep the connection alive every 15 seconds; the stream ends when the session does.',
+        operationId: 'consoleEvents',
+        response: {
+          200: {
+            description: 'The stream.',
+            content: { 'text/event-stream': { schema: { type: 'string' } } },
+          },
+          ...consoleErrors(),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { orgId, user } = authOf(request);
+      const token = request.consoleSession?.token;
+      let role = user?.role ?? 'agent';
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-accel-buffering': 'no',
+      });
+      raw.write(': connected\nretry: 2000\n\n');
+      let ended = false;
+      let unsubscribe = () => {};
+      const timers: NodeJS.Timeout[] = [];
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        open.delete(end);
+        for (const timer of timers) clearInterval(timer);
+        unsubscribe();
+        raw.end();
+      };
+      open.add(end);
+      request.raw.on('close', end);
+      try {
+        unsubscribe = await deps.hub.subscribe(
+          orgId,
+          (events) => {
+            for (const event of events) if (deps.visible(role, event.type)) raw.write(frame(event));
+          },
+          () => raw.write(frame({ type: 'resync' })),
+        );
+      } catch (error) {
+        request.log.warn({ err: error }, 'console stream not started');
+        return end();
+      }
+      if (ended) return unsubscribe();
+      timers.push(setInterval(() => raw.write(': keep-alive\n\n'), KEEP_ALIVE_MS));
+      timers.push(
+        setInterval(async () => {
+          const session = token ? await deps.sessions.resolve(token, { touch: false }).catch(() => null) : undefined;
+          // Ended (signed out, removed, expired), or a database that did not answer: the page reconnects.
+          if (!session) return end();
+          role = session.user.role;
+        }, SESSION_CHECK_MS),
+      );
+      raw.write(frame({ type: 'ready' }));
+    },
+  );
+}

@@ -1,0 +1,131 @@
+// SQL of console sessions and of the failed sign-ins that throttle guessing. A session is found by the hash of its
+// token alone (its own unique index): the organization is what it tells.
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { DB, OrganizationsTable } from '../../db/schema.ts';
+import type { Role } from '../users/users.schemas.ts';
+
+type Db = Kysely<DB> | Transaction<DB>;
+
+export const insertSession = (
+  db: Db,
+  orgId: string,
+  session: { id: string; user_id: string; token_hash: string; created_at: Date; expires_at: Date },
+) =>
+  db
+    .insertInto('user_sessions')
+    .values({ org_id: orgId, ...session, last_seen_at: session.created_at })
+    .execute();
+
+export interface SessionRow {
+  session_id: string;
+  token_hash: string;
+  last_seen_at: Date;
+  expires_at: Date;
+  user: { id: string; email: string; name: string | null; role: Role; created_at: Date; last_sign_in_at: Date | null };
+  org: Selectable<OrganizationsTable>;
+}
+
+/** The session of a token hash with its user and organization: one indexed query. */
+export async function findSession(db: Db, tokenHash: string): Promise<SessionRow | undefined> {
+  const row = await db
+    .selectFrom('user_sessions as s')
+    .innerJoin('users as u', (join) => join.onRef('u.org_id', '=', 's.org_id').onRef('u.id', '=', 's.user_id'))
+    .innerJoin('organizations as o', 'o.id', 's.org_id')
+    .selectAll('o')
+    .select([
+      's.id as session_id',
+      's.token_hash',
+      's.last_seen_at',
+      's.expires_at',
+      'u.id as user_id',
+      'u.email as user_email',
+      'u.name as user_name',
+      'u.role as user_role',
+      'u.created_at as user_created_at',
+      'u.last_sign_in_at as user_last_sign_in_at',
+    ])
+    .where('s.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const {
+    session_id,
+    token_hash,
+    last_seen_at,
+    expires_at,
+    user_id,
+    user_email,
+    user_name,
+    user_role,
+    user_created_at,
+    user_last_sign_in_at,
+    ...org
+  } = row;
+  return {
+    session_id,
+    token_hash,
+    last_seen_at,
+    expires_at,
+    user: {
+      id: user_id,
+      email: user_email,
+      name: user_name,
+      role: user_role,
+      created_at: user_created_at,
+      last_sign_in_at: user_last_sign_in_at,
+    },
+    org,
+  };
+}
+
+export const touchSession = (db: Db, orgId: string, sessionId: string, at: Date) =>
+  db
+    .updateTable('user_sessions')
+    .set({ last_seen_at: at })
+    .where('org_id', '=', orgId)
+    .where('id', '=', sessionId)
+    .where('last_seen_at', '<', at)
+    .execute();
+
+export const deleteSessionByHash = (db: Db, tokenHash: string) =>
+  db.deleteFrom('user_sessions').where('token_hash', '=', tokenHash).execute();
+
+export const deleteUserSessions = (db: Db, orgId: string, userId: string) =>
+  db.deleteFrom('user_sessions').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+
+/** Ended sessions of one user (idle or past their absolute end), removed when the user signs in again. */
+export const deleteEndedSessions = (db: Db, orgId: string, userId: string, idleBefore: Date, now: Date) =>
+  db
+    .deleteFrom('user_sessions')
+    .where('org_id', '=', orgId)
+    .where('user_id', '=', userId)
+    .where((eb) => eb.or([eb('last_seen_at', '<', idleBefore), eb('expires_at', '<=', now)]))
+    .execute();
+
+// ------------------------------------------------------------------------------------- sign-in attempts
+
+export const recordAttempt = (db: Db, email: string, at: Date) =>
+  db
+    .insertInto('sign_in_attempts')
+    .values({ email, attempted_at: at })
+    .returning('id')
+    .executeTakeFirstOrThrow()
+    .then((row) => String(row.id));
+
+/** The attempts of an email since `since`, oldest first. */
+export const recentAttempts = (db: Db, email: string, since: Date) =>
+  db
+    .selectFrom('sign_in_attempts')
+    .select(['id', 'attempted_at'])
+    .where('email', '=', email)
+    .where('attempted_at', '>', since)
+    .orderBy('attempted_at')
+    .orderBy('id')
+    .execute();
+
+export const deleteAttempt = (db: Db, id: string) => db.deleteFrom('sign_in_attempts').where('id', '=', id).execute();
+
+export const clearAttempts = (db: Db, email: string) =>
+  db.deleteFrom('sign_in_attempts').where('email', '=', email).execute();
+
+export const pruneAttempts = (db: Db, before: Date) =>
+  db.deleteFrom('sign_in_attempts').where('attempted_at', '<=', before).execute();

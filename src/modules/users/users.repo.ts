@@ -1,0 +1,115 @@
+// SQL of users and their sign-in links; every query filters by the organization except the lookups that start
+// from an email or a token (their own unique indexes).
+import { type Kysely, sql, type Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import type { Role } from './users.schemas.ts';
+
+type Db = Kysely<DB> | Transaction<DB>;
+
+export const USER_COLUMNS = ['id', 'email', 'name', 'role', 'created_at', 'last_sign_in_at'] as const;
+
+export const listUsers = (db: Db, orgId: string) =>
+  db.selectFrom('users').select(USER_COLUMNS).where('org_id', '=', orgId).orderBy('created_at').orderBy('id').execute();
+
+export const findUser = (db: Db, orgId: string, userId: string) =>
+  db.selectFrom('users').select(USER_COLUMNS).where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst();
+
+export const insertUser = (
+  db: Db,
+  orgId: string,
+  user: { id: string; email: string; name: string | null; role: Role; created_at: Date },
+) =>
+  db
+    .insertInto('users')
+    .values({ org_id: orgId, ...user })
+    .returning(USER_COLUMNS)
+    .executeTakeFirstOrThrow();
+
+export const updateUser = (db: Db, orgId: string, userId: string, patch: { name?: string | null; role?: Role }) =>
+  db
+    .updateTable('users')
+    .set(patch)
+    .where('org_id', '=', orgId)
+    .where('id', '=', userId)
+    .returning(USER_COLUMNS)
+    .executeTakeFirst();
+
+export const deleteUser = (db: Db, orgId: string, userId: string) =>
+  db.deleteFrom('users').where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst();
+
+/** The organization's admins, locked: a change that could leave none runs after every other such change. */
+export const lockAdmins = (db: Db, orgId: string) =>
+  db
+    .selectFrom('users')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('role', '=', 'admin')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+
+export const findUserByEmail = (db: Db, email: string) =>
+  db
+    .selectFrom('users')
+    .select(['org_id', 'id', 'password_hash'])
+    .where(sql<string>`lower(email)`, '=', email.toLowerCase())
+    .executeTakeFirst();
+
+export const setPassword = (db: Db, orgId: string, userId: string, passwordHash: string) =>
+  db
+    .updateTable('users')
+    .set({ password_hash: passwordHash })
+    .where('org_id', '=', orgId)
+    .where('id', '=', userId)
+    .execute();
+
+export const recordSignIn = (db: Db, orgId: string, userId: string, at: Date) =>
+  db.updateTable('users').set({ last_sign_in_at: at }).where('org_id', '=', orgId).where('id', '=', userId).execute();
+
+/** A new link replaces the user's unused ones. */
+export async function insertSignInLink(
+  db: Db,
+  orgId: string,
+  link: { id: string; user_id: string; token_hash: string; created_at: Date; expires_at: Date },
+) {
+  await db
+    .updateTable('user_sign_in_links')
+    .set({ used_at: link.created_at })
+    .where('org_id', '=', orgId)
+    .where('user_id', '=', link.user_id)
+    .where('used_at', 'is', null)
+    .execute();
+  await db
+    .insertInto('user_sign_in_links')
+    .values({ org_id: orgId, ...link })
+    .execute();
+}
+
+export const findSignInLink = (db: Db, tokenHash: string) =>
+  db
+    .selectFrom('user_sign_in_links')
+    .innerJoin('users', (join) =>
+      join.onRef('users.org_id', '=', 'user_sign_in_links.org_id').onRef('users.id', '=', 'user_sign_in_links.user_id'),
+    )
+    .select([
+      'user_sign_in_links.org_id',
+      'user_sign_in_links.user_id',
+      'user_sign_in_links.token_hash',
+      'user_sign_in_links.expires_at',
+      'user_sign_in_links.used_at',
+      'users.email',
+      'users.name',
+    ])
+    .where('user_sign_in_links.token_hash', '=', tokenHash)
+    .executeTakeFirst();
+
+/** Single use under concurrency: only one request's update finds the link unused. */
+export const useSignInLink = (db: Db, tokenHash: string, at: Date) =>
+  db
+    .updateTable('user_sign_in_links')
+    .set({ used_at: at })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', at)
+    .returning(['org_id', 'user_id'])
+    .executeTakeFirst();

@@ -1,0 +1,382 @@
+// SQL of webhook deliveries (decisions §11), all of it: the subscription rule that queues them, the queue's claim
+// and record, the endpoint's disabling, the deliveries log, manual retry and pruning. Every query filters by the
+// organization first, except the claim, the queue depth and pruning, which serve every organization at once.
+import { type Kysely, type Selectable, sql } from 'kysely';
+import type { DB, DeliveryAttempt, WebhookDeliveriesTable } from '../../db/schema.ts';
+import { WEBHOOK_RETENTION_MS } from './delivery-rules.ts';
+
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+
+// ---- The subscription rule -------------------------------------------------------------------------------------
+// Which endpoints take an event is SQL, kept as a function so that PostgreSQL keeps its plans: a call for an
+// organization without an enabled endpoint costs one cached index probe, and one with endpoints one statement, which
+// the fan-out can also embed in its own statement (recordEventsCall). This file owns its text; migrations install it
+// by calling `installSubscriptionRule` (0018), so the rule is read and changed here (decisions: "Deliveries").
+
+/** The function's name, the one way the outbox (events/events.ts) reaches the rule. */
+export const SUBSCRIPTION_RULE = 'webhook_record_events';
+
+/**
+ * Installs (or replaces) the rule: each event goes to every enabled endpoint of the organization subscribed to its
+ * type or to `*`; p_only_endpoint (the test ping) targets one endpoint whatever it subscribes to. Only the events
+ * that some endpoint takes are stored. Each delivery gets its lane: 0 for conversational events (`message.*`, and
+ * the test `ping`, which a person waits for), 1 for the rest. Answers how many deliveries were queued.
+ */
+export async function installSubscriptionRule(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    create or replace function webhook_record_events(p_org text, p_events jsonb, p_now timestamptz,
+      p_only_endpoint text)
+    returns integer language plpgsql as $fn$
+    declare
+      queued integer;
+    begin
+      if not exists (select 1 from webhook_endpoints where org_id = p_org and enabled) then
+        return 0;
+      end if;
+      with input as (
+        select x.id, x.type, x.payload
+        from jsonb_to_recordset(p_events) as x(id text, type text, payload text)
+      ),
+      targets as (
+        select i.id as event_id, i.type, e.id as endpoint_id
+        from input i
+        join webhook_endpoints e on e.org_id = p_org and e.enabled
+          and (case when p_only_endpoint is null then e.events ? i.type or e.events ? '*'
+                    else e.id = p_only_endpoint end)
+      ),
+      stored as (
+        insert into webhook_events (org_id, id, type, payload, created_at)
+        select p_org, i.id, i.type, i.payload, p_now
+        from input i
+        where i.id in (select event_id from targets)
+      )
+      -- The lane (migration 0018): conversational events never queue behind bulk ones at the same endpoint.
+      insert into webhook_deliveries (org_id, id, endpoint_id, event_id, event_type, lane, next_attempt_at,
+        created_at, updated_at)
+      select p_org, 'whd_' || replace(gen_random_uuid()::text, '-', ''), t.endpoint_id, t.event_id, t.type,
+        case when t.type like 'message.%' or t.type = 'ping' then 0 else 1 end, now(), now(), now()
+      from targets t;
+      get diagnostics queued = row_count;
+      return queued;
+    end
+    $fn$`.execute(db);
+}
+
+/** The rule as an expression answering how many deliveries were queued (`events` is the outbox's JSON). */
+export function subscriptionRuleCall(orgId: string, events: string, now: Date, onlyEndpointId: string | null) {
+  return sql<number>`webhook_record_events(${orgId}, ${events}::jsonb, ${now}::timestamptz, ${onlyEndpointId})`;
+}
+
+// ---- The queue ---------------------------------------------------------------------------------------------------
+
+export interface ClaimedDelivery {
+  org_id: string;
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  /** 0: conversational, 1: bulk (the subscription rule's lanes). */
+  lane: number;
+  attempts: number;
+  attempt_limit: number | null;
+  url: string;
+  /** As stored: encrypted under `secrets_key_id` (lib/secrets-box.ts), or in clear when that is null. */
+  secret: string;
+  previous_secret: string | null;
+  secrets_key_id: string | null;
+  payload: string;
+  lease_token: string;
+  /** The endpoint had failed attempts since its last success when claimed. */
+  endpoint_failing: boolean;
+}
+
+/**
+ * Claims up to `limit` due deliveries under `token` for `leaseMs`, at most `perEndpoint` in flight per endpoint and
+ * lane (counting those already leased), conversational rows first, then the longest-waiting endpoints, skipping rows
+ * and endpoints another claim holds; at most `bulkLimit` rows of lane 1.
+ */
+export async function claimDeliveries(
+  db: Kysely<DB>,
+  input: { token: string; limit: number; bulkLimit: number; perEndpoint: number; leaseMs: number },
+): Promise<ClaimedDelivery[]> {
+  const { token, limit, bulkLimit, perEndpoint, leaseMs } = input;
+  const result = await sql<ClaimedDelivery>`
+    with recursive pending_endpoints as (
+      -- Each endpoint with pending deliveries, found by skipping through the per-endpoint index: the cost follows
+      -- the number of such endpoints, not the size of the backlog.
+      (select org_id, endpoint_id from webhook_deliveries where status = 'pending'
+        order by org_id, endpoint_id limit 1)
+      union all
+      select n.org_id, n.endpoint_id from pending_endpoints p
+      cross join lateral (
+        select d.org_id, d.endpoint_id from webhook_deliveries d
+        where d.status = 'pending' and (d.org_id, d.endpoint_id) > (p.org_id, p.endpoint_id)
+        order by d.org_id, d.endpoint_id limit 1
+      ) n
+    ),
+    ready as (
+      -- The endpoints with something due, the longest-waiting first (each lane's oldest due row, from its index).
+      select p.org_id, p.endpoint_id, least(conversational.at, bulk.at) as due
+      from pending_endpoints p
+      cross join lateral (
+        select min(d.next_attempt_at) as at from webhook_deliveries d
+        where d.org_id = p.org_id and d.endpoint_id = p.endpoint_id and d.status = 'pending' and d.lane = 0
+          and d.next_attempt_at <= now()
+      ) conversational
+      cross join lateral (
+        select min(d.next_attempt_at) as at from webhook_deliveries d
+        where d.org_id = p.org_id and d.endpoint_id = p.endpoint_id and d.status = 'pending' and d.lane = 1
+          and d.next_attempt_at <= now()
+      ) bulk
+      where coalesce(conversational.at, bulk.at) is not null
+      order by least(conversational.at, bulk.at)
+      limit ${Math.max(limit * 4, 64)}
+    ),
+    candidates as (
+      select d.org_id, d.id, l.lane, r.due, row_number() over (partition by l.lane order by r.due) as rank
+      from ready r
+      cross join lateral (
+        select e.id from webhook_endpoints e
+        where e.org_id = r.org_id and e.id = r.endpoint_id and e.enabled
+        for no key update skip locked
+      ) e
+      cross join (values (0), (1)) as l(lane)
+      cross join lateral (
+        select d.org_id, d.id from webhook_deliveries d
+        where d.org_id = r.org_id and d.endpoint_id = r.endpoint_id and d.lane = l.lane
+          and d.status = 'pending' and d.next_attempt_at <= now()
+        order by d.next_attempt_at
+        limit greatest(0, ${perEndpoint} - (
+          select count(*) from webhook_deliveries f
+          where f.org_id = r.org_id and f.endpoint_id = r.endpoint_id and f.lane = l.lane and f.status = 'pending'
+            and f.lease_token is not null and f.next_attempt_at > now()))
+        for update skip locked
+      ) d
+    ),
+    picked as (
+      select org_id, id from candidates
+      where lane = 0 or rank <= ${bulkLimit}
+      order by lane, due
+      limit ${limit}
+    )
+    update webhook_deliveries w
+    set lease_token = ${token}, next_attempt_at = now() + make_interval(secs => ${leaseMs / 1000}),
+      updated_at = now()
+    from picked p, webhook_endpoints e, webhook_events ev
+    where w.org_id = p.org_id and w.id = p.id
+      and e.org_id = w.org_id and e.id = w.endpoint_id
+      and ev.org_id = w.org_id and ev.id = w.event_id
+    returning w.org_id, w.id, w.endpoint_id, w.event_id, w.lane, w.attempts, w.attempt_limit, w.lease_token, e.url,
+      e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret,
+      e.secrets_key_id, ev.payload, e.failing_since is not null as endpoint_failing
+  `.execute(db);
+  return result.rows;
+}
+
+/** Attempts the deliveries log keeps per delivery, the newest. */
+export const ATTEMPT_LOG_SIZE = 25;
+
+export interface AttemptRecord {
+  /** The attempt as the deliveries log shows it. */
+  attempt: DeliveryAttempt;
+  status: 'pending' | 'succeeded' | 'failed';
+  attempts: number;
+  statusCode: number | null;
+  error: string | null;
+  /** For `pending`: when the next attempt is due. */
+  retryInMs: number;
+}
+
+/** Records an attempt under the claim's lease; false when the lease was lost (another worker took the row). */
+export async function recordAttempt(db: Kysely<DB>, row: ClaimedDelivery, record: AttemptRecord): Promise<boolean> {
+  const updated = await db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: record.status,
+      attempts: record.attempts,
+      last_status_code: record.statusCode,
+      last_error: record.error,
+      // One more entry, the oldest dropped beyond ATTEMPT_LOG_SIZE.
+      attempt_log: sql`case when jsonb_array_length(attempt_log) >= ${ATTEMPT_LOG_SIZE} then attempt_log - 0
+        else attempt_log end || jsonb_build_array(${JSON.stringify(record.attempt)}::jsonb)`,
+      lease_token: null,
+      next_attempt_at:
+        record.status === 'pending'
+          ? sql`now() + make_interval(secs => ${record.retryInMs / 1000})`
+          : sql`next_attempt_at`,
+      updated_at: sql`now()`,
+    })
+    .where('org_id', '=', row.org_id)
+    .where('id', '=', row.id)
+    .where('lease_token', '=', row.lease_token)
+    .executeTakeFirst();
+  return Number(updated.numUpdatedRows) === 1;
+}
+
+/** An attempt succeeded: the endpoint is no longer failing. */
+export async function clearEndpointFailing(db: Kysely<DB>, orgId: string, endpointId: string): Promise<void> {
+  await db
+    .updateTable('webhook_endpoints')
+    .set({ failing_since: null })
+    .where('org_id', '=', orgId)
+    .where('id', '=', endpointId)
+    .where('failing_since', 'is not', null)
+    .execute();
+}
+
+/** An attempt failed: the endpoint is failing since its first failure; answers since when, and whether enabled. */
+export function markEndpointFailing(db: Kysely<DB>, orgId: string, endpointId: string) {
+  return db
+    .updateTable('webhook_endpoints')
+    .set({ failing_since: sql`coalesce(failing_since, now())` })
+    .where('org_id', '=', orgId)
+    .where('id', '=', endpointId)
+    .returning(['enabled', sql<Date>`failing_since`.as('failing_since'), sql<Date>`now()`.as('now')])
+    .executeTakeFirst();
+}
+
+/** Disables an endpoint for `reason` and fails its pending deliveries. */
+export async function disableEndpoint(db: Kysely<DB>, orgId: string, endpointId: string, reason: string) {
+  await db
+    .updateTable('webhook_endpoints')
+    .set({ enabled: false, disabled_reason: reason, updated_at: sql`now()` })
+    .where('org_id', '=', orgId)
+    .where('id', '=', endpointId)
+    .execute();
+  await failPendingDeliveries(db, orgId, endpointId);
+}
+
+/** A disabled endpoint receives nothing more: its pending deliveries fail (they can be retried once enabled). */
+export async function failPendingDeliveries(db: Kysely<DB>, orgId: string, endpointId: string): Promise<void> {
+  await db
+    .updateTable('webhook_deliveries')
+    .set({ status: 'failed', lease_token: null, last_error: 'endpoint_disabled', updated_at: sql`now()` })
+    .where('org_id', '=', orgId)
+    .where('endpoint_id', '=', endpointId)
+    .where('status', '=', 'pending')
+    .execute();
+}
+
+/** Deliveries waiting (due or scheduled), all organizations: the metrics' queue depth. */
+export async function countPendingDeliveries(db: Kysely<DB>): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<string>().as('count'))
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+/**
+ * Deletes deliveries finished before `retentionMs` ago and the events no delivery refers to any more, a bounded
+ * batch at a time; returns how many deliveries were deleted. Pending deliveries and their events are kept.
+ */
+export async function pruneWebhookHistory(
+  db: Kysely<DB>,
+  retentionMs = WEBHOOK_RETENTION_MS,
+  batch = 5000,
+): Promise<number> {
+  const cutoff = sql<Date>`now() - make_interval(secs => ${retentionMs / 1000})`;
+  const deleted = await sql`
+    delete from webhook_deliveries d
+    using (
+      select org_id, id from webhook_deliveries
+      where status in ('succeeded', 'failed') and updated_at < ${cutoff}
+      limit ${batch}
+    ) old
+    where d.org_id = old.org_id and d.id = old.id
+  `.execute(db);
+  await sql`
+    delete from webhook_events ev
+    using (
+      select e.org_id, e.id from webhook_events e
+      where e.created_at < ${cutoff}
+        and not exists (select 1 from webhook_deliveries d where d.org_id = e.org_id and d.event_id = e.id)
+      limit ${batch}
+    ) old
+    where ev.org_id = old.org_id and ev.id = old.id
+  `.execute(db);
+  return Number(deleted.numAffectedRows ?? 0);
+}
+
+// ---- The deliveries log and manual retry -------------------------------------------------------------------------
+
+/**
+ * A page of an endpoint's deliveries log, newest first, with the endpoint's existence, in one statement (issue 9:
+ * one round trip per read): the endpoint row leads and the page joins it laterally, so an endpoint without
+ * deliveries is one row of nulls and an unknown endpoint no row at all (`found` false).
+ */
+export async function listDeliveries(
+  db: Kysely<DB>,
+  orgId: string,
+  endpointId: string,
+  filter: { status?: string[] | undefined; afterEventId?: string | undefined; limit: number },
+): Promise<{ found: boolean; rows: DeliveryRow[] }> {
+  const rows = await db
+    .selectFrom('webhook_endpoints as e')
+    .leftJoinLateral(
+      (eb) => {
+        let page = eb
+          .selectFrom('webhook_deliveries')
+          .selectAll()
+          .where('org_id', '=', orgId)
+          .where('endpoint_id', '=', endpointId);
+        if (filter.status && filter.status.length > 0) page = page.where('status', 'in', filter.status);
+        // Event ids are time-ordered (ULIDs): newest first is descending event id, unique per endpoint.
+        if (filter.afterEventId) page = page.where('event_id', '<', filter.afterEventId);
+        return page.orderBy('event_id', 'desc').limit(filter.limit).as('d');
+      },
+      (join) => join.onTrue(),
+    )
+    .selectAll('d')
+    .where('e.org_id', '=', orgId)
+    .where('e.id', '=', endpointId)
+    .orderBy('d.event_id', 'desc')
+    .execute();
+  return { found: rows.length > 0, rows: rows.filter(isDelivery) };
+}
+
+/** A row of the lateral page: its id is null only on the one row of nulls an empty page leaves. */
+function isDelivery<Row extends { id: string | null }>(row: Row): row is Row & DeliveryRow {
+  return row.id !== null;
+}
+
+export function findDelivery(db: Kysely<DB>, orgId: string, endpointId: string, id: string) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('endpoint_id', '=', endpointId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export function findDeliveryOfEvent(db: Kysely<DB>, orgId: string, endpointId: string, eventId: string) {
+  return db
+    .selectFrom('webhook_deliveries')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('endpoint_id', '=', endpointId)
+    .where('event_id', '=', eventId)
+    .executeTakeFirst();
+}
+
+/**
+ * Makes a delivery due now. A pending one keeps its retry schedule; a finished one gets exactly one more attempt.
+ * One that a worker holds right now is left alone: that attempt is the one asked for.
+ */
+export function retryDelivery(db: Kysely<DB>, orgId: string, endpointId: string, id: string) {
+  return db
+    .updateTable('webhook_deliveries')
+    .set({
+      attempt_limit: sql`case when status = 'pending' then attempt_limit else attempts + 1 end`,
+      status: 'pending',
+      next_attempt_at: sql`now()`,
+      updated_at: sql`now()`,
+    })
+    .where('org_id', '=', orgId)
+    .where('endpoint_id', '=', endpointId)
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('status', '!=', 'pending'), eb('lease_token', 'is', null)]))
+    .returningAll()
+    .executeTakeFirst();
+}

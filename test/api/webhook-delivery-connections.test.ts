@@ -1,0 +1,187 @@
+// Deliveries against a receiver as integrators run it (issue 23 points 5 and 6): a default Node `http` server (its
+// keep-alive timeout is 5 s). Kept-alive connections are closed by us before the server's timeout, a reset on a
+// reused connection is sent again at once within the same attempt, every attempt stays in the deliveries log, and
+// conversational events (`message.*`) never queue behind an endpoint's backlog of bulk ones.
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createWebhookDeliverer } from '../../src/worker/webhook-deliveries.ts';
+import { startWorker } from '../../src/worker/worker.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
+
+let h: Harness;
+let receiver: WebhookReceiver;
+beforeAll(async () => {
+  [h, receiver] = await Promise.all([
+    // A failed attempt is retried at once, so that a test can watch a failure and its recovery.
+    startHarness({ unlimited: true, webhooks: { retryScheduleMs: [0, 0] } }),
+    startWebhookReceiver(),
+  ]);
+});
+afterAll(async () => {
+  await h.close();
+  await receiver.close();
+});
+
+async function waitUntil<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+let paths = 0;
+async function endpoint(key: string, base = receiver.baseUrl, events = ['*']) {
+  const path = `/connections/${++paths}`;
+  const created = await h.api('POST', '/v1/webhook-endpoints', { key, body: { url: `${base}${path}`, events } });
+  expect(created.status).toBe(201);
+  return { ...created.body, path } as { id: string; secret: string; path: string };
+}
+const deliveries = async (key: string, endpointId: string) =>
+  (await h.api('GET', `/v1/webhook-endpoints/${endpointId}/deliveries`, { key })).body.items;
+
+/**
+ * A TCP hop in front of the receiver that can forget its idle connections without telling the client, as a load
+ * balancer or NAT does after its idle timeout, and as a server does when its keep-alive timeout fires while our
+ * request is on the wire: the client's next write on such a connection gets a reset.
+ */
+async function startForgetfulHop(target: number) {
+  const connections = new Set<{ client: Socket; upstream: Socket; forgotten: boolean }>();
+  const server: Server = createServer((client) => {
+    const upstream = connect(target, '127.0.0.1');
+    const pair = { client, upstream, forgotten: false };
+    connections.add(pair);
+    client.on('data', (chunk) => {
+      if (pair.forgotten) {
+        client.resetAndDestroy();
+        upstream.destroy();
+        return;
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    const drop = () => {
+      connections.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('close', drop).on('error', drop);
+    upstream.on('close', drop).on('error', drop);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    open: () => connections.size,
+    forgetAll: () => {
+      for (const pair of connections) pair.forgotten = true;
+    },
+    close: async () => {
+      for (const pair of connections) pair.client.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+describe('kept-alive connections to a default Node http server', () => {
+  it('sends again at once, in the same attempt, when a reused connection is reset', async () => {
+    const hop = await startForgetfulHop(Number(new URL(receiver.baseUrl).port));
+    try {
+      const { key } = await h.createOrg();
+      const hook = await endpoint(key, hop.baseUrl);
+      expect((await h.api('POST', `/v1/webhook-endpoints/${hook.id}/test`, { key })).status).toBe(202);
+      expect(await h.deliveries.runOnce()).toBe(1);
+      expect(hop.open()).toBe(1);
+      // The kept-alive connection is gone on the far side; the client still holds it.
+      hop.forgetAll();
+      expect((await h.api('POST', `/v1/webhook-endpoints/${hook.id}/test`, { key })).status).toBe(202);
+      expect(await h.deliveries.runOnce()).toBe(1);
+
+      const received = await receiver.waitFor(hook.path, 2);
+      for (const request of received) expect(verify(hook.secret, request).type).toBe('ping');
+      const [latest] = await deliveries(key, hook.id);
+      expect(latest).toMatchObject({ status: 'succeeded', attempts: 1, last_status_code: 200, last_error: null });
+      expect(latest.attempt_history).toHaveLength(1);
+    } finally {
+      await hop.close();
+    }
+  });
+
+  it('closes an idle connection itself before the server would (its keep-alive timeout is 5 s)', async () => {
+    const { key } = await h.createOrg();
+    const hook = await endpoint(key);
+    const before = receiver.connections.length;
+    expect((await h.api('POST', `/v1/webhook-endpoints/${hook.id}/test`, { key })).status).toBe(202);
+    expect(await h.deliveries.runOnce()).toBe(1);
+    const [connection] = receiver.connections.slice(before);
+    expect(connection).toBeDefined();
+    // Wait for the connection to end, whoever ends it: the client (FIN first) or the server's keep-alive timeout.
+    await waitUntil('the idle connection to close', () => (connection?.closed ? true : undefined));
+    expect(connection?.closedBy).toBe('client');
+  });
+});
+
+describe('the deliveries log', () => {
+  it('keeps each attempt: a failure that a retry recovered stays visible', async () => {
+    const { key } = await h.createOrg();
+    const hook = await endpoint(key);
+    let calls = 0;
+    receiver.answer(hook.path, () => (++calls === 1 ? { status: 503 } : { status: 200 }));
+    expect((await h.api('POST', `/v1/webhook-endpoints/${hook.id}/test`, { key })).status).toBe(202);
+    await h.deliveries.drain();
+    const [delivery] = await deliveries(key, hook.id);
+    expect(delivery).toMatchObject({ status: 'succeeded', attempts: 2, last_status_code: 200, last_error: null });
+    expect(delivery.attempt_history).toEqual([
+      { attempted_at: expect.any(String), duration_ms: expect.any(Number), status_code: 503, error: 'HTTP 503' },
+      { attempted_at: expect.any(String), duration_ms: expect.any(Number), status_code: 200, error: null },
+    ]);
+    const [first, second] = delivery.attempt_history;
+    expect(Date.parse(first.attempted_at)).toBeLessThanOrEqual(Date.parse(second.attempted_at));
+  });
+});
+
+describe('conversational events and a bulk backlog at one endpoint', () => {
+  it('a message.received is delivered before the backlog of contact.created ahead of it drains', async () => {
+    const { org, key } = await h.createOrg();
+    const account = await h.createAccount(org.id);
+    const hook = await endpoint(key);
+    // A backlog of bulk events (an import), then an inbound message; the receiver answers in 20 ms.
+    receiver.answer(hook.path, { status: 200, delayMs: 20 });
+    for (const start of [0, 100]) {
+      const items = Array.from({ length: 100 }, (_, index) => ({ phone: `+1555030${start + index + 1000}` }));
+      const batch = await h.api('POST', '/v1/contacts/batch-upsert', { key, body: { match_on: 'phone', items } });
+      expect(batch.status).toBe(200);
+    }
+    const inbound = await h.admin('POST', '/sandbox/inbound', {
+      channel_id: account.numbers[0].id,
+      from: '+15550399999',
+      text: 'Hello there',
+    });
+    expect(inbound.status).toBe(200);
+
+    // The deliveries task as the worker runs it (its own deliverer, so the harness's stays usable).
+    const deliverer = createWebhookDeliverer({
+      db: h.database.db,
+      log: h.app.log,
+      keyring: h.wiring.keyring,
+      allowHosts: ['127.0.0.1'],
+    });
+    const worker = startWorker([deliverer.task], h.app.log);
+    try {
+      const received = await waitUntil('message.received', () => {
+        const types = receiver.at(hook.path).map((request) => verify(hook.secret, request).type);
+        const at = types.indexOf('message.received');
+        return at === -1 ? undefined : types.slice(0, at);
+      });
+      // Ahead of it only what was already in flight or claimed beside it: far from the 201 bulk events queued first.
+      expect(received.length).toBeLessThan(40);
+      await receiver.waitFor(hook.path, 202);
+    } finally {
+      await worker.stop();
+      await deliverer.stop();
+    }
+  });
+});
