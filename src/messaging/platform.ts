@@ -76,6 +76,7 @@ export type SendFailureReason =
   | 'template_paused'
   | 'template_disabled'
   | 'invalid_parameter'
+  | 'window_closed' // decisions §15: a free-form message outside the contact's 24-hour window (Cloud API 131047)
   | 'platform_error';
 
 export type SendResult =
@@ -100,6 +101,42 @@ export interface ReadReceipt {
   platformMessageId: string;
 }
 
+/** decisions §15: a free-form (non-template) message, answered inside the customer-service window. */
+export type FreeformBody =
+  | { type: 'text'; text: string; previewUrl?: boolean }
+  | {
+      type: 'image' | 'video' | 'audio' | 'document';
+      /** Where the platform fetches the file (the Cloud API's `link`). */
+      link: string;
+      caption?: string;
+      filename?: string;
+    };
+
+export interface FreeformMessage {
+  phoneNumberId: string;
+  /** Recipient in E.164 (`+15551234567`). */
+  to: string;
+  body: FreeformBody;
+  /** The platform's id of the message answered (`context.message_id`). */
+  replyToPlatformMessageId?: string;
+  /** As for templates: echoed back in the status webhooks (`biz_opaque_callback_data`). */
+  callbackData?: string;
+}
+
+/** An inbound message's file, as the platform names it. */
+export interface InboundMedia {
+  platformMediaId: string;
+  mimeType: string;
+  filename?: string;
+  caption?: string;
+  sha256?: string;
+}
+
+/** The bytes of an inbound file, streamed: never a whole file in memory. */
+export type MediaDownload =
+  | { ok: true; mimeType: string; contentLength?: number; body: ReadableStream<Uint8Array> }
+  | { ok: false; reason: 'not_found' | 'unavailable'; message: string };
+
 export interface MessagingPlatform {
   readonly name: 'cloud' | 'sandbox';
   submitTemplate(submission: TemplateSubmission): Promise<SubmitTemplateResult>;
@@ -108,6 +145,10 @@ export interface MessagingPlatform {
   sendTemplate(message: TemplateMessage): Promise<SendResult>;
   /** Best effort: never throws; reports whether the platform took the receipt. */
   markRead(receipt: ReadReceipt): Promise<{ ok: boolean; reason?: string }>;
+  /** decisions §15: text or media by link, optionally answering a message. Same result shape as templates. */
+  sendMessage(message: FreeformMessage): Promise<SendResult>;
+  /** decisions §15: the bytes of an inbound message's file (Cloud API: media URL lookup, then download with the token). */
+  downloadMedia(media: { phoneNumberId: string; platformMediaId: string }): Promise<MediaDownload>;
 }
 
 // ---- What the platform tells us (parsed from its webhooks) ----
@@ -152,6 +193,11 @@ export type PlatformEvent =
       from: string; // E.164 with the leading +
       profileName?: string;
       type: string;
+      /** A text message's body, or a media message's caption. */
       text?: string;
+      /** Present for image, video, audio, document and sticker messages. */
+      media?: InboundMedia;
+      /** The platform's id of the message this one answers (`context.id`). */
+      replyToPlatformMessageId?: string;
       timestamp: Date;
     };

@@ -42,6 +42,14 @@ export function createCloudPlatform(options: CloudPlatformOptions): MessagingPla
     deleteTemplate: (deletion) => deleteTemplate(client, deletion),
     sendTemplate: (message) => sendTemplate(client, message),
     markRead: (receipt) => markRead(client, receipt),
+    // issue 17: the replies helper fills these in (text, media `link`, `context.message_id`, Graph media download).
+    sendMessage: async () => ({
+      ok: false,
+      reason: 'platform_error',
+      retryable: false,
+      message: 'free-form messages: not yet built',
+    }),
+    downloadMedia: async () => ({ ok: false, reason: 'unavailable', message: 'media download: not yet built' }),
   };
 }
 

@@ -250,6 +250,13 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
       receipts.push(receipt);
       return { ok: true };
     },
+    // issue 17: the replies helper fills these in (window rule 131047, magic numbers, auto reports, inbound media).
+    async sendMessage() {
+      return { ok: false, reason: 'platform_error', retryable: false, message: 'free-form messages: not yet built' };
+    },
+    async downloadMedia() {
+      return { ok: false, reason: 'unavailable', message: 'media download: not yet built' };
+    },
     readReceipts: () => [...receipts],
     connect(next) {
       sink = next;
