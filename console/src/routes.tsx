@@ -52,6 +52,7 @@ export const routes: RouteObject[] = [
       area('contacts/:contactId', () => import('./pages/contacts/contact.tsx'), 'ContactPage'),
       area('contacts/:contactId/edit', () => import('./pages/contacts/contact-edit.tsx'), 'EditContactPage'),
       area('broadcasts', () => import('./pages/broadcasts/broadcasts.tsx'), 'BroadcastsPage', true),
+      area('broadcasts/new', () => import('./pages/broadcasts/broadcast-new.tsx'), 'NewBroadcastPage', true),
       area('broadcasts/:broadcastId', () => import('./pages/broadcasts/broadcast.tsx'), 'BroadcastPage', true),
       area('templates', () => import('./pages/templates/templates.tsx'), 'TemplatesPage', true),
       area('templates/new', () => import('./pages/templates/template-new.tsx'), 'NewTemplatePage', true),

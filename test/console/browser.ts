@@ -5,6 +5,7 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { type Browser, chromium, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_FLAGS = [
@@ -86,6 +87,39 @@ const screenshotDir =
     : fileURLToPath(new URL('../../node_modules/.cache/console-screenshots/', import.meta.url));
 mkdirSync(screenshotDir, { recursive: true });
 
-export async function screenshot(page: Page, name: string): Promise<void> {
-  await page.screenshot({ path: `${screenshotDir}${name}.png`, fullPage: false });
+export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<void> {
+  await page.screenshot({ path: `${screenshotDir}${name}.png`, fullPage: options.fullPage ?? false });
+}
+
+/** The document's width beyond the viewport's, in CSS pixels (0 when nothing overflows sideways). */
+export function horizontalOverflow(page: Page): Promise<number> {
+  return page.evaluate(() => {
+    const root = (
+      globalThis as unknown as { document: { documentElement: { scrollWidth: number; clientWidth: number } } }
+    ).document.documentElement;
+    return Math.max(0, root.scrollWidth - root.clientWidth);
+  });
+}
+
+/**
+ * The page is `title`: its h1 and `<title>`, nothing loading, no serious axe violation at 1280×800 and at 390×844,
+ * nothing wider than 390 px, and nothing refused by the Content-Security-Policy; photographed as `name`.
+ */
+export async function checkPage(
+  page: Page,
+  csp: string[],
+  title: string,
+  name: string,
+  heading: string | RegExp = title,
+): Promise<void> {
+  await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+  await expect.poll(() => page.getByRole('status').filter({ hasText: 'Loading' }).count()).toBe(0);
+  expect(await page.title()).toBe(`${title} · CRM`);
+  expect(await seriousViolations(page), `${name} at 1280×800`).toEqual([]);
+  await screenshot(page, name);
+  await page.setViewportSize(VIEWPORTS.phone);
+  expect(await seriousViolations(page), `${name} at 390×844`).toEqual([]);
+  await expect.poll(() => horizontalOverflow(page), { message: `${name} fits 390 px wide` }).toBe(0);
+  await page.setViewportSize(VIEWPORTS.desktop);
+  expect(csp).toEqual([]);
 }

@@ -5,6 +5,7 @@ import type { ConsoleServer } from './server.ts';
 export interface Seeded {
   orgId: string;
   key: string;
+  accountId: string;
   channelId: string;
   templateId: string;
   broadcastId: string;
@@ -31,7 +32,7 @@ export async function seed(server: ConsoleServer): Promise<Seeded> {
     'organization',
   );
   const { key } = ok(await server.admin('POST', `/organizations/${org.id}/api-keys`, { name: 'seed' }), 'key');
-  ok(
+  const account = ok(
     await server.admin('POST', `/organizations/${org.id}/messaging-accounts`, {
       display_name: 'Acme',
       numbers: [{ phone: '+15550001000', display_name: 'Acme support' }],
@@ -101,6 +102,7 @@ export async function seed(server: ConsoleServer): Promise<Seeded> {
   return {
     orgId: org.id,
     key,
+    accountId: account.id,
     channelId,
     templateId: template.id,
     broadcastId: broadcast.id,

@@ -14,6 +14,7 @@ const EVENT_TYPES = [
   'contact.created',
   'contact.updated',
   'contact.deleted',
+  'broadcast.started',
   'broadcast.updated',
   'broadcast.finished',
   'broadcast.recipient.updated',

@@ -30,6 +30,12 @@ const SENTENCES: Record<string, string> = {
   missing_variables: 'Some variables of the template are missing.',
   unknown_variables: 'Some variables are not in the template.',
   broadcast_not_cancellable: 'This broadcast has finished and can no longer be cancelled.',
+  broadcast_not_pausable: 'This broadcast is not running or waiting, so it cannot be paused.',
+  broadcast_not_resumable: 'This broadcast is not paused, so it cannot be resumed.',
+  channel_id_required: 'Choose the number to send from: the messaging account has more than one.',
+  invalid_channel: 'That number cannot send this template: choose another one.',
+  unknown_url_suffixes: 'Some link suffixes are not in the template.',
+  idempotency_key_reused: 'This request was already sent with other values. Reload the page and try again.',
   nothing_to_retry: 'There are no failures to retry.',
   idempotency_key_in_flight: 'The same request is still being processed.',
   stage_in_use: 'Contacts are still in this stage: move them first.',
@@ -58,8 +64,13 @@ export function showError(error: unknown): ShownError {
       }
       return { fields, message: loose.length > 0 ? loose.join(' ') : undefined };
     }
+    // A code that names the template's tokens (`missing_variables`, `unknown_variables`) marks each one's field.
+    const fields: Record<string, string> = {};
+    const tokens = typeof error.detail === 'object' ? (error.detail as { tokens?: unknown }).tokens : undefined;
+    if (Array.isArray(tokens))
+      for (const token of tokens) if (typeof token === 'string') fields[`variables.${token}`] = sentenceFor(error.code);
     const suffix = error.status === 429 ? retryAfter(error.headers.get('retry-after')) : '';
-    return { fields: {}, message: `${sentenceFor(error.code)}${suffix}` };
+    return { fields, message: `${sentenceFor(error.code)}${suffix}` };
   }
   if (error instanceof ConnectionError) return { fields: {}, message: 'The server cannot be reached. Try again.' };
   return { fields: {}, message: error instanceof Error ? error.message : String(error) };

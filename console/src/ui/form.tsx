@@ -11,6 +11,9 @@ export function useApiForm<TData, TVariables>(options: UseMutationOptions<TData,
     ...mutation,
     shown,
     fieldError: (name: string): string | undefined => shown.fields[name],
+    /** The first message at `name` or anywhere under it (`audience` for `audience.country.0`). */
+    fieldErrorUnder: (name: string): string | undefined =>
+      Object.entries(shown.fields).find(([key]) => key === name || key.startsWith(`${name}.`))?.[1],
   };
 }
 

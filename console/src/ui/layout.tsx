@@ -1,6 +1,8 @@
 // The signed-in frame: a skip link, the navigation (agents see only the inbox and contacts: decisions §17), the
-// person's name and sign-out, and the page. Live updates run while a person is signed in.
+// person's name and sign-out, and the page. Live updates run while a person is signed in. On a narrow screen the
+// navigation folds behind a "Menu" button (a disclosure: `aria-expanded`), closed again after each navigation.
 import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
 import { Button } from 'react-aria-components';
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router';
 import { useLiveUpdates } from '../api/live.ts';
@@ -30,6 +32,9 @@ export function SignedInLayout() {
     },
   });
   useLiveUpdates(query.isSuccess);
+  const [menuOpen, setMenuOpen] = useState(false);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a new address closes the menu.
+  useEffect(() => setMenuOpen(false), [location.pathname]);
 
   if (query.isPending) return <Loading label="Opening the console…" />;
   if (query.isError) {
@@ -54,7 +59,15 @@ export function SignedInLayout() {
       <div className="shell">
         <header className="topbar">
           <span className="brand">{organization.name}</span>
-          <nav aria-label="Main" className="nav">
+          <Button
+            className="menu-button"
+            aria-expanded={menuOpen}
+            aria-controls="main-nav"
+            onPress={() => setMenuOpen((open) => !open)}
+          >
+            <span aria-hidden="true">☰</span> Menu
+          </Button>
+          <nav aria-label="Main" id="main-nav" className={menuOpen ? 'nav nav-open' : 'nav'}>
             <ul>
               {areas.map((area) => (
                 <li key={area.to}>

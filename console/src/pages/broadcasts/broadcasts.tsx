@@ -1,6 +1,7 @@
 // Broadcasts (decisions §17, flow 4): the list with status and counts, newest first.
 import type { Broadcast } from '@crm-messaging/sdk';
 import { useQuery } from '@tanstack/react-query';
+import { Link } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
@@ -16,20 +17,29 @@ export function BroadcastsPage() {
   });
   const columns: ColumnDef<Broadcast>[] = [
     {
-      id: 'template',
-      name: 'Template',
+      id: 'name',
+      name: 'Broadcast',
       isRowHeader: true,
-      render: (b) => `${b.template_name} (${b.template_language})`,
+      render: (b) => b.name ?? b.template_name,
     },
+    { id: 'template', name: 'Template', render: (b) => `${b.template_name} (${b.template_language})` },
     { id: 'status', name: 'Status', render: (b) => <span className="badge">{b.status.replaceAll('_', ' ')}</span> },
     { id: 'requested', name: 'Recipients', render: (b) => b.requested },
     { id: 'sent', name: 'Sent', render: (b) => b.sent },
     { id: 'failed', name: 'Failed', render: (b) => b.failed },
     { id: 'pending', name: 'Pending', render: (b) => b.pending },
     { id: 'created', name: 'Created', render: (b) => time(b.created_at) },
+    { id: 'send_at', name: 'Starts', render: (b) => (b.send_at ? time(b.send_at) : '—') },
   ];
   return (
-    <Page title="Broadcasts">
+    <Page
+      title="Broadcasts"
+      actions={
+        <Link className="button primary" href="/broadcasts/new">
+          New broadcast
+        </Link>
+      }
+    >
       <QueryView query={broadcasts}>
         {(page) => (
           <DataTable
@@ -38,7 +48,7 @@ export function BroadcastsPage() {
             items={page.items}
             rowKey={(b) => b.id}
             href={(b) => `/broadcasts/${b.id}`}
-            empty="No broadcasts yet. Send an approved template from Templates, or through the API."
+            empty="No broadcasts yet. Start one with New broadcast, or send a template through the API."
           />
         )}
       </QueryView>

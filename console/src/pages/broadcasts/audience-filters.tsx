@@ -1,0 +1,288 @@
+// The audience of a new broadcast (decisions §16): the contact list's own filters, as `POST /v1/broadcasts` takes
+// them in `audience`, with a live count of the contacts that match (the contact list's total, asked for after the
+// person stops typing). The server is the one judge of a filter: its 422 shows at the filter it names.
+import type { ContactListQuery } from '@crm-messaging/sdk';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { useEffect, useState } from 'react';
+import { Button } from 'react-aria-components';
+import { api } from '../../api/client.ts';
+import { users } from '../../api/console-api.ts';
+import { keys } from '../../api/keys.ts';
+import { showError } from '../../ui/errors.ts';
+import { SelectInput, TextInput } from '../../ui/fields.tsx';
+import { ORIGINS, useFunnelStages, useProperties } from '../../ui/lookups.ts';
+
+/** The `audience` body: the filters of `GET /v1/contacts`, arrays as arrays (decisions §16). */
+export interface Audience {
+  q?: string;
+  country?: string[];
+  origin?: string[];
+  funnel_stage_ids?: string[];
+  owner_id?: string[];
+  created_from?: string;
+  created_to?: string;
+  property_filter?: string[];
+  opted_out?: boolean;
+}
+
+/** What the filter fields hold, one string each; `audienceOf` turns them into the body. */
+export interface AudienceForm {
+  q: string;
+  country: string;
+  origin: string;
+  stage: string;
+  owner: string;
+  createdFrom: string;
+  createdTo: string;
+  optedOut: string;
+  properties: PropertyRow[];
+}
+
+export interface PropertyRow {
+  id: number;
+  key: string | null;
+  op: string;
+  value: string;
+}
+
+export const EMPTY_AUDIENCE: AudienceForm = {
+  q: '',
+  country: '',
+  origin: 'any',
+  stage: 'any',
+  owner: 'any',
+  createdFrom: '',
+  createdTo: '',
+  optedOut: 'any',
+  properties: [],
+};
+
+const OPERATORS = [
+  { id: 'eq', label: 'is' },
+  { id: 'neq', label: 'is not' },
+  { id: 'contains', label: 'contains' },
+  { id: 'gt', label: 'greater than' },
+  { id: 'gte', label: 'at least' },
+  { id: 'lt', label: 'less than' },
+  { id: 'lte', label: 'at most' },
+  { id: 'in', label: 'one of (a|b)' },
+  { id: 'exists', label: 'is set (true/false)' },
+];
+
+export function audienceOf(form: AudienceForm): Audience {
+  const audience: Audience = {};
+  if (form.q.trim()) audience.q = form.q.trim();
+  const countries = form.country
+    .split(',')
+    .map((c) => c.trim().toUpperCase())
+    .filter(Boolean);
+  if (countries.length > 0) audience.country = countries;
+  if (form.origin !== 'any') audience.origin = [form.origin];
+  if (form.stage !== 'any') audience.funnel_stage_ids = [form.stage];
+  if (form.owner !== 'any') audience.owner_id = [form.owner];
+  if (form.createdFrom) audience.created_from = form.createdFrom;
+  if (form.createdTo) audience.created_to = form.createdTo;
+  if (form.optedOut !== 'any') audience.opted_out = form.optedOut === 'true';
+  const properties = form.properties.filter((row) => row.key).map((row) => `${row.key}:${row.op}:${row.value}`);
+  if (properties.length > 0) audience.property_filter = properties;
+  return audience;
+}
+
+function useDebounced<T>(value: T, ms: number): T {
+  const [debounced, setDebounced] = useState(value);
+  useEffect(() => {
+    const timer = setTimeout(() => setDebounced(value), ms);
+    return () => clearTimeout(timer);
+  }, [value, ms]);
+  return debounced;
+}
+
+/** How many contacts the audience matches now: the contact list's total for the same filters. */
+function AudienceCount({ audience }: { audience: Audience }) {
+  const settled = useDebounced(audience, 400);
+  const query: ContactListQuery = { ...settled, limit: 1 } as ContactListQuery;
+  const count = useQuery({
+    queryKey: keys.contacts.list({ audienceCount: settled }),
+    queryFn: () => api.contacts.list(query),
+    placeholderData: keepPreviousData,
+    retry: false,
+  });
+  let text: string;
+  if (count.isError) text = `The filters cannot be counted: ${showError(count.error).message ?? 'check them.'}`;
+  else if (!count.data) text = 'Counting the contacts that match…';
+  else if (count.data.total_count === null || count.data.total_count === undefined)
+    text = 'More than 10,000 contacts match.';
+  else
+    text = `${count.data.total_count.toLocaleString('en')} ${count.data.total_count === 1 ? 'contact matches' : 'contacts match'}.`;
+  return (
+    <div className="notice audience-count">
+      <p role="status" aria-live="polite">
+        <strong>{text}</strong>
+        {count.isFetching && count.data ? <span className="muted"> (updating…)</span> : null}
+      </p>
+      <p className="muted">Contacts without a phone, or whose number is not on the network, are left out.</p>
+    </div>
+  );
+}
+
+export function AudienceFilters({
+  value,
+  onChange,
+  errorAt,
+}: {
+  value: AudienceForm;
+  onChange: (next: AudienceForm) => void;
+  /** The API's message for a filter (`q`, `country`, `property_filter`, …), from a 422 at `["body","audience",…]`. */
+  errorAt: (name: string) => string | undefined;
+}) {
+  const stages = useFunnelStages();
+  const properties = useProperties();
+  const people = useQuery({ queryKey: keys.users.list(), queryFn: users.list, staleTime: 60_000 });
+  const [nextRow, setNextRow] = useState(1);
+  const set = <K extends keyof AudienceForm>(name: K, field: AudienceForm[K]) => onChange({ ...value, [name]: field });
+  const setRow = (id: number, change: Partial<PropertyRow>) =>
+    set(
+      'properties',
+      value.properties.map((row) => (row.id === id ? { ...row, ...change } : row)),
+    );
+  const propertyOptions = (properties.data?.items ?? [])
+    .filter((property) => !property.archived_at)
+    .map((property) => ({ id: property.key, label: property.label }));
+
+  return (
+    <fieldset className="card audience">
+      <legend>Audience</legend>
+      <p className="muted">Every contact that matches all of these filters. Leave them empty to reach every contact.</p>
+      <AudienceCount audience={audienceOf(value)} />
+      <div className="filters">
+        <TextInput
+          label="Search"
+          name="audience.q"
+          type="search"
+          description="Name, email, phone or city contains"
+          value={value.q}
+          onChange={(q) => set('q', q)}
+          error={errorAt('q')}
+        />
+        <TextInput
+          label="Countries"
+          name="audience.country"
+          description="Codes, separated by commas (MX, BR)"
+          value={value.country}
+          onChange={(country) => set('country', country)}
+          error={errorAt('country')}
+        />
+        <SelectInput
+          label="Funnel stage"
+          name="audience.funnel_stage_ids"
+          value={value.stage}
+          onChange={(stage) => set('stage', stage ?? 'any')}
+          options={[
+            { id: 'any', label: 'Any stage' },
+            ...(stages.data?.items ?? []).map((s) => ({ id: s.id, label: s.name })),
+          ]}
+          error={errorAt('funnel_stage_ids')}
+        />
+        <SelectInput
+          label="Origin"
+          name="audience.origin"
+          value={value.origin}
+          onChange={(origin) => set('origin', origin ?? 'any')}
+          options={[{ id: 'any', label: 'Any origin' }, ...ORIGINS.map((o) => ({ id: o, label: o }))]}
+          error={errorAt('origin')}
+        />
+        <SelectInput
+          label="Owner"
+          name="audience.owner_id"
+          value={value.owner}
+          onChange={(owner) => set('owner', owner ?? 'any')}
+          options={[
+            { id: 'any', label: 'Anyone' },
+            ...(people.data?.items ?? []).map((u) => ({ id: u.id, label: u.name ?? u.email })),
+          ]}
+          error={errorAt('owner_id')}
+        />
+        <SelectInput
+          label="Opted out"
+          name="audience.opted_out"
+          value={value.optedOut}
+          onChange={(optedOut) => set('optedOut', optedOut ?? 'any')}
+          options={[
+            { id: 'any', label: 'Either' },
+            { id: 'false', label: 'Not opted out' },
+            { id: 'true', label: 'Opted out' },
+          ]}
+          error={errorAt('opted_out')}
+        />
+        <TextInput
+          label="Created from"
+          name="audience.created_from"
+          type="date"
+          value={value.createdFrom}
+          onChange={(createdFrom) => set('createdFrom', createdFrom)}
+          error={errorAt('created_from')}
+        />
+        <TextInput
+          label="Created to"
+          name="audience.created_to"
+          type="date"
+          value={value.createdTo}
+          onChange={(createdTo) => set('createdTo', createdTo)}
+          error={errorAt('created_to')}
+        />
+      </div>
+      <h3>Custom properties</h3>
+      {value.properties.length === 0 ? <p className="muted">No property filter.</p> : null}
+      <ul className="property-rows">
+        {value.properties.map((row, index) => (
+          <li key={row.id} className="filters">
+            <SelectInput
+              label={`Property ${index + 1}`}
+              name={`audience.property_filter.${index}.key`}
+              value={row.key}
+              onChange={(key) => setRow(row.id, { key })}
+              options={propertyOptions}
+              error={errorAt(`property_filter.${index}`)}
+            />
+            <SelectInput
+              label={`Condition ${index + 1}`}
+              name={`audience.property_filter.${index}.op`}
+              value={row.op}
+              onChange={(op) => setRow(row.id, { op: op ?? 'eq' })}
+              options={OPERATORS}
+            />
+            <TextInput
+              label={`Value ${index + 1}`}
+              name={`audience.property_filter.${index}.value`}
+              value={row.value}
+              onChange={(v) => setRow(row.id, { value: v })}
+            />
+            <Button
+              aria-label={`Remove property filter ${index + 1}`}
+              onPress={() =>
+                set(
+                  'properties',
+                  value.properties.filter((r) => r.id !== row.id),
+                )
+              }
+            >
+              Remove
+            </Button>
+          </li>
+        ))}
+      </ul>
+      {errorAt('property_filter') && value.properties.every((_, index) => !errorAt(`property_filter.${index}`)) ? (
+        <p className="field-error">{errorAt('property_filter')}</p>
+      ) : null}
+      <Button
+        onPress={() => {
+          set('properties', [...value.properties, { id: nextRow, key: null, op: 'eq', value: '' }]);
+          setNextRow((n) => n + 1);
+        }}
+        isDisabled={propertyOptions.length === 0}
+      >
+        Add a property filter
+      </Button>
+    </fieldset>
+  );
+}

@@ -1,0 +1,318 @@
+// A new broadcast (decisions §16, §17 flow 4): an approved template, the number it goes out from, an audience built
+// from the contact filters with its live count, the template's variables by name, now or at a time entered in the
+// organization's timezone, and a name. Sent with an Idempotency-Key that stays the same while the body does, so a
+// second press (or a retry after a lost answer) cannot start a second broadcast. The server is the one judge: a 422
+// shows at its field, a 409/402 as a sentence; the 202 lands on the broadcast's page.
+import type { components, SendRequirements } from '@crm-messaging/sdk';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useRef, useState } from 'react';
+import { Button, Form, Label, Link, Radio, RadioGroup } from 'react-aria-components';
+import { useNavigate } from 'react-router';
+import { api } from '../../api/client.ts';
+import { keys } from '../../api/keys.ts';
+import { SelectInput, TextInput } from '../../ui/fields.tsx';
+import { FormError, useApiForm } from '../../ui/form.tsx';
+import { usePhones } from '../../ui/lookups.ts';
+import { Page } from '../../ui/page.tsx';
+import { useSession, useTime } from '../../ui/session.tsx';
+import { Empty, ErrorState, Loading } from '../../ui/states.tsx';
+import { utcToZonedInput, zonedToUtc } from '../../ui/time.ts';
+import { AudienceFilters, type AudienceForm, audienceOf, EMPTY_AUDIENCE } from './audience-filters.tsx';
+
+type Variable = SendRequirements['variables'][number];
+type BroadcastInput = components['schemas']['AudienceBroadcastRequest'];
+
+/** `body {{1}}`, `header {{first_name}}`, `card 1 body {{2}}`: a token as the template shows it. */
+function placeholderLabel(variable: Variable): string {
+  const card = variable.card_index === null ? '' : `Card ${variable.card_index + 1} `;
+  const component = variable.component === 'header' ? 'Header' : 'Body';
+  return `${card}${card ? component.toLowerCase() : component} {{${variable.placeholder}}}`;
+}
+
+/** The body text with each placeholder filled by its value (or left as `{{…}}`), for the preview. */
+function previewOf(text: string, component: 'header' | 'body', values: Record<string, string>): string {
+  return text.replace(/\{\{\s*([a-z0-9_]+)\s*\}\}/g, (match, placeholder: string) => {
+    const value = values[`${component}.${placeholder}`];
+    return value ? value : match;
+  });
+}
+
+function componentText(components: unknown, type: string): string | undefined {
+  if (!Array.isArray(components)) return undefined;
+  const found = components.find((c) => (c as { type?: string }).type === type) as { text?: string } | undefined;
+  return found?.text;
+}
+
+export function NewBroadcastPage() {
+  const navigate = useNavigate();
+  const queryClient = useQueryClient();
+  const { organization } = useSession();
+  const time = useTime();
+  const [name, setName] = useState('');
+  const [templateId, setTemplateId] = useState<string | null>(null);
+  const [channelId, setChannelId] = useState<string | null>(null);
+  const [audience, setAudience] = useState<AudienceForm>(EMPTY_AUDIENCE);
+  const [variables, setVariables] = useState<Record<string, string>>({});
+  const [suffixes, setSuffixes] = useState<Record<string, string>>({});
+  const [headerMedia, setHeaderMedia] = useState('');
+  const [coupon, setCoupon] = useState('');
+  const [when, setWhen] = useState<'now' | 'later'>('now');
+  const [sendAtLocal, setSendAtLocal] = useState('');
+  const attempt = useRef<{ body: string; key: string } | null>(null);
+
+  const templates = useQuery({
+    queryKey: keys.templates.list({ status: ['APPROVED'], limit: 200 }),
+    queryFn: () => api.templates.list({ status: ['APPROVED'], limit: 200 }),
+  });
+  const phones = usePhones();
+  const template = useQuery({
+    queryKey: keys.templates.detail(templateId ?? ''),
+    queryFn: () => api.templates.get(templateId!),
+    enabled: templateId !== null,
+  });
+  const requirements = useQuery({
+    queryKey: [...keys.templates.detail(templateId ?? ''), 'requirements'],
+    queryFn: () => api.templates.sendRequirements(templateId!),
+    enabled: templateId !== null,
+  });
+
+  const form = useApiForm({
+    mutationFn: ({ body, key }: { body: BroadcastInput; key: string }) =>
+      api.broadcasts.create(body, { idempotencyKey: key }),
+    onSuccess: (created) => {
+      void queryClient.invalidateQueries({ queryKey: keys.broadcasts.all });
+      navigate(`/broadcasts/${created.id}`);
+    },
+  });
+  const errorAt = (field: string) => form.fieldErrorUnder(`audience.${field}`);
+  const sendAt = when === 'later' ? zonedToUtc(sendAtLocal, organization.timezone) : undefined;
+
+  const submit = () => {
+    const req = requirements.data;
+    const body: BroadcastInput = {
+      template_id: templateId ?? '',
+      audience: audienceOf(audience) as BroadcastInput['audience'],
+    };
+    if (name.trim()) body.name = name.trim();
+    if (channelId) body.channel_id = channelId;
+    const filled = Object.fromEntries(
+      Object.entries(variables).filter(([token, value]) => value && req?.variables.some((v) => v.token === token)),
+    );
+    if (Object.keys(filled).length > 0) body.variables = filled;
+    const urlSuffixes = Object.fromEntries(
+      Object.entries(suffixes).filter(([k, value]) => value && req?.url_suffixes.some((s) => s.key === k)),
+    );
+    if (Object.keys(urlSuffixes).length > 0) body.url_suffixes = urlSuffixes;
+    if (headerMedia && req?.media.some((m) => m.token === 'header.media')) body.header_media_url = headerMedia;
+    if (coupon && req?.coupon_code.required) body.coupon_code = coupon;
+    // The time as typed, even when it is not a full date and time: the server's 422 says what is wrong with it.
+    if (when === 'later') body.send_at = sendAt ?? sendAtLocal;
+    const json = JSON.stringify(body);
+    if (attempt.current?.body !== json) attempt.current = { body: json, key: crypto.randomUUID() };
+    form.mutate({ body, key: attempt.current.key });
+  };
+
+  if (templates.isPending || phones.isPending)
+    return (
+      <Page title="New broadcast">
+        <Loading label="Loading the templates and numbers…" />
+      </Page>
+    );
+  if (templates.isError || phones.isError)
+    return (
+      <Page title="New broadcast">
+        <ErrorState
+          error={templates.error ?? phones.error}
+          retry={() => {
+            void templates.refetch();
+            void phones.refetch();
+          }}
+        />
+      </Page>
+    );
+
+  const approved = templates.data.items;
+  const numbers = phones.data.items;
+  const req = requirements.data;
+  const body = componentText(template.data?.components, 'BODY');
+  const header = componentText(template.data?.components, 'HEADER');
+  const now = new Date();
+
+  return (
+    <Page title="New broadcast">
+      {approved.length === 0 ? (
+        <Empty>
+          No template is approved yet. <Link href="/templates/new">Create a template</Link> and send it once it is
+          approved.
+        </Empty>
+      ) : (
+        <div className="two-columns">
+          <Form
+            validationBehavior="aria"
+            className="form form-wide"
+            aria-label="New broadcast"
+            onSubmit={(event) => {
+              event.preventDefault();
+              submit();
+            }}
+          >
+            <FormError message={form.shown.message} />
+            <TextInput
+              label="Name"
+              name="name"
+              description="For you, up to 200 characters (optional)."
+              value={name}
+              onChange={setName}
+              error={form.fieldError('name')}
+            />
+            <SelectInput
+              label="Template"
+              name="template_id"
+              value={templateId}
+              onChange={(id) => {
+                setTemplateId(id);
+                setVariables({});
+                setSuffixes({});
+              }}
+              placeholder="Choose an approved template"
+              options={approved.map((t) => ({ id: t.id, label: `${t.name} (${t.language}, ${t.category})` }))}
+              error={form.fieldError('template_id')}
+            />
+            {numbers.length > 1 ? (
+              <SelectInput
+                label="From number"
+                name="channel_id"
+                value={channelId}
+                onChange={setChannelId}
+                placeholder="Choose a number"
+                options={numbers.map((p) => ({
+                  id: p.id,
+                  label: `${p.display_name ?? p.phone} (${p.phone})`,
+                }))}
+                error={form.fieldError('channel_id')}
+              />
+            ) : numbers[0] ? (
+              <p>
+                From <strong>{numbers[0].display_name ?? numbers[0].phone}</strong> ({numbers[0].phone})
+              </p>
+            ) : null}
+
+            <AudienceFilters value={audience} onChange={setAudience} errorAt={errorAt} />
+
+            {templateId === null ? null : requirements.isPending ? (
+              <Loading label="Reading the template's variables…" />
+            ) : requirements.isError ? (
+              <ErrorState error={requirements.error} retry={() => void requirements.refetch()} />
+            ) : (
+              <fieldset className="card">
+                <legend>Variables</legend>
+                {req && req.variables.length + req.url_suffixes.length + req.media.length === 0 ? (
+                  <p className="muted">This template has no variables.</p>
+                ) : null}
+                {req?.variables.map((variable) => {
+                  const fromContact = variable.resolves_from ?? null;
+                  return (
+                    <TextInput
+                      key={variable.token}
+                      label={placeholderLabel(variable)}
+                      name={`variables.${variable.token}`}
+                      value={variables[variable.token] ?? ''}
+                      onChange={(value) => setVariables((current) => ({ ...current, [variable.token]: value }))}
+                      description={
+                        fromContact
+                          ? `Filled from each contact's ${fromContact} where it is set; this value is for the others.`
+                          : variable.example
+                            ? `The same for every contact. For example: ${variable.example}`
+                            : 'The same for every contact.'
+                      }
+                      error={form.fieldError(`variables.${variable.token}`) ?? form.fieldError('variables')}
+                    />
+                  );
+                })}
+                {req?.url_suffixes.map((suffix) => (
+                  <TextInput
+                    key={suffix.key}
+                    label={`Link suffix of button ${suffix.button_index + 1}`}
+                    name={`url_suffixes.${suffix.key}`}
+                    description={`Appended to ${suffix.url}`}
+                    value={suffixes[suffix.key] ?? ''}
+                    onChange={(value) => setSuffixes((current) => ({ ...current, [suffix.key]: value }))}
+                    error={form.fieldErrorUnder(`url_suffixes.${suffix.key}`)}
+                  />
+                ))}
+                {req?.media.some((m) => m.token === 'header.media') ? (
+                  <TextInput
+                    label="Header media URL"
+                    name="header_media_url"
+                    type="url"
+                    value={headerMedia}
+                    onChange={setHeaderMedia}
+                    error={form.fieldError('header_media_url')}
+                  />
+                ) : null}
+                {req?.coupon_code.required ? (
+                  <TextInput
+                    label="Coupon code"
+                    name="coupon_code"
+                    value={coupon}
+                    onChange={setCoupon}
+                    error={form.fieldError('coupon_code')}
+                  />
+                ) : null}
+              </fieldset>
+            )}
+
+            <fieldset className="card">
+              <legend>Schedule</legend>
+              <RadioGroup className="field" value={when} onChange={(value) => setWhen(value as 'now' | 'later')}>
+                <Label>When to send</Label>
+                <Radio value="now">Now</Radio>
+                <Radio value="later">At a time</Radio>
+              </RadioGroup>
+              {when === 'later' ? (
+                <>
+                  <TextInput
+                    label={`Send at (${organization.timezone} time)`}
+                    name="send_at"
+                    type="datetime-local"
+                    value={sendAtLocal}
+                    onChange={setSendAtLocal}
+                    isRequired
+                    description={`In the organization's timezone, up to 30 days ahead. It is now ${utcToZonedInput(now, organization.timezone).replace('T', ' ')} there.`}
+                    error={form.fieldError('send_at')}
+                  />
+                  {sendAt ? (
+                    <p aria-live="polite">
+                      Starts {time(sendAt)} ({organization.timezone}).
+                    </p>
+                  ) : null}
+                </>
+              ) : null}
+            </fieldset>
+
+            <div className="actions">
+              <Button type="submit" className="primary" isDisabled={form.isPending}>
+                {when === 'later' ? 'Schedule broadcast' : 'Send broadcast'}
+              </Button>
+              <Link className="button" href="/broadcasts">
+                Cancel
+              </Link>
+            </div>
+          </Form>
+          <section aria-labelledby="preview-title" className="sticky-aside">
+            <h2 id="preview-title">Preview</h2>
+            <div className="preview">
+              {header ? <strong>{previewOf(header, 'header', variables)}</strong> : null}
+              {header ? '\n' : ''}
+              {body ? (
+                previewOf(body, 'body', variables)
+              ) : (
+                <span className="muted">Choose a template to see its message.</span>
+              )}
+            </div>
+          </section>
+        </div>
+      )}
+    </Page>
+  );
+}

@@ -1,0 +1,19 @@
+// A signed-in admin for a browser suite file: the operator invites one, and the person chooses a password from the
+// sign-in link in the page (the same path a new admin takes), landing on the inbox.
+import type { Page } from 'playwright-core';
+import type { ConsoleServer } from './server.ts';
+
+export const PASSWORD = 'a long enough password';
+
+export async function signInNewAdmin(server: ConsoleServer, page: Page, orgId: string, email: string): Promise<void> {
+  const invited = await server.admin('POST', `/organizations/${orgId}/users`, {
+    email,
+    name: 'Ada Admin',
+    role: 'admin',
+  });
+  if (invited.status !== 201) throw new Error(`invite: ${invited.status} ${JSON.stringify(invited.body)}`);
+  await page.goto(invited.body.sign_in_url);
+  await page.getByLabel('New password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Save and sign in' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+}
