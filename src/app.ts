@@ -27,6 +27,7 @@ import { conversationRoutes } from './modules/conversations/conversations.routes
 import { consoleStreamRoutes } from './modules/events/console-stream.routes.ts';
 import { webhooksDocument } from './modules/events/events.openapi.ts';
 import { funnelStagesRoutes } from './modules/funnel-stages/funnel-stages.routes.ts';
+import { consoleApiKeyRoutes } from './modules/operator/console-api-keys.routes.ts';
 import { operatorRoutes } from './modules/operator/operator.routes.ts';
 import { propertiesRoutes } from './modules/properties/properties.routes.ts';
 import { sessionRoutes } from './modules/sessions/sessions.routes.ts';
@@ -123,6 +124,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
       );
       sessionRoutes(consoleApi, { sessions: services.sessions, publicUrl: wiring.publicUrl });
       usersRoutes(consoleApi, services.users);
+      consoleApiKeyRoutes(consoleApi, services.operator);
       consoleStreamRoutes(consoleApi, {
         hub: services.consoleEvents,
         sessions: services.sessions,

@@ -37,7 +37,7 @@ export const ApiKeyInput = Type.Object(
     scopes: Type.Optional(Type.Array(StringEnum([ALL_SCOPES, ...SCOPES]), { minItems: 1, uniqueItems: true })),
     expires_at: Type.Optional(Nullable(DateTimeInput)),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ApiKeyInput', description: 'A new API key (decisions §18).' },
 );
 export type ApiKeyInput = Static<typeof ApiKeyInput>;
 
@@ -52,7 +52,7 @@ const apiKeyFields = {
 
 export const CreatedApiKey = Type.Object(
   { ...apiKeyFields, key: Type.String({ description: 'The full key. Shown only in this response.' }) },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'CreatedApiKey', description: 'A new API key, with its secret (once).' },
 );
 
 /** A key as listed: never its secret or hash. */
@@ -62,9 +62,12 @@ export const ListedApiKey = Type.Object(
     last_used_at: Nullable(DateTime),
     revoked_at: Nullable(DateTime),
   },
-  { additionalProperties: false },
+  { additionalProperties: false, title: 'ListedApiKey', description: 'An API key as listed: never its secret.' },
 );
-export const ApiKeyList = Type.Object({ items: Type.Array(ListedApiKey) }, { additionalProperties: false });
+export const ApiKeyList = Type.Object(
+  { items: Type.Array(ListedApiKey) },
+  { additionalProperties: false, title: 'ApiKeyList', description: 'API keys, oldest first.' },
+);
 
 export const Prices = Type.Object(
   { MARKETING: Type.Optional(Money), UTILITY: Type.Optional(Money), AUTHENTICATION: Type.Optional(Money) },

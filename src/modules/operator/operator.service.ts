@@ -135,6 +135,11 @@ export function createOperatorService(deps: OperatorDeps) {
       return repo.listApiKeys(db, orgId);
     },
 
+    /** The keys in force (not revoked), as the console lists them. */
+    async listActiveApiKeys(orgId: string) {
+      return (await repo.listApiKeys(db, orgId)).filter((key) => key.revoked_at === null);
+    },
+
     async createApiKey(orgId: string, input: ApiKeyInput) {
       const scopes = input.scopes ?? [ALL_SCOPES];
       // decisions §18: `*` is every operation, alone; the schema refused unknown, repeated and empty lists.

@@ -1,0 +1,70 @@
+// The organization's API keys in the console (decisions §17, §18), admins only: list the keys in force, create one
+// (its secret shown once), revoke one. The same service and rules as the operator's /admin/v1 routes, for the
+// signed-in admin's own organization.
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyInstance } from 'fastify';
+import { authOf } from '../../http/auth.ts';
+import { consoleErrors, described, IdParam, NoContent } from '../../http/schemas.ts';
+import { ApiKeyInput, ApiKeyList, CreatedApiKey } from './operator.schemas.ts';
+import type { OperatorService } from './operator.service.ts';
+
+const tags = ['Console'];
+const security = [{ consoleSession: [] }];
+const config = { adminOnly: true };
+
+export function consoleApiKeyRoutes(parent: FastifyInstance, operator: OperatorService): void {
+  const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.get(
+    '/api-keys',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'List the organization’s API keys',
+        description: 'Admins only. The keys not revoked, oldest first, with their prefix, scopes, expiry and last use.',
+        operationId: 'consoleListApiKeys',
+        response: { 200: described('The keys.', ApiKeyList), ...consoleErrors() },
+      },
+    },
+    async (request) => ({ items: await operator.listActiveApiKeys(authOf(request).orgId) }),
+  );
+
+  app.post(
+    '/api-keys',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Create an API key',
+        description: 'Admins only. The answer carries the full `key`, shown only once.',
+        operationId: 'consoleCreateApiKey',
+        body: ApiKeyInput,
+        response: { 201: described('The key, with its secret.', CreatedApiKey), ...consoleErrors({ 422: [] }) },
+      },
+    },
+    async (request, reply) => reply.code(201).send(await operator.createApiKey(authOf(request).orgId, request.body)),
+  );
+
+  app.delete(
+    '/api-keys/:key_id',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'Revoke an API key',
+        description: 'Admins only. Requests with the key are refused from now on (401 `invalid_api_key`).',
+        operationId: 'consoleRevokeApiKey',
+        params: IdParam('key_id'),
+        response: { 204: NoContent('Revoked.'), ...consoleErrors({ 404: [] }) },
+      },
+    },
+    async (request, reply) => {
+      await operator.revokeApiKey(authOf(request).orgId, request.params.key_id);
+      return reply.code(204).send(null);
+    },
+  );
+}
