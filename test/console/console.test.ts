@@ -246,9 +246,24 @@ describe('the console', { timeout: 60_000 }, () => {
     await page.getByRole('rowheader', { name: 'welcome_note' }).waitFor();
   });
 
-  it('developers: a webhook endpoint with its secret shown once, a test ping and its delivery', async () => {
+  it('developers: an API key created, shown once and revoked; a webhook endpoint with its secret shown once, a test ping and its delivery', async () => {
     await nav('Developers');
     await checkPage('Developers', 'developers');
+    // An API key: shown once, listed by its prefix, revoked after a confirmation (and refused on /v1 at once).
+    await page.getByLabel('Key name').fill('Zapier');
+    await page.getByRole('button', { name: 'Create API key' }).click();
+    const secret = (await page.locator('.secret').textContent())?.trim() ?? '';
+    expect(secret).toMatch(/^\S{20,}$/);
+    expect((await server.api(secret, 'GET', '/v1/contacts')).status).toBe(200);
+    const keys = page.getByRole('grid', { name: 'API keys' });
+    await keys.getByRole('rowheader', { name: 'Zapier' }).waitFor();
+    await page.getByRole('button', { name: 'Revoke Zapier' }).click();
+    await page
+      .getByRole('alertdialog', { name: 'Revoke this key?' })
+      .getByRole('button', { name: 'Revoke key' })
+      .click();
+    await keys.getByRole('rowheader', { name: 'Zapier' }).waitFor({ state: 'detached' });
+    expect((await server.api(secret, 'GET', '/v1/contacts')).status).toBe(401);
     await page.getByLabel('Endpoint URL').fill('https://hooks.example.com/crm');
     await page.getByRole('button', { name: 'Add endpoint' }).click();
     await page.getByText(/Signing secret.*shown once/).waitFor();

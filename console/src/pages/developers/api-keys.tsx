@@ -35,7 +35,11 @@ export function ApiKeysSection() {
   const columns: ColumnDef<ApiKey>[] = [
     { id: 'name', name: 'Name', isRowHeader: true, render: (k) => k.name ?? '—' },
     { id: 'prefix', name: 'Key', render: (k) => <code>{k.prefix}…</code> },
-    { id: 'scopes', name: 'Scopes', render: (k) => (k.scopes?.length ? k.scopes.join(', ') : 'All') },
+    {
+      id: 'scopes',
+      name: 'Scopes',
+      render: (k) => (!k.scopes?.length || k.scopes.includes('*') ? 'All' : k.scopes.join(', ')),
+    },
     { id: 'expires', name: 'Expires', render: (k) => (k.expires_at ? time(k.expires_at) : 'Never') },
     { id: 'used', name: 'Last used', render: (k) => (k.last_used_at ? time(k.last_used_at) : 'Never') },
     { id: 'created', name: 'Created', render: (k) => time(k.created_at) },
