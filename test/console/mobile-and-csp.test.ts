@@ -137,7 +137,6 @@ describe('the console at 390×844', { timeout: 120_000 }, () => {
     expect(await menu.getAttribute('aria-expanded')).toBe('false');
     expect(await contacts.isVisible()).toBe(false);
     await page.getByRole('grid', { name: 'Contacts' }).waitFor();
-    await screenshot(page, 'mobile-contacts');
   });
 });
 
