@@ -197,4 +197,23 @@ describe('broadcasts to an audience', { timeout: 60_000 }, () => {
     expect(await page.evaluate(() => performance.timeOrigin)).toBe(origin);
     await screenshot(page, 'broadcast-completed');
   });
+
+  it('an organization without an approved template or a broadcast: the empty states, and a missing broadcast’s error', async () => {
+    const org = await server.admin('POST', '/organizations', { name: 'Empty Co', timezone: 'Asia/Tokyo' });
+    expect(org.status).toBe(201);
+    const fresh = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    const other = await fresh.newPage();
+    other.setDefaultTimeout(10_000);
+    await signInNewAdmin(server, other, org.body.id, 'eve@empty.example');
+    await other.goto(`${server.baseUrl}/app/broadcasts`);
+    await other.getByText('No broadcasts yet', { exact: false }).waitFor();
+    await other.getByRole('link', { name: 'New broadcast' }).click();
+    await other.getByRole('heading', { level: 1, name: 'New broadcast' }).waitFor();
+    await other.getByText('No template is approved yet', { exact: false }).waitFor();
+    expect(await other.getByRole('link', { name: 'Create a template' }).isVisible()).toBe(true);
+    expect(await other.getByRole('button', { name: 'Send broadcast' }).count()).toBe(0);
+    await other.goto(`${server.baseUrl}/app/broadcasts/bc_missing`);
+    await other.getByRole('alert').filter({ hasText: 'It no longer exists' }).waitFor();
+    await fresh.close();
+  });
 });

@@ -42,17 +42,21 @@ function wallClock(instant: number, timeZone: string): number {
 
 /**
  * The instant (ISO 8601, UTC) at which the clocks of `timeZone` show `local` (`YYYY-MM-DDTHH:mm`, as a
- * `datetime-local` input gives it), or `undefined` when `local` is not such a value. A time skipped by a clock change
- * moves forward by the change, as clocks do.
+ * `datetime-local` input gives it), or `undefined` when `local` is not such a value. As Temporal's "compatible"
+ * choice: a time shown twice (clocks going back) is the earlier one; a time a clock change skips moves forward by the
+ * change (02:30 on a spring-forward night is 03:30).
  */
 export function zonedToUtc(local: string, timeZone: string): string | undefined {
   const match = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(local);
   if (!match) return undefined;
   const [, y, mo, d, h, mi] = match.map(Number) as [number, number, number, number, number, number];
   const wanted = Date.UTC(y, mo - 1, d, h, mi);
-  // The zone's offset at a first guess, then at the corrected instant (they differ only across a clock change).
-  let instant = wanted - (wallClock(wanted, timeZone) - wanted);
-  instant = wanted - (wallClock(instant, timeZone) - instant);
+  // The zone's offsets half a day either side: any clock change near `wanted` lies between them.
+  const offsetAt = (instant: number) => wallClock(instant, timeZone) - instant;
+  const before = offsetAt(wanted - 12 * 3_600_000);
+  const after = offsetAt(wanted + 12 * 3_600_000);
+  const shown = [wanted - before, wanted - after].filter((instant) => wallClock(instant, timeZone) === wanted);
+  const instant = shown.length > 0 ? Math.min(...shown) : wanted - before;
   return new Date(instant).toISOString();
 }
 
