@@ -250,13 +250,31 @@ describe('the console', { timeout: 60_000 }, () => {
     await nav('Developers');
     await checkPage('Developers', 'developers');
     // An API key: shown once, listed by its prefix, revoked after a confirmation (and refused on /v1 at once).
+    // Limited to reading contacts, until the end of a day in the organization's timezone (UTC−6).
+    const day = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 10);
     await page.getByLabel('Key name').fill('Zapier');
+    await page.getByLabel('Expires on (optional)').fill(day);
+    await page.getByRole('checkbox', { name: 'contacts:read' }).check({ force: true });
     await page.getByRole('button', { name: 'Create API key' }).click();
+    await page.locator('.secret').waitFor();
     const secret = (await page.locator('.secret').textContent())?.trim() ?? '';
     expect(secret).toMatch(/^\S{20,}$/);
     expect((await server.api(secret, 'GET', '/v1/contacts')).status).toBe(200);
+    expect((await server.api(secret, 'POST', '/v1/contacts', { first_name: 'No' })).status).toBe(403);
+    const listed = await server.admin('GET', `/organizations/${data.orgId}/api-keys`);
+    const stored = listed.body.items.find((key: { name: string }) => key.name === 'Zapier');
+    expect(stored.scopes).toEqual(['contacts:read']);
+    // 23:59 in Mexico City (UTC−6) is 05:59 UTC the next day.
+    expect(stored.expires_at).toBe(new Date(Date.parse(`${day}T23:59:00Z`) + 6 * 3_600_000).toISOString());
     const keys = page.getByRole('grid', { name: 'API keys' });
-    await keys.getByRole('rowheader', { name: 'Zapier' }).waitFor();
+    const row = keys.getByRole('row', { name: /Zapier/ });
+    await row.waitFor();
+    await row.getByRole('gridcell', { name: 'contacts:read' }).waitFor();
+    const [y, m, d] = day.split('-').map(Number) as [number, number, number];
+    const expiry = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', dateStyle: 'medium' }).format(
+      new Date(Date.UTC(y, m - 1, d)),
+    );
+    await row.getByRole('gridcell', { name: `${expiry}, 23:59` }).waitFor();
     await page.getByRole('button', { name: 'Revoke Zapier' }).click();
     await page
       .getByRole('alertdialog', { name: 'Revoke this key?' })

@@ -1,8 +1,8 @@
-// API keys: created and shown once with a copy button, listed with prefix, scopes, expiry and last use, revoked
-// after a confirmation.
+// API keys: created (with scopes and an expiry day, decisions §18) and shown once with a copy button, listed with
+// prefix, scopes, expiry and last use, revoked after a confirmation.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form } from 'react-aria-components';
+import { Button, Checkbox, CheckboxGroup, Form, Label } from 'react-aria-components';
 import { type ApiKey, apiKeys, type CreatedApiKey } from '../../api/console-api.ts';
 import { keys } from '../../api/keys.ts';
 import { ConfirmButton } from '../../ui/confirm.tsx';
@@ -11,11 +11,32 @@ import { showError } from '../../ui/errors.ts';
 import { TextInput } from '../../ui/fields.tsx';
 import { FormError, useApiForm } from '../../ui/form.tsx';
 import { ShownOnce } from '../../ui/secret.tsx';
-import { useTime } from '../../ui/session.tsx';
+import { useSession, useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
+import { zonedToUtc } from '../../ui/time.ts';
+
+/** The scopes a key may be limited to (decisions §18); none chosen is every operation (`*`). */
+const SCOPES = [
+  'account:read',
+  'contacts:read',
+  'contacts:write',
+  'properties:read',
+  'properties:write',
+  'conversations:read',
+  'conversations:write',
+  'templates:read',
+  'templates:write',
+  'broadcasts:read',
+  'broadcasts:write',
+  'webhooks:read',
+  'webhooks:write',
+];
 
 export function ApiKeysSection() {
   const time = useTime();
+  const { organization } = useSession();
+  const [scopes, setScopes] = useState<string[]>([]);
+  const [expiresOn, setExpiresOn] = useState('');
   const queryClient = useQueryClient();
   const [name, setName] = useState('');
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
@@ -25,6 +46,8 @@ export function ApiKeysSection() {
     onSuccess: (key) => {
       setCreated(key);
       setName('');
+      setScopes([]);
+      setExpiresOn('');
       void queryClient.invalidateQueries({ queryKey: keys.apiKeys.all });
     },
   });
@@ -68,7 +91,9 @@ export function ApiKeysSection() {
         aria-label="Create an API key"
         onSubmit={(event) => {
           event.preventDefault();
-          create.mutate({ name });
+          // The key works until the end of the chosen day in the organization's timezone.
+          const expiresAt = expiresOn ? (zonedToUtc(`${expiresOn}T23:59`, organization.timezone) ?? expiresOn) : null;
+          create.mutate({ name, ...(scopes.length > 0 ? { scopes } : {}), expires_at: expiresAt });
         }}
       >
         <TextInput
@@ -79,6 +104,31 @@ export function ApiKeysSection() {
           onChange={setName}
           error={create.fieldError('name')}
         />
+        <TextInput
+          label="Expires on (optional)"
+          name="expires_at"
+          type="date"
+          description={`At the end of that day, ${organization.timezone} time.`}
+          value={expiresOn}
+          onChange={setExpiresOn}
+          error={create.fieldError('expires_at')}
+        />
+        <CheckboxGroup
+          className="field scopes"
+          value={scopes}
+          onChange={setScopes}
+          isInvalid={Boolean(create.fieldErrorUnder('scopes'))}
+        >
+          <Label>Scopes (none chosen: every operation)</Label>
+          {SCOPES.map((scope) => (
+            <Checkbox key={scope} value={scope}>
+              <span aria-hidden="true" className="checkbox-box" /> {scope}
+            </Checkbox>
+          ))}
+          {create.fieldErrorUnder('scopes') ? (
+            <span className="field-error">{create.fieldErrorUnder('scopes')}</span>
+          ) : null}
+        </CheckboxGroup>
         <Button type="submit" className="primary" isDisabled={create.isPending}>
           Create API key
         </Button>
