@@ -127,6 +127,11 @@ describe('broadcasts to an audience', { timeout: 60_000 }, () => {
     await page.getByRole('textbox', { name: 'Name', exact: true }).fill('Spring sale');
     await page.getByText('At a time', { exact: true }).click();
     const sendAt = page.getByLabel('Send at (America/Mexico_City time)');
+    // A time in the past: the API's 422 at ["body","send_at"] shows at the field.
+    await sendAt.fill('2026-01-01T09:30');
+    await page.getByRole('button', { name: 'Schedule broadcast' }).click();
+    await expect.poll(() => sendAt.getAttribute('aria-invalid')).toBe('true');
+    await page.getByText('Must be from now to 30 days ahead').waitFor();
     await sendAt.fill(`${date}T09:30`);
     await page.getByText(`Starts ${label} (America/Mexico_City).`).waitFor();
     const before = creations.length;
