@@ -234,6 +234,16 @@ export class CrmClient {
         (page: QueryOf<'listConversationMessages'>) => this.conversations.messages(conversationId, page, options),
         query,
       ),
+    /**
+     * POST /v1/conversations/{id}/messages (decisions §15): answers the contact with text, media by URL or a
+     * template; a fresh `Idempotency-Key` unless `idempotencyKey` is given, so a retried call never sends twice.
+     */
+    reply: (
+      conversationId: string,
+      body: BodyOf<'replyToConversation'>,
+      options?: SendOptions,
+    ): Promise<ResponseOf<'replyToConversation'>> =>
+      this.#call('replyToConversation', [conversationId], { ...options, body }),
     /** POST /v1/conversations/{id}/read: `unread_count` becomes 0 and the contact sees the read receipt. */
     markRead: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'markConversationRead'>> =>
       this.#call('markConversationRead', [conversationId], options),
@@ -332,6 +342,7 @@ export const methodOfOperation = {
   getConversation: 'conversations.get',
   listConversationMessages: 'conversations.messages',
   markConversationRead: 'conversations.markRead',
+  replyToConversation: 'conversations.reply',
   listMessagingPhones: 'channels.phones',
   listWebhookEndpoints: 'webhookEndpoints.list',
   createWebhookEndpoint: 'webhookEndpoints.create',
