@@ -223,6 +223,7 @@ describe.skipIf(!onPostgres)('workers killed while replies are handed off', () =
         }
       }
       expect(sent).toBe(references.length);
+      process.stdout.write(`reply crash test: ${kills} kills, ${sent} sent, ${TOTAL - sent} handoff_unconfirmed\n`);
       // A kill catches at most one hand-off per conversation in flight.
       expect(TOTAL - sent).toBeLessThanOrEqual(kills * CONVERSATIONS);
 
