@@ -339,6 +339,27 @@ describe('template replies', () => {
     await drain();
   });
 
+  it('a counted template reply that fails leaves the 24-hour window, as a failed recipient does', async () => {
+    const c = await conversation({ balance: 10, limit: 1, phone: `+1555${String(Date.now()).slice(-3)}0404` });
+    clock.advance(DAY);
+    const body = { type: 'template', template_id: c.template.id, variables: { 'body.1': '1' } };
+    expect((await reply(c.key, c.conversationId, body)).status).toBe(202);
+    expect(await windowPhones(c.org.id)).toEqual([c.phone]);
+    // Another contact's conversation, outside its window: the limit (1 phone) is used...
+    const [second] = phones(1);
+    await h.admin('POST', '/sandbox/inbound', { channel_id: c.channelId, from: second, text: 'hi' });
+    clock.advance(DAY);
+    const list = await h.api('GET', '/v1/conversations?limit=1', { key: c.key });
+    expect((await reply(c.key, list.body.items[0].id, body)).status).toBe(409);
+    // ...until the first fails at the platform (not on the network): its place in the window is given back.
+    await drain();
+    const [failed] = await messagesOf(c.key, c.conversationId);
+    expect(failed).toMatchObject({ status: 'failed', error: 'not_on_network' });
+    expect((await reply(c.key, list.body.items[0].id, body)).status).toBe(202);
+    expect(await windowPhones(c.org.id)).toEqual([second]);
+    await drain();
+  });
+
   it('the template as for one send recipient: missing/unknown variables, not sendable, other account', async () => {
     const c = await conversation();
     const missing = await reply(c.key, c.conversationId, { type: 'template', template_id: c.template.id });
