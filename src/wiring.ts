@@ -276,6 +276,10 @@ export function wire(input: WiringInput) {
       // lost listening connection the loop looks at once, as a notification of the gap may be lost.
       const listening = database
         .listen(REPLY_WAKE_CHANNEL, { onNotification: replyWaker.wake, onReconnect: replyWaker.wake })
+        .then((stop) => {
+          log.info('reply hand-offs: listening for wake-ups');
+          return stop;
+        })
         .catch((error: unknown) => {
           log.warn({ err: error }, 'reply wake-ups not heard: the hand-offs poll');
           return async () => {};
