@@ -31,6 +31,11 @@ beforeAll(async () => {
       response.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(17 * 1024 * 1024) });
       return response.end(OGG);
     }
+    if (request.url === '/terms.pdf') {
+      const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(64, 3)]);
+      response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length });
+      return response.end(pdf);
+    }
     if (request.url === '/page.html') {
       response.writeHead(200, { 'content-type': 'text/html' });
       return response.end('<html></html>');
@@ -172,12 +177,27 @@ describe('media replies', () => {
     const audio = await reply(c.key, c.conversationId, { type: 'audio', media_url: `${mediaBase}/voice.ogg` });
     expect(audio.status).toBe(202);
     expect(audio.body.media).toMatchObject({ mime_type: 'audio/ogg', caption: null });
-    expect(await drain()).toBe(2);
+    const document = await reply(c.key, c.conversationId, {
+      type: 'document',
+      media_url: `${mediaBase}/terms.pdf`,
+      filename: 'terms.pdf',
+      caption: 'Our terms',
+    });
+    expect(document.status).toBe(202);
+    expect(document.body.media).toEqual({
+      mime_type: 'application/pdf',
+      filename: 'terms.pdf',
+      caption: 'Our terms',
+      url: `${mediaBase}/terms.pdf`,
+    });
+    expect(await drain()).toBe(3);
     const sent = await messagesOf(c.key, c.conversationId);
-    expect(sent.filter((message) => message.status === 'sent').map((message) => message.id)).toEqual([
-      audio.body.id,
-      image.body.id,
-    ]);
+    expect(
+      sent
+        .filter((message) => message.status === 'sent')
+        .map((message) => message.id)
+        .sort(),
+    ).toEqual([document.body.id, audio.body.id, image.body.id].sort());
   });
 
   it('422 with the header media codes; caption on audio and filename on an image are body errors', async () => {
