@@ -192,12 +192,11 @@ export function wire(input: WiringInput) {
   });
 
   // decisions §15: the replies' hand-offs, with the fan-out's lease, retry policy and reconciler wait.
-  const fanoutOptions = { ...DEFAULT_FANOUT_OPTIONS, ...input.fanout };
   const replies = createReplyHandoffs({
     db,
     platform: messaging.platform,
     log,
-    options: { ...fanoutOptions, batchSize: fanoutOptions.batchSize },
+    options: { ...DEFAULT_FANOUT_OPTIONS, ...input.fanout },
     onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
   });
   metrics.depthGauge('reply_handoffs_pending', 'Replies waiting for their hand-off, all organizations', () =>
