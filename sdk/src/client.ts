@@ -9,9 +9,12 @@ import type { BodyOf, QueryOf, ResponseOf } from './types.ts';
 
 export type ClientOptions = TransportOptions;
 
-/** Options of an operation that takes an `Idempotency-Key` (a send, a retry): the key and the call's own options. */
+/** Options of an operation that takes an `Idempotency-Key` (a send, a retry, a reply): the key and the call's own options. */
 export interface SendOptions extends CallOptions {
-  /** The same key within 24 hours returns the original broadcast instead of sending again; a fresh UUID by default. */
+  /**
+   * The same key within 24 hours returns the original broadcast (or reply) instead of sending again; a fresh UUID by
+   * default.
+   */
   idempotencyKey?: string;
 }
 
@@ -234,6 +237,16 @@ export class CrmClient {
         (page: QueryOf<'listConversationMessages'>) => this.conversations.messages(conversationId, page, options),
         query,
       ),
+    /**
+     * POST /v1/conversations/{id}/messages (decisions §15): answers the contact with text, media by URL or a
+     * template; a fresh `Idempotency-Key` unless `idempotencyKey` is given, so a retried call never sends twice.
+     */
+    reply: (
+      conversationId: string,
+      body: BodyOf<'replyToConversation'>,
+      options?: SendOptions,
+    ): Promise<ResponseOf<'replyToConversation'>> =>
+      this.#call('replyToConversation', [conversationId], { ...options, body }),
     /** POST /v1/conversations/{id}/read: `unread_count` becomes 0 and the contact sees the read receipt. */
     markRead: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'markConversationRead'>> =>
       this.#call('markConversationRead', [conversationId], options),
@@ -332,6 +345,7 @@ export const methodOfOperation = {
   getConversation: 'conversations.get',
   listConversationMessages: 'conversations.messages',
   markConversationRead: 'conversations.markRead',
+  replyToConversation: 'conversations.reply',
   listMessagingPhones: 'channels.phones',
   listWebhookEndpoints: 'webhookEndpoints.list',
   createWebhookEndpoint: 'webhookEndpoints.create',

@@ -14,6 +14,7 @@ export const operationTable = {
   listConversations: { method: 'GET', path: '/v1/conversations' },
   getConversation: { method: 'GET', path: '/v1/conversations/{conversation_id}' },
   listConversationMessages: { method: 'GET', path: '/v1/conversations/{conversation_id}/messages' },
+  replyToConversation: { method: 'POST', path: '/v1/conversations/{conversation_id}/messages', idempotencyKey: true },
   markConversationRead: { method: 'POST', path: '/v1/conversations/{conversation_id}/read' },
   retryBroadcast: { method: 'POST', path: '/v1/broadcasts/{broadcast_id}/retry', idempotencyKey: true },
   sendTemplate: { method: 'POST', path: '/v1/templates/{template_id}/send', idempotencyKey: true },

@@ -8,6 +8,7 @@ export function connectSandbox(
   processor: WebhookProcessor,
   businessAccountOfNumber: (phoneNumberId: string) => Promise<string | undefined>,
   appSecret: string,
+  lastInboundAt: (phoneNumberId: string, phone: string) => Promise<Date | undefined>,
 ) {
   sandbox.connect({
     appSecret,
@@ -16,5 +17,6 @@ export function connectSandbox(
       if (!result.ok) throw new Error(`sandbox webhook refused: ${result.reason}`);
     },
     businessAccountOf: businessAccountOfNumber,
+    lastInboundAt,
   });
 }

@@ -3,6 +3,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createWaker } from '../../../src/worker/reply-handoffs.ts';
 import { startWorker, type Worker } from '../../../src/worker/worker.ts';
 import { waitUntil } from '../../helpers/wait.ts';
 
@@ -67,5 +68,38 @@ describe('startWorker', () => {
     expect(lines.map((line) => line.msg)).toEqual(
       expect.arrayContaining(['worker paused: the database is unreachable', 'worker resumed']),
     );
+  });
+});
+
+describe('a task woken (decisions §15: replies wake their hand-off loop)', () => {
+  it('runs at once when woken, and once more after a run that was under way when woken', async () => {
+    const { log } = capturingLog();
+    const waker = createWaker();
+    let runs = 0;
+    let release: (() => void) | undefined;
+    worker = startWorker(
+      [
+        {
+          name: 'woken',
+          intervalMs: 60_000,
+          wakeup: waker,
+          run: async () => {
+            runs += 1;
+            if (runs === 1) await new Promise<void>((resolve) => (release = resolve));
+          },
+        },
+      ],
+      log,
+    );
+    waker.wake();
+    await waitUntil(() => runs === 1 && release);
+    // Woken twice during the first run: one more run after it, not two.
+    waker.wake();
+    waker.wake();
+    release?.();
+    await waitUntil(() => runs >= 2);
+    // A further run would start in the turn the second one ended: let that turn pass.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(runs).toBe(2);
   });
 });
