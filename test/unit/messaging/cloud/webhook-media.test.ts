@@ -173,7 +173,8 @@ describe('inbound media', () => {
       },
     };
     const payload = buildWebhookPayload([event]);
-    const message = (payload.entry[0]?.changes[0]?.value.messages as Record<string, unknown>[])[0];
+    const messages = payload.entry[0]?.changes[0]?.value.messages as Record<string, unknown>[] | undefined;
+    const message = messages?.[0];
     expect(message).toEqual({
       from: '16505551234',
       id: 'wamid.DOC',
