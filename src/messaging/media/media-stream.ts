@@ -15,13 +15,18 @@ export function withIdleTimeout(
   return new ReadableStream<Uint8Array>(
     {
       async pull(controller) {
-        const timer = setTimeout(() => abort(new Error(`no data for ${idleMs} ms`)), idleMs);
+        let stalled: Error | undefined;
+        const timer = setTimeout(() => {
+          stalled = new Error(`no data for ${idleMs} ms`);
+          abort(stalled);
+        }, idleMs);
         try {
           const { done, value } = await reader.read();
           if (done) controller.close();
           else controller.enqueue(value);
         } catch (error) {
-          controller.error(error);
+          // The stall, rather than the abort it caused, is what went wrong.
+          controller.error(stalled ?? error);
         } finally {
           clearTimeout(timer);
         }
