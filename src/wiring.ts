@@ -106,8 +106,9 @@ export function wire(input: WiringInput) {
   const handlers = joinHandlers(templateReviewHandlers, conversationMessageHandlers, broadcastStatusHandlers);
   const directory = createMessagingDirectory(db);
   const webhooks = createWebhookProcessor({ db, clock, appSecret: webhookAppSecret, log, directory, handlers });
+  const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
   if (messaging.sandbox)
-    connectSandbox(messaging.sandbox, webhooks, directory.businessAccountOfNumber, webhookAppSecret);
+    connectSandbox(messaging.sandbox, webhooks, directory.businessAccountOfNumber, webhookAppSecret, media);
 
   metrics.depthGauge(
     'fanout_recipients_pending',
@@ -126,7 +127,6 @@ export function wire(input: WiringInput) {
   const propertyKeys = input.propertyKeys ?? livePropertyKeys;
   const publicUrl = input.publicUrl ?? input.publicBaseUrl ?? 'http://127.0.0.1:8080';
   const broadcasts = createBroadcastsService(db);
-  const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
   const services = {
     contacts: createContactsService({ db, clock }),
     properties: createPropertiesService({ db, clock }),

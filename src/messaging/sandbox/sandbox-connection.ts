@@ -1,5 +1,6 @@
 // Connects the sandbox to this process's webhook processor: its signed webhooks are handed over in-process, as raw
 // bytes with their signature header, exactly as the HTTP route hands over the real platform's.
+import type { MediaFetcher } from '../media/media-fetcher.ts';
 import type { WebhookProcessor } from '../webhooks.ts';
 import type { SandboxPlatform } from './sandbox-platform.ts';
 
@@ -8,8 +9,11 @@ export function connectSandbox(
   processor: WebhookProcessor,
   businessAccountOfNumber: (phoneNumberId: string) => Promise<string | undefined>,
   appSecret: string,
+  /** decisions §15: inbound files are fetched from their `media_url` by the service's own fetcher (its address policy). */
+  media?: MediaFetcher,
 ) {
   sandbox.connect({
+    ...(media ? { fetchMedia: (url: string) => media.stream(url) } : {}),
     appSecret,
     async deliver(rawBody, signature) {
       const result = await processor.process(rawBody, signature);
