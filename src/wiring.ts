@@ -27,9 +27,12 @@ import { createSendService } from './modules/broadcasts/send.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
-import { findOutboundMessageRoute } from './modules/conversations/conversations.repo.ts';
+import { findOutboundMessageRoute, lastInboundAtNumber } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
 import { conversationMessageHandlers } from './modules/conversations/platform-message.handlers.ts';
+import { REPLY_WAKE_CHANNEL } from './modules/conversations/replies.repo.ts';
+import { createRepliesService } from './modules/conversations/replies.service.ts';
+import { countPendingReplies } from './modules/conversations/reply-handoffs.repo.ts';
 import { createConsoleEventHub } from './modules/events/console-stream.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
@@ -42,7 +45,8 @@ import { findTemplateIdentity } from './modules/templates/templates.repo.ts';
 import { createTemplatesService } from './modules/templates/templates.service.ts';
 import { createUsersService } from './modules/users/users.service.ts';
 import { createWebhookEndpointsService } from './modules/webhook-endpoints/webhook-endpoints.service.ts';
-import { createFanout, type FanoutOptions } from './worker/fanout.ts';
+import { createFanout, DEFAULT_FANOUT_OPTIONS, type FanoutOptions } from './worker/fanout.ts';
+import { createReplyHandoffs, createWaker } from './worker/reply-handoffs.ts';
 import { type WorkerTaskOptions, workerTasks } from './worker/tasks.ts';
 import { createWebhookDeliverer, type WebhookDelivererOptions } from './worker/webhook-deliveries.ts';
 import { startWorker, type Worker } from './worker/worker.ts';
@@ -108,7 +112,14 @@ export function wire(input: WiringInput) {
   const webhooks = createWebhookProcessor({ db, clock, appSecret: webhookAppSecret, log, directory, handlers });
   const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
   if (messaging.sandbox)
-    connectSandbox(messaging.sandbox, webhooks, directory.businessAccountOfNumber, webhookAppSecret, media);
+    connectSandbox(
+      messaging.sandbox,
+      webhooks,
+      directory.businessAccountOfNumber,
+      webhookAppSecret,
+      (number, phone) => lastInboundAtNumber(db, number, phone),
+      media,
+    );
 
   metrics.depthGauge(
     'fanout_recipients_pending',
@@ -127,6 +138,8 @@ export function wire(input: WiringInput) {
   const propertyKeys = input.propertyKeys ?? livePropertyKeys;
   const publicUrl = input.publicUrl ?? input.publicBaseUrl ?? 'http://127.0.0.1:8080';
   const broadcasts = createBroadcastsService(db);
+  // decisions §15: an accepted reply wakes this process's hand-off loop at once (others hear its commit's notify).
+  const replyWaker = createWaker();
   const services = {
     contacts: createContactsService({ db, clock }),
     properties: createPropertiesService({ db, clock }),
@@ -134,6 +147,13 @@ export function wire(input: WiringInput) {
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
     conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),
+    replies: createRepliesService({
+      db,
+      clock,
+      media,
+      propertyKeys: (orgId) => propertyKeys(db, orgId),
+      wake: replyWaker.wake,
+    }),
     channels: createChannelsService(db),
     broadcasts,
     send: createSendService({ db, broadcasts, media, propertyKeys: (orgId) => propertyKeys(db, orgId) }),
@@ -176,6 +196,19 @@ export function wire(input: WiringInput) {
     onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
   });
 
+  // decisions §15: the replies' hand-offs, with the fan-out's lease, retry policy and reconciler wait.
+  const fanoutOptions = { ...DEFAULT_FANOUT_OPTIONS, ...input.fanout };
+  const replies = createReplyHandoffs({
+    db,
+    platform: messaging.platform,
+    log,
+    options: { ...fanoutOptions, batchSize: fanoutOptions.batchSize },
+    onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
+  });
+  metrics.depthGauge('reply_handoffs_pending', 'Replies waiting for their hand-off, all organizations', () =>
+    countPendingReplies(db),
+  );
+
   // decisions §16: starts audience broadcasts and adds their recipients (a worker task; tests drive it directly).
   const audiences = createAudienceRunner(
     { db, propertyKeys },
@@ -216,6 +249,8 @@ export function wire(input: WiringInput) {
     keyring,
     services,
     fanout,
+    replies,
+    replyWaker,
     audiences,
     deliveries,
     /** Stops the sandbox's timers and closes the rate-limit store and the database. */
@@ -230,10 +265,33 @@ export function wire(input: WiringInput) {
     /** Runs the fan-out, the reconciler and the maintenance tasks until stopped. */
     startWorker(): Worker {
       // Every task pauses while the database is known to be unreachable (decisions D24).
-      const tasks = workerTasks({ database, fanout, audiences, deliveries, log, clock, options: input.worker });
+      const tasks = workerTasks({
+        database,
+        fanout,
+        audiences,
+        deliveries,
+        replies,
+        replyWaker,
+        log,
+        clock,
+        options: input.worker,
+      });
       const worker = startWorker(tasks, log, { paused: () => !database.health.available });
+      // decisions §15: a reply accepted by another process wakes this one (its commit's notification); after a
+      // lost listening connection the loop looks at once, as a notification of the gap may be lost.
+      const listening = database
+        .listen(REPLY_WAKE_CHANNEL, { onNotification: replyWaker.wake, onReconnect: replyWaker.wake })
+        .catch((error: unknown) => {
+          log.warn({ err: error }, 'reply wake-ups not heard: the hand-offs poll');
+          return async () => {};
+        });
       // Stopping waits for the webhook attempts in flight too, so none is left to a lease.
-      return { stop: async () => void (await Promise.all([worker.stop(), deliveries.stop()])) };
+      return {
+        stop: async () => {
+          await Promise.all([worker.stop(), deliveries.stop()]);
+          await (await listening)();
+        },
+      };
     },
   };
 }

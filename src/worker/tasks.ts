@@ -12,6 +12,7 @@ import { purgeExpiredIdempotencyKeys } from '../modules/broadcasts/idempotency.t
 import { purgeSendWindows } from '../modules/broadcasts/recipient-claim.ts';
 import { pruneWebhookHistory } from '../modules/webhook-endpoints/deliveries.repo.ts';
 import type { Fanout } from './fanout.ts';
+import type { ReplyHandoffs, Waker } from './reply-handoffs.ts';
 import type { WebhookDeliverer } from './webhook-deliveries.ts';
 import type { WorkerTask } from './worker.ts';
 
@@ -39,6 +40,9 @@ export interface WorkerTaskDeps {
   fanout: Fanout;
   audiences: AudienceRunner;
   deliveries: WebhookDeliverer;
+  /** decisions §15: the replies' hand-offs, and what wakes them when a reply is accepted. */
+  replies: ReplyHandoffs;
+  replyWaker: Waker;
   log: FastifyBaseLogger;
   clock: Clock;
   options?: Partial<WorkerTaskOptions> | undefined;
@@ -77,6 +81,24 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
         };
         await Promise.all(Array.from({ length: Math.max(1, options.batchesInFlight) }, loop));
         if (handled > 0) log.debug({ handled }, 'fan-out handed off recipients');
+      },
+    },
+    {
+      // decisions §15: woken at once by an accepted reply; polling besides (a retry that came due).
+      name: 'reply-handoffs',
+      intervalMs: options.pollMs,
+      wakeup: deps.replyWaker,
+      run: async () => {
+        const started = Date.now();
+        while ((await deps.replies.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
+      },
+    },
+    {
+      name: 'reconcile-reply-handoffs',
+      intervalMs: Math.min(RECONCILE_INTERVAL_MS, Math.max(1000, fanout.reconcileAfterMs)),
+      run: async () => {
+        const settled = await deps.replies.reconcile();
+        if (settled > 0) log.warn({ settled }, 'reply hand-offs never confirmed by the platform were failed');
       },
     },
     {

@@ -8,6 +8,8 @@ export interface WorkerTask {
   name: string;
   intervalMs: number;
   run(): Promise<void>;
+  /** Runs the task at once when woken (and once more after a run that was under way when woken). */
+  wakeup?: { subscribe(listener: () => void): () => void };
 }
 
 export interface Worker {
@@ -27,6 +29,7 @@ export function startWorker(tasks: WorkerTask[], log: FastifyBaseLogger, options
   let stopping = false;
   const running = new Set<Promise<void>>();
   const timers: NodeJS.Timeout[] = [];
+  const unsubscribes: (() => void)[] = [];
   let pausedLogged = false;
 
   const isPaused = () => {
@@ -48,9 +51,11 @@ export function startWorker(tasks: WorkerTask[], log: FastifyBaseLogger, options
     let busy = false;
     let failures = 0;
     let notBefore = 0;
+    let again = false;
     const tick = () => {
       if (stopping || busy || Date.now() < notBefore || isPaused()) return;
       busy = true;
+      again = false;
       const run = Promise.resolve()
         .then(() => task.run())
         .then(
@@ -68,16 +73,24 @@ export function startWorker(tasks: WorkerTask[], log: FastifyBaseLogger, options
         .finally(() => {
           busy = false;
           running.delete(run);
+          if (again) tick();
         });
       running.add(run);
     };
     timers.push(setInterval(tick, task.intervalMs));
+    // A wake-up during a run runs the task once more right after it: the run may have looked before the new work.
+    const woken = () => {
+      if (busy) again = true;
+      else tick();
+    };
+    if (task.wakeup) unsubscribes.push(task.wakeup.subscribe(woken));
   }
 
   return {
     async stop() {
       stopping = true;
       for (const timer of timers) clearInterval(timer);
+      for (const unsubscribe of unsubscribes) unsubscribe();
       await Promise.all(running);
     },
   };

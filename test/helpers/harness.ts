@@ -39,6 +39,8 @@ export interface HarnessOptions {
   webhooks?: Partial<WebhookDelivererOptions>;
   /** decisions §16: contacts per chunk of an audience broadcast (small ones make several chunks). */
   audienceChunk?: number;
+  /** How often the worker's idle loops poll (for tests that start the worker with `wiring.startWorker()`). */
+  pollMs?: number;
 }
 
 export interface Response<T = any> {
@@ -106,7 +108,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     fanout: { perNumberPerSecond: null, ...options.fanout },
     webhookAllowHosts: options.webhookAllowHosts ?? ['127.0.0.1'],
     ...(options.webhooks ? { webhookDeliveries: options.webhooks } : {}),
-    ...(options.audienceChunk ? { worker: { audienceChunk: options.audienceChunk } } : {}),
+    ...(options.audienceChunk || options.pollMs
+      ? {
+          worker: {
+            ...(options.audienceChunk ? { audienceChunk: options.audienceChunk } : {}),
+            ...(options.pollMs ? { pollMs: options.pollMs } : {}),
+          },
+        }
+      : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
   });

@@ -1,10 +1,12 @@
 // What each media surface accepts: its size limit (contract Limits) and the formats the platform takes,
 // recognised by declared content type and by leading bytes.
-export type MediaKind = 'image' | 'video' | 'document';
+// decisions §15: replies send audio too (up to 16 MB).
+export type MediaKind = 'image' | 'video' | 'audio' | 'document';
 
 export const MEDIA_SIZE_LIMITS: Record<MediaKind, number> = {
   image: 5 * 1024 * 1024,
   video: 16 * 1024 * 1024,
+  audio: 16 * 1024 * 1024,
   document: 100 * 1024 * 1024,
 };
 
@@ -20,7 +22,18 @@ export function sniff(bytes: Buffer): { kind: MediaKind; format: string } | unde
   if (startsWith(bytes, ascii('RIFF')) && startsWith(bytes, ascii('WEBP'), 8)) return { kind: 'image', format: 'webp' };
   if (startsWith(bytes, ascii('ftyp'), 4)) {
     const brand = bytes.subarray(8, 12).toString('latin1');
+    if (brand.startsWith('M4A')) return { kind: 'audio', format: 'mp4' };
     return { kind: 'video', format: brand.startsWith('3g') ? '3gpp' : 'mp4' };
+  }
+  // The platform's audio formats: MP3 (ID3 tag or frame sync), AAC (ADTS), AMR and OGG (Opus).
+  if (startsWith(bytes, ascii('ID3'))) return { kind: 'audio', format: 'mpeg' };
+  if (startsWith(bytes, ascii('OggS'))) return { kind: 'audio', format: 'ogg' };
+  if (startsWith(bytes, ascii('#!AMR'))) return { kind: 'audio', format: 'amr' };
+  if (bytes.length >= 2 && bytes[0] === 0xff && ((bytes[1] as number) & 0xf6) === 0xf0) {
+    return { kind: 'audio', format: 'aac' };
+  }
+  if (bytes.length >= 2 && bytes[0] === 0xff && ((bytes[1] as number) & 0xe0) === 0xe0) {
+    return { kind: 'audio', format: 'mpeg' };
   }
   if (startsWith(bytes, ascii('%PDF-'))) return { kind: 'document', format: 'pdf' };
   if (startsWith(bytes, [0x50, 0x4b, 0x03, 0x04])) return { kind: 'document', format: 'office-open-xml' };
@@ -34,6 +47,7 @@ export function declaredKind(contentType: string | undefined): MediaKind | undef
   const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
   if (type.startsWith('image/')) return 'image';
   if (type.startsWith('video/')) return 'video';
+  if (type.startsWith('audio/')) return 'audio';
   if (type.startsWith('application/') || type === 'text/plain' || type === 'text/csv') return 'document';
   return undefined;
 }

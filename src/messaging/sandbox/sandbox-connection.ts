@@ -9,6 +9,7 @@ export function connectSandbox(
   processor: WebhookProcessor,
   businessAccountOfNumber: (phoneNumberId: string) => Promise<string | undefined>,
   appSecret: string,
+  lastInboundAt: (phoneNumberId: string, phone: string) => Promise<Date | undefined>,
   /** decisions §15: inbound files are fetched from their `media_url` by the service's own fetcher (its address policy). */
   media?: MediaFetcher,
 ) {
@@ -20,5 +21,6 @@ export function connectSandbox(
       if (!result.ok) throw new Error(`sandbox webhook refused: ${result.reason}`);
     },
     businessAccountOf: businessAccountOfNumber,
+    lastInboundAt,
   });
 }

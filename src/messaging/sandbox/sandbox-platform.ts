@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock.ts';
 import { classifyPlatformError } from '../cloud/platform-errors.ts';
 import { buildSignedWebhook, type WebhookPayload } from '../cloud/webhook-builder.ts';
 import type {
+  FreeformMessage,
   MediaDownload,
   MessagingPlatform,
   PlatformEvent,
@@ -18,6 +19,11 @@ import type {
   TemplateMessage,
   TemplateSubmission,
 } from '../platform.ts';
+import type { PlatformEventOf } from '../webhooks.ts';
+
+/** decisions §15: the customer-service window, and the platform's refusal of a free-form message outside it. */
+const WINDOW_MS = 24 * 60 * 60 * 1000;
+const WINDOW_CLOSED_CODE = 131047;
 
 /** Where the sandbox delivers its webhooks: the same function the HTTP route calls with the raw bytes. */
 export interface WebhookSink {
@@ -25,6 +31,11 @@ export interface WebhookSink {
   deliver(rawBody: Buffer, signature: string): Promise<void>;
   /** Webhook entries name the business account; a send names only the number, so the service says whose it is. */
   businessAccountOf(phoneNumberId: string): Promise<string | undefined>;
+  /**
+   * decisions §15: when the phone last wrote to the number (the platform's memory of its customer-service window).
+   * The service recorded every inbound message this sandbox delivered, in whichever process delivered it.
+   */
+  lastInboundAt(phoneNumberId: string, phone: string): Promise<Date | undefined>;
   /**
    * decisions §15: where the sandbox gets an inbound file's bytes (its `media_url`) when the service asks for them:
    * the service's own media fetcher, so the same address policy applies.
@@ -231,8 +242,9 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
     return found;
   }
 
-  async function sendTemplate(message: TemplateMessage): Promise<SendResult> {
-    const digits = message.to.replace(/\D/g, '');
+  /** decisions §9 magic numbers: the same refusals for templates and free-form messages. */
+  function magicFailure(to: string): SendResult | undefined {
+    const digits = to.replace(/\D/g, '');
     if (digits.endsWith(SANDBOX_NOT_ON_NETWORK_SUFFIX)) {
       return { ok: false, reason: 'not_on_network', retryable: false, code: 131026, message: 'Message undeliverable' };
     }
@@ -241,26 +253,76 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
       const { reason } = classifyPlatformError(131000, 400);
       return { ok: false, reason, retryable: false, code: 131000, message: 'Something went wrong' };
     }
+    return undefined;
+  }
+
+  type Accepted = { phoneNumberId: string; to: string; callbackData?: string | undefined };
+
+  /** A status report about an accepted message, carrying its callback reference back like the real platform. */
+  const statusOf = (
+    waba: string,
+    message: Accepted,
+    platformMessageId: string,
+    status: 'delivered' | 'read' | 'failed',
+    error?: PlatformEventOf<'message_status'>['error'],
+  ): PlatformEvent => ({
+    kind: 'message_status',
+    businessAccountId: waba,
+    phoneNumberId: message.phoneNumberId,
+    platformMessageId,
+    status,
+    recipient: message.to,
+    timestamp: options.clock.now(),
+    ...(message.callbackData !== undefined ? { callbackData: message.callbackData } : {}),
+    ...(error ? { error } : {}),
+  });
+
+  /** Takes a message: remembers it and, with SANDBOX_AUTO_REPORTS_MS, delivers and then reads it. */
+  async function accept(message: Accepted): Promise<{ platformMessageId: string; waba: string }> {
     const platformMessageId = newMessageId();
     const waba = await businessAccountOf(message.phoneNumberId);
     remember(platformMessageId, { businessAccountId: waba, phoneNumberId: message.phoneNumberId, to: message.to });
-    if (options.autoReportsMs !== undefined && waba !== '') {
-      const reportMs = options.autoReportsMs;
-      const status = (value: 'delivered' | 'read'): PlatformEvent => ({
-        kind: 'message_status',
-        businessAccountId: waba,
-        phoneNumberId: message.phoneNumberId,
-        platformMessageId,
-        status: value,
-        recipient: message.to,
-        timestamp: options.clock.now(),
-        // Like the real platform, reports carry the send's callback reference back.
-        ...(message.callbackData !== undefined ? { callbackData: message.callbackData } : {}),
-      });
-      later(reportMs, 'sandbox auto report', async () => {
-        await deliver([status('delivered')]);
-        later(reportMs, 'sandbox auto report', () => deliver([status('read')]));
-      });
+    return { platformMessageId, waba };
+  }
+
+  function autoReport(waba: string, message: Accepted, platformMessageId: string): void {
+    if (options.autoReportsMs === undefined || waba === '') return;
+    const reportMs = options.autoReportsMs;
+    later(reportMs, 'sandbox auto report', async () => {
+      await deliver([statusOf(waba, message, platformMessageId, 'delivered')]);
+      later(reportMs, 'sandbox auto report', () => deliver([statusOf(waba, message, platformMessageId, 'read')]));
+    });
+  }
+
+  async function sendTemplate(message: TemplateMessage): Promise<SendResult> {
+    const refused = magicFailure(message.to);
+    if (refused) return refused;
+    const { platformMessageId, waba } = await accept(message);
+    autoReport(waba, message, platformMessageId);
+    return { ok: true, platformMessageId };
+  }
+
+  /**
+   * decisions §15: like the real platform, a free-form message to a phone that has not written to the number in
+   * the last 24 hours is taken, then reported failed with error 131047; the magic numbers fail as for templates.
+   */
+  async function sendMessage(message: FreeformMessage): Promise<SendResult> {
+    const refused = magicFailure(message.to);
+    if (refused) return refused;
+    const lastInbound = await sink?.lastInboundAt(message.phoneNumberId, message.to);
+    const { platformMessageId, waba } = await accept(message);
+    const open = lastInbound !== undefined && lastInbound.getTime() + WINDOW_MS > options.clock.now().getTime();
+    if (!open) {
+      const error = {
+        code: WINDOW_CLOSED_CODE,
+        title: 'Re-engagement message',
+        message:
+          'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+        reason: 'window_closed' as const,
+      };
+      later(0, 'sandbox window refusal', () => deliver([statusOf(waba, message, platformMessageId, 'failed', error)]));
+    } else {
+      autoReport(waba, message, platformMessageId);
     }
     return { ok: true, platformMessageId };
   }
@@ -285,10 +347,7 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
       receipts.push(receipt);
       return { ok: true };
     },
-    // issue 17: the replies helper fills these in (window rule 131047, magic numbers, auto reports, inbound media).
-    async sendMessage() {
-      return { ok: false, reason: 'platform_error', retryable: false, message: 'free-form messages: not yet built' };
-    },
+    sendMessage,
     async downloadMedia(media) {
       const file = readSandboxMediaId(media.platformMediaId);
       if (!file) return { ok: false, reason: 'not_found', message: 'the sandbox has no such media' };

@@ -243,23 +243,65 @@ export function outboundMessagesCtes(orgId: string, messages: OutboundMessage[],
 }
 
 /** The message a status webhook names, locked until the webhook's transaction ends. */
+const REPORTED_COLUMNS = [
+  'id',
+  'status',
+  'contact_id',
+  'delivered_at',
+  'sent_at',
+  'direction',
+  'sender',
+  'platform_message_id',
+] as const;
+
 export const lockMessageByPlatformId = (db: Kysely<DB>, orgId: string, platformMessageId: string) =>
   db
     .selectFrom('messages')
-    .select(['id', 'status', 'contact_id', 'delivered_at'])
+    .select(REPORTED_COLUMNS)
     .where('org_id', '=', orgId)
     .where('platform_message_id', '=', platformMessageId)
     .forUpdate()
     .executeTakeFirst();
 
+/** decisions §15: a reply named by our callback reference, whose platform id is not known yet (or is this one). */
+export const lockUnnamedMessage = (db: Kysely<DB>, orgId: string, messageId: string, platformMessageId: string) =>
+  db
+    .selectFrom('messages')
+    .select(REPORTED_COLUMNS)
+    .where('org_id', '=', orgId)
+    .where('id', '=', messageId)
+    .where((eb) => eb.or([eb('platform_message_id', 'is', null), eb('platform_message_id', '=', platformMessageId)]))
+    .forUpdate()
+    .executeTakeFirst();
+
+/** Answers the message as it is after the change. */
 export const updateMessage = (
   db: Kysely<DB>,
   orgId: string,
   messageId: string,
-  patch: Partial<Pick<MessageRow, 'status' | 'error' | 'sent_at' | 'delivered_at' | 'read_at' | 'failed_at'>> & {
+  patch: Partial<
+    Pick<
+      MessageRow,
+      | 'status'
+      | 'error'
+      | 'error_message'
+      | 'platform_message_id'
+      | 'sent_at'
+      | 'delivered_at'
+      | 'read_at'
+      | 'failed_at'
+    >
+  > & {
     updated_at: Date;
   },
-) => db.updateTable('messages').set(patch).where('org_id', '=', orgId).where('id', '=', messageId).execute();
+) =>
+  db
+    .updateTable('messages')
+    .set(patch)
+    .where('org_id', '=', orgId)
+    .where('id', '=', messageId)
+    .returningAll()
+    .executeTakeFirst();
 
 /** Where an outbound message went (its account, sending number and recipient), by the platform's message id. */
 export const findOutboundMessageRoute = (db: Kysely<DB>, platformMessageId: string) =>
@@ -277,3 +319,21 @@ export const findOutboundMessageRoute = (db: Kysely<DB>, platformMessageId: stri
     .where('messages.platform_message_id', '=', platformMessageId)
     .where('messages.direction', '=', 'outbound')
     .executeTakeFirst();
+
+/** decisions §15: when a phone last wrote to a live number (the sandbox platform's memory of the window). */
+export async function lastInboundAtNumber(db: Kysely<DB>, phoneNumberId: string, phone: string) {
+  const row = await db
+    .selectFrom('channels as ch')
+    .innerJoin('conversations as cv', (join) =>
+      join.onRef('cv.org_id', '=', 'ch.org_id').onRef('cv.channel_id', '=', 'ch.id'),
+    )
+    .innerJoin('contacts as ct', (join) =>
+      join.onRef('ct.org_id', '=', 'cv.org_id').onRef('ct.id', '=', 'cv.contact_id'),
+    )
+    .select((eb) => eb.fn.max('cv.last_inbound_at').as('last'))
+    .where('ch.phone_number_id', '=', phoneNumberId)
+    .where('ch.status', '=', 'live')
+    .where('ct.phone', '=', phone)
+    .executeTakeFirst();
+  return (row?.last as Date | null | undefined) ?? undefined;
+}

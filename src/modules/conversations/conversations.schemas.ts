@@ -42,6 +42,17 @@ export const ConversationSchema = Type.Object(
   },
 );
 
+/** decisions §15: a media message's file; `url` is the URL given for outbound media, null for inbound. */
+export const MessageMediaSchema = Type.Object(
+  {
+    mime_type: Nullable(Type.String()),
+    filename: Nullable(Type.String()),
+    caption: Nullable(Type.String()),
+    url: Nullable(Type.String()),
+  },
+  { additionalProperties: false, title: 'MessageMedia', description: 'The file of a media message.' },
+);
+
 export const MessageSchema = Type.Object(
   {
     id: Type.String(),
@@ -50,7 +61,9 @@ export const MessageSchema = Type.Object(
     channel_id: Type.String(),
     direction: OpenEnum(['inbound', 'outbound'] as const),
     sender: OpenEnum(SENDERS, {
-      description: '`contact` for inbound messages; `system` for template messages sent by a broadcast.',
+      description:
+        '`contact` for inbound messages; `system` for template messages sent by a broadcast; `agent` (default) or ' +
+        '`ai` for replies sent through `POST /v1/conversations/{conversation_id}/messages`.',
     }),
     type: Type.String({ description: 'The platform’s message type: `text`, `template`, `image`, `button`, …' }),
     text: Nullable(Type.String()),
@@ -58,7 +71,14 @@ export const MessageSchema = Type.Object(
     phone: Type.String({ description: 'The contact’s number in this exchange (sender or recipient), E.164.' }),
     platform_message_id: Nullable(Type.String()),
     status: OpenEnum(MESSAGE_STATUSES),
-    error: Nullable(Type.String({ description: 'Why the message failed, e.g. `not_on_network`.' })),
+    error: Nullable(
+      Type.String({
+        description:
+          'Why the message failed: `not_on_network`, `window_closed`, `platform_error`, `handoff_unconfirmed`, …',
+      }),
+    ),
+    media: Nullable(MessageMediaSchema),
+    reply_to: Nullable(Type.String({ description: 'decisions §15: the id of the message this one answers.' })),
     created_at: DateTime,
     sent_at: Nullable(DateTime),
     delivered_at: Nullable(DateTime),
@@ -89,6 +109,8 @@ export const MessageSchema = Type.Object(
         delivered_at: '2026-01-15T09:30:04.000Z',
         read_at: null,
         failed_at: null,
+        media: null,
+        reply_to: null,
       },
     ],
   },

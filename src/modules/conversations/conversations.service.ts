@@ -8,6 +8,7 @@ import type { Clock } from '../../lib/clock.ts';
 import type { MessagingPlatform } from '../../messaging/platform.ts';
 import * as repo from './conversations.repo.ts';
 import type { ConversationListQuery, MessageListQuery } from './conversations.schemas.ts';
+import { messageView } from './message-view.ts';
 
 function position(cursor: string | undefined, scope: string, filter: unknown): repo.Position | undefined {
   if (cursor === undefined) return undefined;
@@ -110,7 +111,7 @@ export function createConversationsService(deps: ConversationsDeps) {
       // proves it exists, so only an empty page costs a second statement (decisions D22: one per read).
       if (rows.length === 0) await get(orgId, conversationId);
       const result = page(rows, limit, scope, null, (row) => row.created_at);
-      return { ...result, items: result.items.map(({ org_id: _org, updated_at: _updated, ...message }) => message) };
+      return { ...result, items: result.items.map(messageView) };
     },
   };
 }

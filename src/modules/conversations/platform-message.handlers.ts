@@ -3,11 +3,16 @@
 // which move an outbound message forward only.
 import { newId } from '../../lib/ids.ts';
 import { isForward } from '../../messaging/message-status.ts';
-import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/webhooks.ts';
+import type { PlatformEventHandler, PlatformEventHandlers, PlatformEventOf } from '../../messaging/webhooks.ts';
 import { contactsForPhones, optOutKeyword, recordOptOut, recordReachability } from '../contacts/contact-intake.ts';
 import { readContact } from '../contacts/contact-view.ts';
 import { recordEvents } from '../events/events.ts';
 import * as conversations from './conversations.repo.ts';
+import { messageEventData } from './message-view.ts';
+import { parseReplyReference, settleReplyHandoff } from './reply-handoffs.repo.ts';
+
+/** The Cloud API's refusal of a free-form message outside the customer-service window. */
+export const WINDOW_CLOSED_CODE = 131047;
 
 const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx, event, { orgId, channelId }) => {
   if (!channelId) return 'unmatched';
@@ -47,6 +52,8 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
       delivered_at: null,
       read_at: null,
       failed_at: null,
+      media: null,
+      reply_to: null,
     } as const;
     await recordEvents(trx, orgId, [{ type: 'message.received', data }]);
   }
@@ -68,8 +75,17 @@ async function applyOptOutKeyword(
   if (contact) await recordEvents(trx, orgId, [{ type: 'contact.updated', data: contact }], at);
 }
 
+/** decisions §15: a failed reply's stable error (the platform's window refusal, 131047, is `window_closed`). */
+function failureOf(error: PlatformEventOf<'message_status'>['error']): string {
+  if (error?.code === WINDOW_CLOSED_CODE || error?.reason === 'window_closed') return 'window_closed';
+  return error?.reason === 'not_on_network' ? 'not_on_network' : (error?.reason ?? 'platform_error');
+}
+
 const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, event, { orgId, receivedAt }) => {
-  const message = await conversations.lockMessageByPlatformId(trx, orgId, event.platformMessageId);
+  let message = await conversations.lockMessageByPlatformId(trx, orgId, event.platformMessageId);
+  // A reply whose hand-off answer was lost is found by our callback reference (decisions §15).
+  const replyId = message ? undefined : parseReplyReference(event.callbackData, orgId);
+  if (replyId) message = await conversations.lockUnnamedMessage(trx, orgId, replyId, event.platformMessageId);
   if (!message) return 'unmatched';
   const at = event.timestamp;
   if (!isForward(message.status, event.status)) {
@@ -79,14 +95,35 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
     }
     return 'stale';
   }
+  const reply = message.direction === 'outbound' && (message.sender === 'agent' || message.sender === 'ai');
   const changes = {
     sent: { status: 'sent', sent_at: at },
     delivered: { status: 'delivered', delivered_at: at },
     // read implies delivered
     read: { status: 'read', read_at: at, delivered_at: message.delivered_at ?? at },
-    failed: { status: 'failed', failed_at: at, error: event.error?.reason ?? 'platform_error' },
+    failed: {
+      status: 'failed',
+      failed_at: at,
+      error: reply ? failureOf(event.error) : (event.error?.reason ?? 'platform_error'),
+      ...(reply ? { error_message: event.error?.message ?? event.error?.title ?? null } : {}),
+    },
   }[event.status];
-  await conversations.updateMessage(trx, orgId, message.id, { ...changes, updated_at: receivedAt });
+  // A report about a reply still `sending` settles its hand-off: it reached the platform.
+  const settles = message.status === 'sending';
+  const named = message.platform_message_id === null ? { platform_message_id: event.platformMessageId } : {};
+  const sentAt = settles && event.status !== 'failed' ? { sent_at: message.sent_at ?? at } : {};
+  const updated = await conversations.updateMessage(trx, orgId, message.id, {
+    ...sentAt,
+    ...changes,
+    ...named,
+    updated_at: receivedAt,
+  });
+  if (reply) {
+    if (settles) await settleReplyHandoff(trx, orgId, message.id);
+    // decisions §15: `message.updated`, each time a reply moves.
+    if (updated)
+      await recordEvents(trx, orgId, [{ type: 'message.updated', data: messageEventData(updated) }], receivedAt);
+  }
   if (event.status === 'failed' && event.error?.reason === 'not_on_network') {
     await recordReachability(trx, orgId, [{ contactId: message.contact_id, outcome: 'not_on_network' }]);
   }

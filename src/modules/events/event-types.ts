@@ -86,6 +86,13 @@ export const EVENT_DEFINITIONS = {
     summary: 'A contact sent a message',
     description: 'Data: the inbound Message, with its `conversation_id`, `contact_id` and `channel_id`.',
   },
+  'message.updated': {
+    data: MessageSchema,
+    summary: 'A reply moved',
+    description:
+      'decisions §15: Data: the outbound Message sent through `POST /v1/conversations/{conversation_id}/messages`, ' +
+      'each time it moves to `sent`, `delivered`, `read` or `failed`.',
+  },
   ping: {
     data: PingData,
     summary: 'A test event',

@@ -25,6 +25,7 @@ function start(options: { autoReviewMs?: number; autoReportsMs?: number; remembe
       delivered.push({ events: parseWebhook(json), time: json.entry[0]!.time });
     },
     businessAccountOf: async (id) => (id === phoneNumberId ? waba : undefined),
+    lastInboundAt: async () => undefined,
   });
   sandbox = platform;
   return { platform, clock, delivered };

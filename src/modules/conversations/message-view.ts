@@ -1,0 +1,34 @@
+// A message as the API shows it (the Message schema): the row without what stays inside (the organization, the
+// platform's media id, the platform's own words for a failure, the row's clock).
+import type { Static } from 'typebox';
+import type { MessageRow } from './conversations.repo.ts';
+import type { MessageMediaSchema } from './conversations.schemas.ts';
+
+export type MessageMedia = Static<typeof MessageMediaSchema>;
+
+export function messageView(row: MessageRow) {
+  const {
+    org_id: _org,
+    updated_at: _updated,
+    platform_media_id: _mediaId,
+    error_message: _errorMessage,
+    ...message
+  } = row;
+  return { ...message, media: (row.media ?? null) as MessageMedia | null, reply_to: row.reply_to ?? null };
+}
+
+export type MessageView = ReturnType<typeof messageView>;
+
+/** The view as an event's `data` carries it (JSON: times as ISO strings). */
+export function messageEventData(row: MessageRow) {
+  const view = messageView(row);
+  const iso = (value: Date | null) => (value ? value.toISOString() : null);
+  return {
+    ...view,
+    created_at: view.created_at.toISOString(),
+    sent_at: iso(view.sent_at),
+    delivered_at: iso(view.delivered_at),
+    read_at: iso(view.read_at),
+    failed_at: iso(view.failed_at),
+  };
+}

@@ -1,0 +1,215 @@
+// The replies' hand-off queue (decisions §15), the broadcasts' guarantees for one message at a time: a reply's
+// row is claimed and MARKED in one statement just before the platform is called (a lost lease then means an
+// unknown outcome, never a second send); the platform's answer settles it in one transaction; a marked row whose
+// answer was lost is settled by the platform's status report (our callback reference) or, after a wait, fails as
+// `handoff_unconfirmed`. A conversation's replies are handed off in their accepted order: a row is claimed only when
+// no earlier row of its conversation is still queued and none of its conversation is held under a live lease.
+import { type Kysely, sql } from 'kysely';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
+import type { DB } from '../../db/schema.ts';
+import type { FreeformBody, SendComponent } from '../../messaging/platform.ts';
+import { adjustBalance } from '../broadcasts/recipient-held.ts';
+import { recordReachability } from '../contacts/contact-intake.ts';
+import { recordEvents } from '../events/events.ts';
+import type { MessageRow } from './conversations.repo.ts';
+import { messageEventData } from './message-view.ts';
+
+/** Everything the worker needs to hand a reply off, resolved when the reply was accepted. */
+export interface ReplyRequest {
+  accountId: string;
+  phoneNumberId: string;
+  to: string;
+  /** What the admission took from the balance (a template's price; 0 for text and media): given back on a refusal. */
+  charged: number;
+  message:
+    | { kind: 'freeform'; body: FreeformBody; replyToPlatformMessageId?: string }
+    | { kind: 'template'; templateName: string; language: string; components: SendComponent[] };
+}
+
+export interface ClaimedReply {
+  org_id: string;
+  message_id: string;
+  conversation_id: string;
+  seq: number;
+  attempts: number;
+  request: ReplyRequest;
+  lease_token: string;
+}
+
+/** Our reference for a reply's hand-off, carried as the platform's callback data: `reply|org|message`. */
+export const replyReference = (orgId: string, messageId: string) => `reply|${orgId}|${messageId}`;
+
+export function parseReplyReference(reference: string | undefined, orgId: string): string | undefined {
+  const [kind, org, messageId] = (reference ?? '').split('|');
+  return kind === 'reply' && org === orgId && messageId ? messageId : undefined;
+}
+
+/** Claims and marks up to `limit` due replies, each the head of its conversation. */
+export async function claimReplies(db: Kysely<DB>, options: { limit: number; leaseMs: number; token: string }) {
+  const { rows } = await sql<ClaimedReply>`
+    update reply_handoffs as r set state = 'marked', attempts = r.attempts + 1,
+      lease_until = now() + make_interval(secs => ${options.leaseMs / 1000}), lease_token = ${options.token},
+      handoff_started_at = clock_timestamp()
+    from (
+      select q.org_id, q.message_id from reply_handoffs q
+      where q.state = 'queued' and q.next_attempt_at <= now()
+        and not exists (select 1 from reply_handoffs o
+          where o.org_id = q.org_id and o.conversation_id = q.conversation_id and o.message_id <> q.message_id
+            and ((o.state = 'queued' and o.seq < q.seq) or o.lease_until > now()))
+      order by q.next_attempt_at, q.seq
+      limit ${options.limit}
+      for update skip locked
+    ) as due
+    where r.org_id = due.org_id and r.message_id = due.message_id
+    returning r.org_id, r.message_id, r.conversation_id, r.seq, r.attempts, r.request, r.lease_token`.execute(db);
+  return rows.map((row) => ({ ...row, seq: Number(row.seq) }));
+}
+
+/** Takes the reply's row out of the queue if this claim still holds it; answers whether it did. */
+async function release(trx: Kysely<DB>, reply: ClaimedReply) {
+  const deleted = await trx
+    .deleteFrom('reply_handoffs')
+    .where('org_id', '=', reply.org_id)
+    .where('message_id', '=', reply.message_id)
+    .where('lease_token', '=', reply.lease_token)
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows) === 1;
+}
+
+async function moved(trx: Kysely<DB>, orgId: string, rows: MessageRow[], at: Date) {
+  if (rows.length === 0) return;
+  await recordEvents(
+    trx,
+    orgId,
+    rows.map((row) => ({ type: 'message.updated' as const, data: messageEventData(row) })),
+    at,
+  );
+}
+
+/** The platform took the reply: `sent` (unless a report moved it on first), its contact reached. */
+export function recordAccepted(db: Kysely<DB>, reply: ClaimedReply, platformMessageId: string) {
+  return transactionWithRetry(db, async (trx) => {
+    if (!(await release(trx, reply))) return; // a status report or the reconciler settled it meanwhile
+    const at = new Date();
+    const rows = await trx
+      .updateTable('messages')
+      .set({ status: 'sent', platform_message_id: platformMessageId, sent_at: at, updated_at: at })
+      .where('org_id', '=', reply.org_id)
+      .where('id', '=', reply.message_id)
+      .where('status', '=', 'sending')
+      .returningAll()
+      .execute();
+    await moved(trx, reply.org_id, rows, at);
+    const contact = rows[0]?.contact_id;
+    if (contact) await recordReachability(trx, reply.org_id, [{ contactId: contact, outcome: 'reached' }]);
+  });
+}
+
+/** The platform refused it: `failed` with the reason, its price given back; `not_on_network` makes the contact unavailable. */
+export function recordRefused(db: Kysely<DB>, reply: ClaimedReply, error: string, errorMessage: string) {
+  return transactionWithRetry(db, async (trx) => {
+    if (!(await release(trx, reply))) return;
+    const at = new Date();
+    const rows = await trx
+      .updateTable('messages')
+      .set({ status: 'failed', error, error_message: errorMessage, failed_at: at, updated_at: at })
+      .where('org_id', '=', reply.org_id)
+      .where('id', '=', reply.message_id)
+      .where('status', '=', 'sending')
+      .returningAll()
+      .execute();
+    await adjustBalance(trx, reply.org_id, reply.request.accountId, reply.request.charged);
+    await moved(trx, reply.org_id, rows, at);
+    const contact = rows[0]?.contact_id;
+    if (contact && error === 'not_on_network') {
+      await recordReachability(trx, reply.org_id, [{ contactId: contact, outcome: 'not_on_network' }]);
+    }
+  });
+}
+
+/** A refusal worth another try: back to the queue (still the head of its conversation), due after `delayMs`. */
+export async function requeue(db: Kysely<DB>, reply: ClaimedReply, delayMs: number) {
+  await db
+    .updateTable('reply_handoffs')
+    .set({
+      state: 'queued',
+      lease_until: null,
+      lease_token: null,
+      handoff_started_at: null,
+      next_attempt_at: sql<Date>`now() + make_interval(secs => ${delayMs / 1000})`,
+    })
+    .where('org_id', '=', reply.org_id)
+    .where('message_id', '=', reply.message_id)
+    .where('lease_token', '=', reply.lease_token)
+    .execute();
+}
+
+/**
+ * No answer: the platform may have taken it. It stays marked (never sent again) and lets go of its lease, so that
+ * the conversation's next reply may go; a report or the reconciler settles it.
+ */
+export async function leaveUnconfirmed(db: Kysely<DB>, reply: ClaimedReply) {
+  await db
+    .updateTable('reply_handoffs')
+    .set({ lease_until: null })
+    .where('org_id', '=', reply.org_id)
+    .where('message_id', '=', reply.message_id)
+    .where('lease_token', '=', reply.lease_token)
+    .execute();
+}
+
+/**
+ * Marked replies whose answer was lost and that no status report settled within `olderThanMs` (and whose lease
+ * ran out) fail as `handoff_unconfirmed`, their price given back: never sent again, the platform may have taken them.
+ */
+export function failUnconfirmedReplies(db: Kysely<DB>, olderThanMs: number, limit = 500): Promise<number> {
+  return transactionWithRetry(db, async (trx) => {
+    const stale = await sql<{ org_id: string; message_id: string; request: ReplyRequest }>`
+      delete from reply_handoffs as r using (
+        select org_id, message_id from reply_handoffs
+        where state = 'marked' and handoff_started_at < now() - make_interval(secs => ${olderThanMs / 1000})
+          and (lease_until is null or lease_until < now())
+        limit ${limit} for update skip locked) as old
+      where r.org_id = old.org_id and r.message_id = old.message_id
+      returning r.org_id, r.message_id, r.request`.execute(trx);
+    const at = new Date();
+    for (const row of stale.rows) {
+      const failed = await trx
+        .updateTable('messages')
+        .set({
+          status: 'failed',
+          error: 'handoff_unconfirmed',
+          error_message: 'the platform never confirmed this message',
+          failed_at: at,
+          updated_at: at,
+        })
+        .where('org_id', '=', row.org_id)
+        .where('id', '=', row.message_id)
+        .where('status', '=', 'sending')
+        .returningAll()
+        .execute();
+      if (failed.length > 0) await adjustBalance(trx, row.org_id, row.request.accountId, row.request.charged);
+      await moved(trx, row.org_id, failed, at);
+    }
+    return stale.rows.length;
+  });
+}
+
+/** A status report settled the reply's hand-off: its row leaves the queue. */
+export async function settleReplyHandoff(db: Kysely<DB>, orgId: string, messageId: string) {
+  await db
+    .deleteFrom('reply_handoffs')
+    .where('org_id', '=', orgId)
+    .where('message_id', '=', messageId)
+    .where('state', '=', 'marked')
+    .execute();
+}
+
+/** Replies waiting for their hand-off (queued or held), all organizations: the queue's depth. */
+export async function countPendingReplies(db: Kysely<DB>): Promise<number> {
+  const row = await db
+    .selectFrom('reply_handoffs')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

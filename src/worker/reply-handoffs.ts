@@ -1,0 +1,128 @@
+// The replies' hand-off loop (decisions §15): claims the due head of each conversation's queue (marked in the claim
+// itself: see conversations/reply-handoffs.repo.ts), calls the platform for each at once, and records each answer.
+// Woken at once when a reply is accepted (in this process directly, in others by the commit's notification), and
+// polling besides. A worker that dies leaves marked rows: never sent again, settled by a report or the reconciler.
+import { randomUUID } from 'node:crypto';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema.ts';
+import type { MessagingPlatform, SendFailureReason, SendResult } from '../messaging/platform.ts';
+import { type RetryPolicy, verdictOf } from '../modules/broadcasts/recipient-rules.ts';
+import {
+  type ClaimedReply,
+  claimReplies,
+  failUnconfirmedReplies,
+  leaveUnconfirmed,
+  recordAccepted,
+  recordRefused,
+  replyReference,
+  requeue,
+} from '../modules/conversations/reply-handoffs.repo.ts';
+import type { HandoffMetric } from './fanout.ts';
+
+export interface ReplyHandoffOptions extends RetryPolicy {
+  batchSize: number;
+  leaseMs: number;
+  reconcileAfterMs: number;
+}
+
+export interface ReplyHandoffDeps {
+  db: Kysely<DB>;
+  platform: MessagingPlatform;
+  log: FastifyBaseLogger;
+  options: ReplyHandoffOptions;
+  onOutcome?: (outcome: HandoffMetric) => void;
+}
+
+/** decisions §15: a failed reply's stable error; the platform's own words go to `error_message`. */
+export function replyError(reason: SendFailureReason): string {
+  return reason === 'not_on_network' || reason === 'window_closed' ? reason : 'platform_error';
+}
+
+export function createReplyHandoffs(deps: ReplyHandoffDeps) {
+  const { db, platform, log, options } = deps;
+
+  async function send(reply: ClaimedReply): Promise<SendResult> {
+    const { request } = reply;
+    const callbackData = replyReference(reply.org_id, reply.message_id);
+    try {
+      if (request.message.kind === 'template') {
+        return await platform.sendTemplate({
+          phoneNumberId: request.phoneNumberId,
+          to: request.to,
+          templateName: request.message.templateName,
+          language: request.message.language,
+          components: request.message.components,
+          callbackData,
+        });
+      }
+      return await platform.sendMessage({
+        phoneNumberId: request.phoneNumberId,
+        to: request.to,
+        body: request.message.body,
+        ...(request.message.replyToPlatformMessageId
+          ? { replyToPlatformMessageId: request.message.replyToPlatformMessageId }
+          : {}),
+        callbackData,
+      });
+    } catch (error) {
+      // An adapter that throws has not told us whether the platform took the message.
+      return { ok: false, reason: 'platform_error', retryable: false, uncertain: true, message: String(error) };
+    }
+  }
+
+  async function handOff(reply: ClaimedReply): Promise<void> {
+    const result = await send(reply);
+    const verdict = verdictOf(result, reply.attempts, options);
+    deps.onOutcome?.(
+      verdict.kind === 'accepted' ? 'sent' : verdict.kind === 'refused' ? 'failed' : (verdict.kind as HandoffMetric),
+    );
+    if (verdict.kind === 'accepted') return recordAccepted(db, reply, verdict.platformMessageId);
+    if (verdict.kind === 'retry') return requeue(db, reply, verdict.retryAfterMs);
+    if (verdict.kind === 'uncertain') {
+      log.warn({ message: reply.message_id, reason: verdict.reason }, 'reply hand-off outcome unknown');
+      return leaveUnconfirmed(db, reply);
+    }
+    const reason = result.ok ? 'platform_error' : result.reason;
+    return recordRefused(db, reply, replyError(reason), result.ok ? '' : result.message);
+  }
+
+  return {
+    /** Claims and hands off one batch (one reply per conversation); answers how many it handled. */
+    async runOnce(): Promise<number> {
+      const claimed = await claimReplies(db, {
+        limit: options.batchSize,
+        leaseMs: options.leaseMs,
+        token: randomUUID(),
+      });
+      await Promise.all(
+        claimed.map((reply) =>
+          handOff(reply).catch((error: unknown) => {
+            // The lease will run out: the row stays marked, settled by a report or the reconciler.
+            log.error({ err: error, message: reply.message_id }, 'reply hand-off not recorded');
+          }),
+        ),
+      );
+      return claimed.length;
+    },
+    reconcile: () => failUnconfirmedReplies(db, options.reconcileAfterMs),
+  };
+}
+
+export type ReplyHandoffs = ReturnType<typeof createReplyHandoffs>;
+
+/** Wakes the loops that wait for work (a reply was accepted in this process, or another one said so). */
+export function createWaker() {
+  const listeners = new Set<() => void>();
+  return {
+    wake(): void {
+      for (const listener of listeners) listener();
+    },
+    subscribe(listener: () => void): () => void {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+}
+
+export type Waker = ReturnType<typeof createWaker>;
