@@ -29,6 +29,7 @@ import { createMessagingDirectory } from './modules/channels/messaging-directory
 import { createContactsService } from './modules/contacts/contacts.service.ts';
 import { findOutboundMessageRoute, lastInboundAtNumber } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
+import { createConversationMediaService } from './modules/conversations/media.service.ts';
 import { conversationMessageHandlers } from './modules/conversations/platform-message.handlers.ts';
 import { REPLY_WAKE_CHANNEL } from './modules/conversations/replies.repo.ts';
 import { createRepliesService } from './modules/conversations/replies.service.ts';
@@ -147,6 +148,7 @@ export function wire(input: WiringInput) {
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
     conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),
+    conversationMedia: createConversationMediaService({ db, platform: messaging.platform, media }),
     replies: createRepliesService({
       db,
       clock,
