@@ -81,6 +81,8 @@ export interface FakeCloudApi {
   accepted: { id: string; to: string; callbackData?: string }[];
   /** Holds `media` under `id`: `GET /{id}` answers its URL, and that URL its bytes (with the token only). */
   addMedia(id: string, media: FakeMedia): void;
+  /** Bytes of media `id` written to the socket so far (a reader that stops reading stops this growing). */
+  mediaBytesSent(id: string): number;
   /** Each send waits this long before answering (a slow platform). */
   setSendDelay(ms: number): void;
   close(): Promise<void>;
@@ -118,6 +120,7 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
   const scripts: { matcher: RequestMatcher; response: ScriptedResponse; remaining: number }[] = [];
   const accepted: { id: string; to: string; callbackData?: string }[] = [];
   const media = new Map<string, FakeMedia>();
+  const mediaSent = new Map<string, number>();
   let webhookTarget: WebhookTarget | undefined;
   let origin = '';
   let sendDelayMs = 0;
@@ -241,6 +244,7 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
           ? file.bytes.subarray(offset, end)
           : PATTERN.subarray(offset % 251, (offset % 251) + (end - offset));
         offset = end;
+        mediaSent.set(request.query.mid ?? '', offset);
         if (!outgoing.write(chunk)) return void outgoing.once('drain', pump);
       }
       if (limit < size) outgoing.destroy();
@@ -324,6 +328,7 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
     addMedia(id, file) {
       media.set(id, file);
     },
+    mediaBytesSent: (id) => mediaSent.get(id) ?? 0,
     setSendDelay(ms) {
       sendDelayMs = ms;
     },
