@@ -184,7 +184,27 @@ export interface paths {
          */
         get: operations["listConversationMessages"];
         put?: never;
-        post?: never;
+        /**
+         * Reply in a conversation
+         * @description decisions §15: queues a reply to the conversation's contact, from the conversation's number, and
+         *     answers 202 with the Message (`sending`); the worker hands it to the platform at once, in the order the
+         *     conversation's replies were accepted. A text or media reply needs the customer-service window open (24 hours from
+         *     the contact's newest message) and is free; a template can be sent at any time, is charged at its category's price
+         *     and, outside the window, counts against the 24-hour limit. Checks run in this order and the first that fails
+         *     answers; a refused request queues and charges nothing. The conversation: `not_found` (404). The body (422, with
+         *     `reply_to` a message of this conversation). The number: `channel_unavailable` (409). A text or media reply
+         *     outside the window: `conversation_window_closed` (409, with `last_inbound_at` and `window_expires_at`). The
+         *     media URL: `media_too_large` / `media_type_mismatch` / `media_fetch_failed` (422). A template as for one send
+         *     recipient: `not_found` (404), `template_not_sendable` (409 not APPROVED, 422 never sendable or of another
+         *     account), `unknown_variables` / `unknown_url_suffixes` (422, with `keys`), `missing_variables` (422, with
+         *     `tokens`), media codes (422); a MARKETING template to an opted-out contact: `contact_opted_out` (409); a template
+         *     outside the window: `messaging_limit_exceeded` (409, with `remaining`); a template: `messaging_insufficient_balance`
+         *     (402). The `Idempotency-Key` works as for sends: `idempotency_key_reused` (422), `idempotency_key_in_flight` (409),
+         *     a replay answers the original message with `Idempotent-Replayed: true`.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        post: operations["replyToConversation"];
         delete?: never;
         options?: never;
         head?: never;
@@ -207,6 +227,28 @@ export interface paths {
          *     Needs the `conversations:write` scope.
          */
         post: operations["markConversationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/messages/{message_id}/media": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a message’s file
+         * @description decisions §15: the file of a media message (`media` not null), streamed. An inbound file is fetched from the messaging platform when asked; an outbound one from the URL it was sent by. 404 `not_found` for a message without a file; 502 `media_not_found` when the platform (or the URL) no longer has it; 503 `media_unavailable` when it could not be reached now.
+         *
+         *     Needs the `conversations:read` scope.
+         */
+        get: operations["downloadConversationMessageMedia"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1169,6 +1211,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "message.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A reply moved
+         * @description decisions §15: Data: the outbound Message sent through `POST /v1/conversations/{conversation_id}/messages`, each time it moves to `sent`, `delivered`, `read` or `failed`. Sent as `POST` to each enabled endpoint subscribed to `message.updated` when the event is recorded.
+         */
+        post: operations["event_message_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     ping: {
         parameters: {
             query?: never;
@@ -1939,7 +2001,9 @@ export interface components {
          *       "sent_at": "2026-01-15T09:30:01.000Z",
          *       "delivered_at": "2026-01-15T09:30:04.000Z",
          *       "read_at": null,
-         *       "failed_at": null
+         *       "failed_at": null,
+         *       "media": null,
+         *       "reply_to": null
          *     }
          */
         Message: {
@@ -1948,7 +2012,7 @@ export interface components {
             contact_id: string;
             channel_id: string;
             direction: ("inbound" | "outbound") | string;
-            /** @description `contact` for inbound messages; `system` for template messages sent by a broadcast. */
+            /** @description `contact` for inbound messages; `system` for template messages sent by a broadcast; `agent` (default) or `ai` for replies sent through `POST /v1/conversations/{conversation_id}/messages`. */
             sender: ("contact" | "agent" | "ai" | "system") | string;
             /** @description The platform’s message type: `text`, `template`, `image`, `button`, … */
             type: string;
@@ -1959,6 +2023,8 @@ export interface components {
             platform_message_id: string | null;
             status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
             error: string | null;
+            media: components["schemas"]["MessageMedia"] | null;
+            reply_to: string | null;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -1968,6 +2034,16 @@ export interface components {
             delivered_at: string | null;
             read_at: string | null;
             failed_at: string | null;
+        };
+        /**
+         * MessageMedia
+         * @description The file of a media message.
+         */
+        MessageMedia: {
+            mime_type: string | null;
+            filename: string | null;
+            caption: string | null;
+            url: string | null;
         };
         /**
          * MessagePage
@@ -1986,6 +2062,22 @@ export interface components {
             id: string;
             /** @constant */
             type: "message.received";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["Message"];
+        };
+        /**
+         * MessageUpdatedEvent
+         * @description The body of a `message.updated` delivery.
+         */
+        MessageUpdatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "message.updated";
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -2165,6 +2257,53 @@ export interface components {
                 property_id: string;
                 order_idx: number;
             }[];
+        };
+        /**
+         * ReplyRequest
+         * @description A reply in a conversation: text, media by URL, or a template.
+         */
+        ReplyRequest: {
+            /**
+             * @description `text` (with `text`), a media type (with `media_url`), or `template` (with `template_id` and a send recipient’s fields). Text and media replies need the customer-service window open.
+             * @enum {string}
+             */
+            type: "text" | "image" | "video" | "audio" | "document" | "template";
+            /** @description A text reply’s body. */
+            text?: string;
+            /** @description A text reply: show a preview of its first URL. */
+            preview_url?: boolean;
+            /** @description A media reply: a public http(s) URL, fetched and checked like header media (image 5 MB, video and audio 16 MB, document 100 MB). */
+            media_url?: string;
+            /** @description An image, video or document’s caption. */
+            caption?: string;
+            /** @description A document’s name. */
+            filename?: string;
+            /** @description A template reply’s template. */
+            template_id?: string;
+            /** @description Values by token: `body.1`, `header.1`, `body.first_name`, `card.0.body.1`. */
+            variables?: {
+                [key: string]: string;
+            };
+            /** @description Dynamic URL button suffixes by button index (`"0"`) or `card.N.button.M`. */
+            url_suffixes?: {
+                [key: string]: string;
+            };
+            /** @description A public http(s) URL; the service fetches it. */
+            header_media_url?: string;
+            /** @description Carousel card header media, by card index. */
+            card_media_urls?: (string | null)[] | {
+                [key: string]: string;
+            };
+            coupon_code?: string;
+            /** @description Limited-time offer expiry: ISO 8601 date-time or Unix milliseconds. */
+            lto_expiration?: string | number;
+            /**
+             * @description Who wrote the reply: `agent` (default) or `ai`.
+             * @enum {string}
+             */
+            sender?: "agent" | "ai";
+            /** @description The id of a message of this conversation it answers. */
+            reply_to?: string;
         };
         /**
          * RetryRequest
@@ -2612,7 +2751,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "*")[];
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "*")[];
             description?: string | null;
         };
         /**
@@ -2627,7 +2766,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url?: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "*")[];
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "*")[];
             description?: string | null;
             /** @description `false` stops deliveries (pending ones fail with `endpoint_disabled`); `true` enables it again and clears `disabled_reason`. */
             enabled?: boolean;
@@ -4116,7 +4255,9 @@ export interface operations {
                      *           "sent_at": "2026-01-15T09:30:01.000Z",
                      *           "delivered_at": "2026-01-15T09:30:04.000Z",
                      *           "read_at": null,
-                     *           "failed_at": null
+                     *           "failed_at": null,
+                     *           "media": null,
+                     *           "reply_to": null
                      *         }
                      *       ],
                      *       "next_cursor": "string"
@@ -4191,6 +4332,236 @@ export interface operations {
                 };
             };
             /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    replyToConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The same key within 24 hours returns the original message. */
+                "idempotency-key"?: string;
+            };
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A reply in a conversation: text, media by URL, or a template. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplyRequest"];
+            };
+        };
+        responses: {
+            /** @description The reply, queued. */
+            202: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N6",
+                     *       "conversation_id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                     *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "direction": "outbound",
+                     *       "sender": "system",
+                     *       "type": "template",
+                     *       "text": null,
+                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                     *       "phone": "+5215512345678",
+                     *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+                     *       "status": "delivered",
+                     *       "error": null,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "sent_at": "2026-01-15T09:30:01.000Z",
+                     *       "delivered_at": "2026-01-15T09:30:04.000Z",
+                     *       "read_at": null,
+                     *       "failed_at": null,
+                     *       "media": null,
+                     *       "reply_to": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not enough messaging balance. `detail` codes: `messaging_insufficient_balance`. */
+            402: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state. `detail` codes: `channel_unavailable`, `conversation_window_closed`, `template_not_sendable`, `contact_opted_out`, `messaging_limit_exceeded`, `idempotency_key_in_flight`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`, `template_not_sendable`, `missing_variables`, `unknown_variables`, `unknown_url_suffixes`, `media_too_large`, `media_type_mismatch`, `media_fetch_failed`, `idempotency_key_reused`. */
             422: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4390,6 +4761,170 @@ export interface operations {
                 };
             };
             /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    downloadConversationMessageMedia: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+                message_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file’s bytes, with its type in `Content-Type` (and its size in `Content-Length` when known). Always an attachment, never run by a browser. */
+            200: {
+                headers: {
+                    /** @description The file’s size in bytes, when known. */
+                    "Content-Length"?: number;
+                    /** @description `attachment`, with the file’s name (`filename*`) when it has one. */
+                    "Content-Disposition"?: string;
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The platform (or, for an outbound file, its URL) no longer has the file. `detail` codes: `media_not_found`. */
+            502: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The platform (or the file’s URL) could not give the file now; try again later. `detail` codes: `service_unavailable`, `media_unavailable`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -13054,11 +13589,85 @@ export interface operations {
                  *         "sent_at": "2026-01-15T09:30:01.000Z",
                  *         "delivered_at": "2026-01-15T09:30:04.000Z",
                  *         "read_at": null,
-                 *         "failed_at": null
+                 *         "failed_at": null,
+                 *         "media": null,
+                 *         "reply_to": null
                  *       }
                  *     }
                  */
                 "application/json": components["schemas"]["MessageReceivedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled (`disabled_reason: "gone"`) and receives nothing more. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 10 s; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout, a redirect (never followed) or a connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is `failed`. An endpoint whose attempts have all failed for 5 days is disabled (`disabled_reason: "failing"`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_message_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation, two signatures separated by a space (new secret, then the previous one for 24 hours). Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "message.updated",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N6",
+                 *         "conversation_id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                 *         "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *         "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                 *         "direction": "outbound",
+                 *         "sender": "system",
+                 *         "type": "template",
+                 *         "text": null,
+                 *         "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                 *         "phone": "+5215512345678",
+                 *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+                 *         "status": "delivered",
+                 *         "error": null,
+                 *         "created_at": "2026-01-15T09:30:00.000Z",
+                 *         "sent_at": "2026-01-15T09:30:01.000Z",
+                 *         "delivered_at": "2026-01-15T09:30:04.000Z",
+                 *         "read_at": null,
+                 *         "failed_at": null,
+                 *         "media": null,
+                 *         "reply_to": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MessageUpdatedEvent"];
             };
         };
         responses: {

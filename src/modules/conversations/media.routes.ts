@@ -20,12 +20,12 @@ const FileResponse = {
   description:
     'The file’s bytes, with its type in `Content-Type` (and its size in `Content-Length` when known). Always an ' +
     'attachment, never run by a browser.',
+  // `Content-Type` is the file's own (`image/jpeg`, `application/pdf`, …); OpenAPI describes it by the content map.
   headers: {
-    'Content-Type': { description: 'The file’s media type, e.g. `image/jpeg`.', schema: { type: 'string' } },
-    'Content-Length': { description: 'The file’s size in bytes, when known.', schema: { type: 'integer' } },
+    'Content-Length': { type: 'integer', description: 'The file’s size in bytes, when known.' },
     'Content-Disposition': {
-      description: '`attachment`, with the file’s name when it has one.',
-      schema: { type: 'string' },
+      type: 'string',
+      description: '`attachment`, with the file’s name (`filename*`) when it has one.',
     },
   },
   content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
