@@ -16,6 +16,7 @@ const BENCHES = [
   { name: 'webhook-lag', script: 'bench/webhook-lag.ts' },
   { name: 'import', script: 'bench/import.ts' },
   { name: 'audience', script: 'bench/audience.ts' },
+  { name: 'replies', script: 'bench/replies.ts' },
 ];
 const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
 

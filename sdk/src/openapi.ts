@@ -4403,6 +4403,13 @@ export interface operations {
         /** @description A reply in a conversation: text, media by URL, or a template. */
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "type": "text",
+                 *       "text": "Your order ships today.",
+                 *       "sender": "agent"
+                 *     }
+                 */
                 "application/json": components["schemas"]["ReplyRequest"];
             };
         };

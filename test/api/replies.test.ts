@@ -393,7 +393,12 @@ describe('Idempotency-Key', () => {
     expect(again.status).toBe(202);
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect(again.body.id).toBe(first.body.id);
-    const reused = await reply(c.key, c.conversationId, { type: 'text', text: 'other' }, { 'idempotency-key': 'reply-1' });
+    const reused = await reply(
+      c.key,
+      c.conversationId,
+      { type: 'text', text: 'other' },
+      { 'idempotency-key': 'reply-1' },
+    );
     expect(reused.status).toBe(422);
     expect(reused.body.detail).toEqual({ code: 'idempotency_key_reused' });
 

@@ -17,6 +17,7 @@ const validBodies: Record<string, unknown> = {
   updateContact: { city: 'Intruded' },
   updateProperty: { label: 'Intruded' },
   updateFunnelStage: { name: 'Intruded' },
+  replyToConversation: { type: 'text', text: 'Intruded' },
 };
 
 beforeAll(async () => {

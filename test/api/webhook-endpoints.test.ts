@@ -202,6 +202,7 @@ describe('the OpenAPI document', () => {
         'contact.deleted',
         'contact.updated',
         'message.received',
+        'message.updated',
         'ping',
         'template.status_updated',
       ].sort(),

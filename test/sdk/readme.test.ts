@@ -55,3 +55,19 @@ it('the first send of the README works as written, in under ten lines', { timeou
   const broadcasts = await h.api('GET', '/v1/broadcasts', { key });
   expect(broadcasts.body.items).toMatchObject([{ template_id: template.id, requested: 1 }]);
 });
+
+it('the README’s "Answering a contact" works as written', { timeout: 60_000 }, async () => {
+  const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  const snippet = /## Answering a contact[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)?.[1];
+  expect(snippet, 'README section "Answering a contact"').toBeDefined();
+  const { org, key } = await h.createOrg();
+  const account = await h.createAccount(org.id);
+  await h.admin('POST', '/sandbox/inbound', { channel_id: account.numbers[0].id, from: '+15557001234', text: 'Hi' });
+  const result = await run(snippet!.replace('http://127.0.0.1:8080', baseUrl), { CRM_API_KEY: key });
+  expect(result.status, result.output).toBe(0);
+  expect(result.output).toMatch(/^msg_\S+ sending$/m);
+  const conversation = (await h.api('GET', '/v1/conversations', { key })).body.items[0];
+  expect(conversation.unread_count).toBe(0);
+  const messages = (await h.api('GET', `/v1/conversations/${conversation.id}/messages`, { key })).body.items;
+  expect(messages[0]).toMatchObject({ direction: 'outbound', sender: 'ai', text: 'On its way!' });
+});

@@ -80,6 +80,8 @@ const failureCodes: Partial<Record<SendFailureReason, { code: number; title: str
   template_disabled: { code: 132016, title: 'Template is disabled' },
   invalid_parameter: { code: 132000, title: 'Template param count mismatch' },
   rate_limited: { code: 131056, title: 'Pair rate limit hit' },
+  // decisions §15: a free-form message outside the customer-service window.
+  window_closed: { code: 131047, title: 'Re-engagement message' },
 };
 
 /** What the controls need to know about the records they name (implemented by the templates and channels features). */

@@ -56,11 +56,9 @@ export const ReplyBody = Type.Object(
     additionalProperties: false,
     title: 'ReplyRequest',
     description: 'A reply in a conversation: text, media by URL, or a template.',
-    examples: [
-      { type: 'text', text: 'Your order ships today.' },
-      { type: 'image', media_url: 'https://example.com/receipt.png', caption: 'Your receipt' },
-      { type: 'template', template_id: 'tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1', variables: { 'body.1': '4417' } },
-    ],
+    // Others: `{type: "image", media_url: "https://example.com/receipt.png", caption: "Your receipt"}`,
+    // `{type: "template", template_id: "tpl_…", variables: {"body.1": "4417"}}`.
+    examples: [{ type: 'text', text: 'Your order ships today.', sender: 'agent' }],
   },
 );
 export type ReplyBody = Static<typeof ReplyBody>;
