@@ -206,6 +206,34 @@ describe('inbound media from the Cloud API', () => {
     expect((await h.api('GET', '/v1/conversations', { key })).status).toBe(200);
   });
 
+  it('stops the platform’s download when the caller goes away mid-file', async () => {
+    const { key, waba, phoneNumberId } = await cloudNumber();
+    const size = 64 * 1024 * 1024;
+    fake.addMedia('m-abandoned', { mimeType: 'video/mp4', size });
+    const webhook = messagesWebhook(waba, phoneNumberId, [
+      {
+        from: '16505551234',
+        id: 'wamid.ABANDONED',
+        timestamp: at(),
+        type: 'video',
+        video: { id: 'm-abandoned', mime_type: 'video/mp4', sha256: 'H' },
+      },
+    ]);
+    expect((await h.webhook(webhook)).status).toBe(200);
+    const { conversationId, messages } = await messagesOf(key);
+    const controller = new AbortController();
+    const answer = await fetch(`${apiBase}${mediaPath(conversationId, messages[0].id)}`, {
+      headers: { authorization: `Bearer ${key}` },
+      signal: controller.signal,
+    });
+    const reader = (answer.body as ReadableStream<Uint8Array>).getReader();
+    let received = 0;
+    while (received < 1024 * 1024) received += (await reader.read()).value?.length ?? 0;
+    controller.abort();
+    await waitUntil(() => fake.mediaDownloadEnded('m-abandoned'), { message: 'the platform download to end' });
+    expect(fake.mediaBytesSent('m-abandoned')).toBeLessThan(size / 2);
+  });
+
   it('streams a 100 MB file with backpressure, the process’s memory growing far less than the file', async () => {
     const { key, waba, phoneNumberId } = await cloudNumber();
     const size = 100 * 1024 * 1024;

@@ -83,6 +83,8 @@ export interface FakeCloudApi {
   addMedia(id: string, media: FakeMedia): void;
   /** Bytes of media `id` written to the socket so far (a reader that stops reading stops this growing). */
   mediaBytesSent(id: string): number;
+  /** Whether the last download of media `id` has ended (finished, or its connection closed by the downloader). */
+  mediaDownloadEnded(id: string): boolean;
   /** Each send waits this long before answering (a slow platform). */
   setSendDelay(ms: number): void;
   close(): Promise<void>;
@@ -121,6 +123,7 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
   const accepted: { id: string; to: string; callbackData?: string }[] = [];
   const media = new Map<string, FakeMedia>();
   const mediaSent = new Map<string, number>();
+  const mediaEnded = new Map<string, boolean>();
   let webhookTarget: WebhookTarget | undefined;
   let origin = '';
   let sendDelayMs = 0;
@@ -232,6 +235,9 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
       return outgoing.end('Not Found');
     }
     const size = file.bytes?.length ?? file.size ?? 0;
+    const mid = request.query.mid ?? '';
+    mediaEnded.set(mid, false);
+    outgoing.on('close', () => mediaEnded.set(mid, true));
     outgoing.writeHead(200, { 'content-type': file.mimeType, 'content-length': String(size) });
     if (file.stall) return outgoing.flushHeaders();
     const limit = Math.min(size, file.breakAfter ?? size);
@@ -329,6 +335,7 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
       media.set(id, file);
     },
     mediaBytesSent: (id) => mediaSent.get(id) ?? 0,
+    mediaDownloadEnded: (id) => mediaEnded.get(id) ?? false,
     setSendDelay(ms) {
       sendDelayMs = ms;
     },
