@@ -232,6 +232,17 @@ describe('inbound media from the Cloud API', () => {
     controller.abort();
     await waitUntil(() => fake.mediaDownloadEnded('m-abandoned'), { message: 'the platform download to end' });
     expect(fake.mediaBytesSent('m-abandoned')).toBeLessThan(size / 2);
+
+    // HEAD answers the headers and stops the download too
+    const head = await fetch(`${apiBase}${mediaPath(conversationId, messages[0].id)}`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(size));
+    expect(head.headers.get('content-type')).toBe('video/mp4');
+    await waitUntil(() => fake.mediaDownloadEnded('m-abandoned'), { message: 'the HEAD’s download to end' });
+    expect(fake.mediaBytesSent('m-abandoned')).toBeLessThan(size / 2);
   });
 
   it('streams a 100 MB file with backpressure, the process’s memory growing far less than the file', async () => {

@@ -1,6 +1,5 @@
 // GET /v1/conversations/{conversation_id}/messages/{message_id}/media (decisions §15): a media message's bytes,
 // streamed with their type. The body is never built in memory: the platform's (or the URL's) stream is piped on.
-import { Readable } from 'node:stream';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -78,7 +77,9 @@ export function conversationMediaRoutes(parent: FastifyInstance, media: Conversa
         .header('X-Content-Type-Options', 'nosniff')
         .header('Content-Security-Policy', "default-src 'none'; sandbox");
       if (file.contentLength !== undefined) reply.header('Content-Length', String(file.contentLength));
-      return reply.send(Readable.fromWeb(file.body as import('node:stream/web').ReadableStream<Uint8Array>));
+      // Handed to Fastify as a web stream: it writes with backpressure, cancels the stream (and so the download) when
+      // the caller goes away, and for HEAD cancels it at once rather than reading it through.
+      return reply.send(file.body);
     },
   );
 }
