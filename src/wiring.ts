@@ -199,12 +199,11 @@ export function wire(input: WiringInput) {
   });
 
   // decisions §15: the replies' hand-offs, with the fan-out's lease, retry policy and reconciler wait.
-  const fanoutOptions = { ...DEFAULT_FANOUT_OPTIONS, ...input.fanout };
   const replies = createReplyHandoffs({
     db,
     platform: messaging.platform,
     log,
-    options: { ...fanoutOptions, batchSize: fanoutOptions.batchSize },
+    options: { ...DEFAULT_FANOUT_OPTIONS, ...input.fanout },
     onOutcome: (outcome) => metrics.handoffs.inc({ outcome }),
   });
   metrics.depthGauge('reply_handoffs_pending', 'Replies waiting for their hand-off, all organizations', () =>
@@ -283,6 +282,10 @@ export function wire(input: WiringInput) {
       // lost listening connection the loop looks at once, as a notification of the gap may be lost.
       const listening = database
         .listen(REPLY_WAKE_CHANNEL, { onNotification: replyWaker.wake, onReconnect: replyWaker.wake })
+        .then((stop) => {
+          log.info('reply hand-offs: listening for wake-ups');
+          return stop;
+        })
         .catch((error: unknown) => {
           log.warn({ err: error }, 'reply wake-ups not heard: the hand-offs poll');
           return async () => {};

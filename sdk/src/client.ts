@@ -9,9 +9,12 @@ import type { BodyOf, QueryOf, ResponseOf } from './types.ts';
 
 export type ClientOptions = TransportOptions;
 
-/** Options of an operation that takes an `Idempotency-Key` (a send, a retry): the key and the call's own options. */
+/** Options of an operation that takes an `Idempotency-Key` (a send, a retry, a reply): the key and the call's own options. */
 export interface SendOptions extends CallOptions {
-  /** The same key within 24 hours returns the original broadcast instead of sending again; a fresh UUID by default. */
+  /**
+   * The same key within 24 hours returns the original broadcast (or reply) instead of sending again; a fresh UUID by
+   * default.
+   */
   idempotencyKey?: string;
 }
 

@@ -212,6 +212,8 @@ export interface MessagesTable {
   media: ColumnType<unknown | null, string | null | undefined, string | null>;
   platform_media_id: string | null;
   reply_to: string | null;
+  /** decisions §15: the account whose 24-hour limit a template reply outside the window counts against (0019). */
+  window_account_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   sent_at: NullableTimestamp;
   delivered_at: NullableTimestamp;

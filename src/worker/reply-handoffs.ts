@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import type { MessagingPlatform, SendFailureReason, SendResult } from '../messaging/platform.ts';
+import type { MessagingPlatform, SendResult } from '../messaging/platform.ts';
 import { type RetryPolicy, verdictOf } from '../modules/broadcasts/recipient-rules.ts';
 import {
   type ClaimedReply,
@@ -15,9 +15,9 @@ import {
   leaveUnconfirmed,
   recordAccepted,
   recordRefused,
-  replyReference,
   requeue,
 } from '../modules/conversations/reply-handoffs.repo.ts';
+import { replyError, replyReference } from '../modules/conversations/reply-rules.ts';
 import type { HandoffMetric } from './fanout.ts';
 
 export interface ReplyHandoffOptions extends RetryPolicy {
@@ -32,11 +32,6 @@ export interface ReplyHandoffDeps {
   log: FastifyBaseLogger;
   options: ReplyHandoffOptions;
   onOutcome?: (outcome: HandoffMetric) => void;
-}
-
-/** decisions §15: a failed reply's stable error; the platform's own words go to `error_message`. */
-export function replyError(reason: SendFailureReason): string {
-  return reason === 'not_on_network' || reason === 'window_closed' ? reason : 'platform_error';
 }
 
 export function createReplyHandoffs(deps: ReplyHandoffDeps) {
@@ -83,8 +78,8 @@ export function createReplyHandoffs(deps: ReplyHandoffDeps) {
       log.warn({ message: reply.message_id, reason: verdict.reason }, 'reply hand-off outcome unknown');
       return leaveUnconfirmed(db, reply);
     }
-    const reason = result.ok ? 'platform_error' : result.reason;
-    return recordRefused(db, reply, replyError(reason), result.ok ? '' : result.message);
+    if (result.ok) return; // an accepted answer is always an `accepted` verdict
+    return recordRefused(db, reply, replyError(result.reason, result.code), result.message);
   }
 
   return {

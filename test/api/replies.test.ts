@@ -31,6 +31,11 @@ beforeAll(async () => {
       response.writeHead(200, { 'content-type': 'audio/ogg', 'content-length': String(17 * 1024 * 1024) });
       return response.end(OGG);
     }
+    if (request.url === '/terms.pdf') {
+      const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(64, 3)]);
+      response.writeHead(200, { 'content-type': 'application/pdf', 'content-length': pdf.length });
+      return response.end(pdf);
+    }
     if (request.url === '/page.html') {
       response.writeHead(200, { 'content-type': 'text/html' });
       return response.end('<html></html>');
@@ -172,12 +177,27 @@ describe('media replies', () => {
     const audio = await reply(c.key, c.conversationId, { type: 'audio', media_url: `${mediaBase}/voice.ogg` });
     expect(audio.status).toBe(202);
     expect(audio.body.media).toMatchObject({ mime_type: 'audio/ogg', caption: null });
-    expect(await drain()).toBe(2);
+    const document = await reply(c.key, c.conversationId, {
+      type: 'document',
+      media_url: `${mediaBase}/terms.pdf`,
+      filename: 'terms.pdf',
+      caption: 'Our terms',
+    });
+    expect(document.status).toBe(202);
+    expect(document.body.media).toEqual({
+      mime_type: 'application/pdf',
+      filename: 'terms.pdf',
+      caption: 'Our terms',
+      url: `${mediaBase}/terms.pdf`,
+    });
+    expect(await drain()).toBe(3);
     const sent = await messagesOf(c.key, c.conversationId);
-    expect(sent.filter((message) => message.status === 'sent').map((message) => message.id)).toEqual([
-      audio.body.id,
-      image.body.id,
-    ]);
+    expect(
+      sent
+        .filter((message) => message.status === 'sent')
+        .map((message) => message.id)
+        .sort(),
+    ).toEqual([document.body.id, audio.body.id, image.body.id].sort());
   });
 
   it('422 with the header media codes; caption on audio and filename on an image are body errors', async () => {
@@ -336,6 +356,27 @@ describe('template replies', () => {
     expect(limited.body.detail).toMatchObject({ code: 'messaging_limit_exceeded', remaining: 0 });
     expect(await balanceOf(c.account.id)).toBe(1);
     expect(await queued(c.org.id)).toBe(1);
+    await drain();
+  });
+
+  it('a counted template reply that fails leaves the 24-hour window, as a failed recipient does', async () => {
+    const c = await conversation({ balance: 10, limit: 1, phone: `+1555${String(Date.now()).slice(-3)}0404` });
+    clock.advance(DAY);
+    const body = { type: 'template', template_id: c.template.id, variables: { 'body.1': '1' } };
+    expect((await reply(c.key, c.conversationId, body)).status).toBe(202);
+    expect(await windowPhones(c.org.id)).toEqual([c.phone]);
+    // Another contact's conversation, outside its window: the limit (1 phone) is used...
+    const [second] = phones(1);
+    await h.admin('POST', '/sandbox/inbound', { channel_id: c.channelId, from: second, text: 'hi' });
+    clock.advance(DAY);
+    const list = await h.api('GET', '/v1/conversations?limit=1', { key: c.key });
+    expect((await reply(c.key, list.body.items[0].id, body)).status).toBe(409);
+    // ...until the first fails at the platform (not on the network): its place in the window is given back.
+    await drain();
+    const [failed] = await messagesOf(c.key, c.conversationId);
+    expect(failed).toMatchObject({ status: 'failed', error: 'not_on_network' });
+    expect((await reply(c.key, list.body.items[0].id, body)).status).toBe(202);
+    expect(await windowPhones(c.org.id)).toEqual([second]);
     await drain();
   });
 

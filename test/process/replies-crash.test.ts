@@ -166,10 +166,20 @@ describe.skipIf(!onPostgres)('workers killed while replies are handed off', () =
       );
     try {
       let kills = 0;
+      let markedAtKills = 0;
       for (let round = 0; round < 8; round++) {
         await new Promise((resolve) => setTimeout(resolve, 300 + Math.floor(Math.random() * 500)));
         if ((await pendingNow()) < TOTAL / 10) break;
         const victim = workers[round % 2] as ServerProcess;
+        // Hand-offs in flight (marked, under a live lease) as the kill lands: the ones it may interrupt.
+        markedAtKills += Number(
+          (
+            await client.query(
+              `select count(*)::int as n from reply_handoffs where org_id = $1 and state = 'marked' and lease_until > now()`,
+              [org.id],
+            )
+          ).rows[0].n,
+        );
         await victim.stop('SIGKILL');
         kills += 1;
         const replacement = await startWorkerProcess(env);
@@ -177,6 +187,7 @@ describe.skipIf(!onPostgres)('workers killed while replies are handed off', () =
         workers[round % 2] = replacement;
       }
       expect(kills).toBeGreaterThanOrEqual(3);
+      expect(markedAtKills).toBeGreaterThan(0);
 
       const deadline = Date.now() + 180_000;
       let pending = TOTAL;
@@ -223,7 +234,10 @@ describe.skipIf(!onPostgres)('workers killed while replies are handed off', () =
         }
       }
       expect(sent).toBe(references.length);
-      process.stdout.write(`reply crash test: ${kills} kills, ${sent} sent, ${TOTAL - sent} handoff_unconfirmed\n`);
+      process.stdout.write(
+        `reply crash test: ${kills} kills (${markedAtKills} hand-offs in flight as they landed), ${sent} sent, ` +
+          `${TOTAL - sent} handoff_unconfirmed\n`,
+      );
       // A kill catches at most one hand-off per conversation in flight.
       expect(TOTAL - sent).toBeLessThanOrEqual(kills * CONVERSATIONS);
 

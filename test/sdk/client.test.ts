@@ -120,6 +120,30 @@ describe('CrmClient on a live server', () => {
     expect(conflict).toMatchObject({ status: 409, code: 'broadcast_not_resumable' });
   });
 
+  it('replies in a conversation with a fresh Idempotency-Key unless one is given, and marks it read', async () => {
+    const { key, account } = await sender(h);
+    const [phone] = phones(1);
+    await h.admin('POST', '/sandbox/inbound', { channel_id: account.numbers[0].id, from: phone, text: 'hi' });
+    const { client, requests } = recordingClient(key);
+    const [conversation] = (await client.conversations.list({ window: 'open' })).items;
+    const one = await client.conversations.reply(conversation!.id, { type: 'text', text: 'hello' });
+    expect(one).toMatchObject({ status: 'sending', sender: 'agent', type: 'text' });
+    const posted = requests.filter((request) => request.method === 'POST');
+    expect(posted[0]?.headers.get('idempotency-key')).toMatch(/^[0-9a-f-]{36}$/);
+    const first = await client.conversations.reply(
+      conversation!.id,
+      { type: 'text', text: 'x' },
+      { idempotencyKey: 'r1' },
+    );
+    const again = await client.conversations.reply(
+      conversation!.id,
+      { type: 'text', text: 'x' },
+      { idempotencyKey: 'r1' },
+    );
+    expect(again.id).toBe(first.id);
+    expect(await client.conversations.markRead(conversation!.id)).toMatchObject({ unread_count: 0 });
+  });
+
   it('sends with a fresh Idempotency-Key unless one is given, and follows the broadcast', async () => {
     const { key, template } = await sender(h);
     const { client, requests } = recordingClient(key);

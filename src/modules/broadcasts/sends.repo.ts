@@ -29,9 +29,13 @@ async function applyRecounts(db: Kysely<DB>, orgId: string, accountId: string): 
     with taken as (
       delete from messaging_window_recounts where org_id = ${orgId} and account_id = ${accountId} returning phone
     ), truth as (
-      select p.phone, coalesce((select max(r.queued_at) from broadcast_recipients r
+      select p.phone, coalesce(greatest((select max(r.queued_at) from broadcast_recipients r
           where r.org_id = ${orgId} and r.account_id = ${accountId} and r.phone = p.phone
-            and r.queued_at > ${WINDOW} and r.status not in ('failed', 'cancelled', 'held')), '-infinity') as last_queued_at
+            and r.queued_at > ${WINDOW} and r.status not in ('failed', 'cancelled', 'held')),
+          -- decisions §15: template replies outside the window count too (migration 0019).
+          (select max(m.created_at) from messages m
+          where m.org_id = ${orgId} and m.window_account_id = ${accountId} and m.phone = p.phone
+            and m.created_at > ${WINDOW} and m.status <> 'failed')), '-infinity') as last_queued_at
       from (select distinct phone from taken) p
     ), kept as (
       insert into messaging_window_phones as w (org_id, account_id, phone, last_queued_at)

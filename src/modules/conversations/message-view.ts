@@ -12,6 +12,7 @@ export function messageView(row: MessageRow) {
     updated_at: _updated,
     platform_media_id: _mediaId,
     error_message: _errorMessage,
+    window_account_id: _windowAccount,
     ...message
   } = row;
   return { ...message, media: (row.media ?? null) as MessageMedia | null, reply_to: row.reply_to ?? null };

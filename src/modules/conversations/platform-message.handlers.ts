@@ -3,16 +3,14 @@
 // which move an outbound message forward only.
 import { newId } from '../../lib/ids.ts';
 import { isForward } from '../../messaging/message-status.ts';
-import type { PlatformEventHandler, PlatformEventHandlers, PlatformEventOf } from '../../messaging/webhooks.ts';
+import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/webhooks.ts';
 import { contactsForPhones, optOutKeyword, recordOptOut, recordReachability } from '../contacts/contact-intake.ts';
 import { readContact } from '../contacts/contact-view.ts';
 import { recordEvents } from '../events/events.ts';
 import * as conversations from './conversations.repo.ts';
 import { messageEventData } from './message-view.ts';
-import { parseReplyReference, settleReplyHandoff } from './reply-handoffs.repo.ts';
-
-/** The Cloud API's refusal of a free-form message outside the customer-service window. */
-export const WINDOW_CLOSED_CODE = 131047;
+import { settleReplyHandoff } from './reply-handoffs.repo.ts';
+import { parseReplyReference, replyError } from './reply-rules.ts';
 
 const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx, event, { orgId, channelId }) => {
   if (!channelId) return 'unmatched';
@@ -94,12 +92,6 @@ async function applyOptOutKeyword(
   if (contact) await recordEvents(trx, orgId, [{ type: 'contact.updated', data: contact }], at);
 }
 
-/** decisions §15: a failed reply's stable error (the platform's window refusal, 131047, is `window_closed`). */
-function failureOf(error: PlatformEventOf<'message_status'>['error']): string {
-  if (error?.code === WINDOW_CLOSED_CODE || error?.reason === 'window_closed') return 'window_closed';
-  return error?.reason === 'not_on_network' ? 'not_on_network' : (error?.reason ?? 'platform_error');
-}
-
 const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, event, { orgId, receivedAt }) => {
   let message = await conversations.lockMessageByPlatformId(trx, orgId, event.platformMessageId);
   // A reply whose hand-off answer was lost is found by our callback reference (decisions §15).
@@ -123,7 +115,7 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
     failed: {
       status: 'failed',
       failed_at: at,
-      error: reply ? failureOf(event.error) : (event.error?.reason ?? 'platform_error'),
+      error: reply ? replyError(event.error?.reason, event.error?.code) : (event.error?.reason ?? 'platform_error'),
       ...(reply ? { error_message: event.error?.message ?? event.error?.title ?? null } : {}),
     },
   }[event.status];

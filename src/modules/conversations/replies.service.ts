@@ -181,6 +181,7 @@ export function createRepliesService(deps: RepliesDeps) {
       media,
       platform_media_id: null,
       reply_to: replyTo?.id ?? null,
+      window_account_id: null,
       created_at: now,
       sent_at: null,
       delivered_at: null,
@@ -191,6 +192,7 @@ export function createRepliesService(deps: RepliesDeps) {
     const replyToPlatform = replyTo?.platform_message_id ?? undefined;
     await transactionWithRetry(db, async (trx) => {
       const locked = await repo.lockConversation(trx, orgId, conversationId);
+      message.window_account_id = null; // decided again if a deadlock makes this transaction run again
       let charged = 0;
       if (template) {
         // decisions §15: a template is charged at its category's price; outside the window it counts against the
@@ -207,7 +209,10 @@ export function createRepliesService(deps: RepliesDeps) {
         const account = await lockAccount(trx, orgId, context.account_id);
         charged = priceOf(account.prices, category);
         await adjustBalance(trx, orgId, context.account_id, -charged);
-        if (!inside) await repo.countInWindow(trx, orgId, context.account_id, phone);
+        if (!inside) {
+          await repo.countInWindow(trx, orgId, context.account_id, phone);
+          message.window_account_id = context.account_id;
+        }
       }
       const request: ReplyRequest = {
         accountId: context.account_id,

@@ -36,14 +36,6 @@ export interface ClaimedReply {
   lease_token: string;
 }
 
-/** Our reference for a reply's hand-off, carried as the platform's callback data: `reply|org|message`. */
-export const replyReference = (orgId: string, messageId: string) => `reply|${orgId}|${messageId}`;
-
-export function parseReplyReference(reference: string | undefined, orgId: string): string | undefined {
-  const [kind, org, messageId] = (reference ?? '').split('|');
-  return kind === 'reply' && org === orgId && messageId ? messageId : undefined;
-}
-
 /** Claims and marks up to `limit` due replies, each the head of its conversation. */
 export async function claimReplies(db: Kysely<DB>, options: { limit: number; leaseMs: number; token: string }) {
   const { rows } = await sql<ClaimedReply>`
