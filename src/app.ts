@@ -24,6 +24,7 @@ import { sendRoutes } from './modules/broadcasts/send.routes.ts';
 import { channelRoutes } from './modules/channels/channels.routes.ts';
 import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
+import { conversationMediaRoutes } from './modules/conversations/media.routes.ts';
 import { replyRoutes } from './modules/conversations/replies.routes.ts';
 import { consoleStreamRoutes } from './modules/events/console-stream.routes.ts';
 import { webhooksDocument } from './modules/events/events.openapi.ts';
@@ -172,6 +173,7 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   templateRoutes(scope, services.templates);
   channelRoutes(scope, services.channels);
   conversationRoutes(scope, services.conversations);
+  conversationMediaRoutes(scope, services.conversationMedia);
   replyRoutes(scope, services.replies);
   sendRoutes(scope, services.send);
   broadcastsRoutes(scope, services.broadcasts);

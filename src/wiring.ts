@@ -29,6 +29,7 @@ import { createMessagingDirectory } from './modules/channels/messaging-directory
 import { createContactsService } from './modules/contacts/contacts.service.ts';
 import { findOutboundMessageRoute, lastInboundAtNumber } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
+import { createConversationMediaService } from './modules/conversations/media.service.ts';
 import { conversationMessageHandlers } from './modules/conversations/platform-message.handlers.ts';
 import { REPLY_WAKE_CHANNEL } from './modules/conversations/replies.repo.ts';
 import { createRepliesService } from './modules/conversations/replies.service.ts';
@@ -110,9 +111,15 @@ export function wire(input: WiringInput) {
   const handlers = joinHandlers(templateReviewHandlers, conversationMessageHandlers, broadcastStatusHandlers);
   const directory = createMessagingDirectory(db);
   const webhooks = createWebhookProcessor({ db, clock, appSecret: webhookAppSecret, log, directory, handlers });
+  const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
   if (messaging.sandbox)
-    connectSandbox(messaging.sandbox, webhooks, directory.businessAccountOfNumber, webhookAppSecret, (number, phone) =>
-      lastInboundAtNumber(db, number, phone),
+    connectSandbox(
+      messaging.sandbox,
+      webhooks,
+      directory.businessAccountOfNumber,
+      webhookAppSecret,
+      (number, phone) => lastInboundAtNumber(db, number, phone),
+      media,
     );
 
   metrics.depthGauge(
@@ -132,7 +139,6 @@ export function wire(input: WiringInput) {
   const propertyKeys = input.propertyKeys ?? livePropertyKeys;
   const publicUrl = input.publicUrl ?? input.publicBaseUrl ?? 'http://127.0.0.1:8080';
   const broadcasts = createBroadcastsService(db);
-  const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
   // decisions §15: an accepted reply wakes this process's hand-off loop at once (others hear its commit's notify).
   const replyWaker = createWaker();
   const services = {
@@ -142,6 +148,7 @@ export function wire(input: WiringInput) {
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
     conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),
+    conversationMedia: createConversationMediaService({ db, platform: messaging.platform, media }),
     replies: createRepliesService({
       db,
       clock,

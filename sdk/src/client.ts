@@ -56,6 +56,34 @@ function withIdempotencyKey(operation: Operation | undefined, options: SendOptio
   return { ...headers, 'idempotency-key': idempotencyKey ?? newIdempotencyKey() };
 }
 
+/** A file the API answers (a message's media): its bytes as a stream, never read whole by the SDK. */
+export interface MediaFile {
+  /** The file's type, e.g. `image/jpeg`. */
+  contentType: string;
+  /** Its size in bytes, when the server knows it. */
+  contentLength: number | undefined;
+  /** Its name, when it has one (a document's). */
+  filename: string | undefined;
+  /** The bytes as they arrive: read, pipe or cancel it. */
+  body: ReadableStream<Uint8Array>;
+  /** The whole HTTP response (headers, `blob()`, `arrayBuffer()` for a small file). */
+  response: Response;
+}
+
+/** The name in `Content-Disposition` (`filename*=UTF-8''…` first, then `filename="…"`). */
+function filenameOf(disposition: string | null): string | undefined {
+  if (!disposition) return undefined;
+  const encoded = /filename\*=UTF-8''([^;]+)/i.exec(disposition)?.[1];
+  if (encoded) {
+    try {
+      return decodeURIComponent(encoded.trim());
+    } catch {
+      return undefined;
+    }
+  }
+  return /filename="([^"]*)"/i.exec(disposition)?.[1];
+}
+
 export class CrmClient {
   readonly #http: Transport;
 
@@ -87,6 +115,23 @@ export class CrmClient {
       ...rest,
       headers: withIdempotencyKey(operation, options),
     } as never);
+  }
+
+  /** Like #call, for an operation that answers a file: the response's stream, unread, with its type and size. */
+  async #stream(id: ApiOperationId, ids: string[], options: CallOptions = {}): Promise<MediaFile> {
+    const operation = table[id];
+    let index = 0;
+    const url = operation.path.replace(/\{[a-z_]+\}/g, () => encodeURIComponent(ids[index++] ?? ''));
+    const response = await this.#http.stream(operation.method, url, options as never);
+    const length = response.headers.get('content-length');
+    const body = response.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
+    return {
+      contentType: response.headers.get('content-type') ?? 'application/octet-stream',
+      contentLength: length !== null && /^\d+$/.test(length) ? Number(length) : undefined,
+      filename: filenameOf(response.headers.get('content-disposition')),
+      body,
+      response,
+    };
   }
 
   /** GET /v1/me: the organization behind the key. */
@@ -248,6 +293,12 @@ export class CrmClient {
     ): Promise<ResponseOf<'replyToConversation'>> =>
       this.#call('replyToConversation', [conversationId], { ...options, body }),
     /** POST /v1/conversations/{id}/read: `unread_count` becomes 0 and the contact sees the read receipt. */
+    /**
+     * GET /v1/conversations/{id}/messages/{id}/media: a media message's file, streamed (decisions §15). `body` is
+     * the unread stream of bytes (read it, pipe it, or cancel it); `contentType` the file's type.
+     */
+    downloadMedia: (conversationId: string, messageId: string, options?: CallOptions): Promise<MediaFile> =>
+      this.#stream('downloadConversationMessageMedia', [conversationId, messageId], options),
     markRead: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'markConversationRead'>> =>
       this.#call('markConversationRead', [conversationId], options),
   };
@@ -345,6 +396,7 @@ export const methodOfOperation = {
   getConversation: 'conversations.get',
   listConversationMessages: 'conversations.messages',
   markConversationRead: 'conversations.markRead',
+  downloadConversationMessageMedia: 'conversations.downloadMedia',
   replyToConversation: 'conversations.reply',
   listMessagingPhones: 'channels.phones',
   listWebhookEndpoints: 'webhookEndpoints.list',

@@ -97,9 +97,24 @@ export class Transport {
   }
 
   async request<T>(method: string, path: string, options: RequestOptions = {}): Promise<T> {
+    const response = await this.#send(method, path, options, 'application/json');
+    if (response.status === 204) return undefined as T;
+    const text = await response.text();
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /**
+   * A successful answer as it arrives, its body unread (a file, decisions §15): the caller reads or cancels
+   * `response.body`. Errors and 429s are handled as for `request`.
+   */
+  stream(method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+    return this.#send(method, path, options, '*/*');
+  }
+
+  async #send(method: string, path: string, options: RequestOptions, accept: string): Promise<Response> {
     const url = `${this.baseUrl}${path}${queryString(options.query)}`;
     const headers: Record<string, string> = {
-      accept: 'application/json',
+      accept,
       ...this.#headers,
       ...options.headers,
     };
@@ -122,11 +137,7 @@ export class Transport {
         if (options.signal?.aborted) throw error;
         throw new ConnectionError(`${method} ${url} failed: ${(error as Error).message}`, { cause: error });
       }
-      if (response.ok) {
-        if (response.status === 204) return undefined as T;
-        const text = await response.text();
-        return (text ? JSON.parse(text) : undefined) as T;
-      }
+      if (response.ok) return response;
       // A 429 is refused before anything runs, so a retry is safe for every method; a send keeps its key.
       if (response.status === 429 && attempt < this.#maxRetries) {
         const wait = retryAfterMs(response.headers.get('retry-after'));

@@ -2,6 +2,7 @@
 export {
   type ClientOptions,
   CrmClient,
+  type MediaFile,
   newIdempotencyKey,
   type RawRequestOptions,
   type SendOptions,

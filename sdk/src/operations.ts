@@ -16,6 +16,7 @@ export const operationTable = {
   listConversationMessages: { method: 'GET', path: '/v1/conversations/{conversation_id}/messages' },
   replyToConversation: { method: 'POST', path: '/v1/conversations/{conversation_id}/messages', idempotencyKey: true },
   markConversationRead: { method: 'POST', path: '/v1/conversations/{conversation_id}/read' },
+  downloadConversationMessageMedia: { method: 'GET', path: '/v1/conversations/{conversation_id}/messages/{message_id}/media' },
   retryBroadcast: { method: 'POST', path: '/v1/broadcasts/{broadcast_id}/retry', idempotencyKey: true },
   sendTemplate: { method: 'POST', path: '/v1/templates/{template_id}/send', idempotencyKey: true },
   listBroadcasts: { method: 'GET', path: '/v1/broadcasts' },

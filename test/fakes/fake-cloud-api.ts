@@ -36,6 +36,23 @@ export interface WebhookTarget {
 
 export type RequestMatcher = (request: RecordedRequest) => boolean;
 
+/** An inbound file the fake platform holds (decisions §15: downloaded by `GET /{media-id}`, then its URL). */
+export interface FakeMedia {
+  mimeType: string;
+  /** The file's bytes; or `size` bytes generated on the fly (a known pattern: byte i is i % 251). */
+  bytes?: Buffer;
+  size?: number;
+  /** Send only this many bytes of the file, then drop the connection (a download that breaks mid-file). */
+  breakAfter?: number;
+  /** Send the headers, then nothing more (a download that stalls). */
+  stall?: boolean;
+}
+
+/** Byte i of a generated file. */
+export const generatedByte = (index: number) => index % 251;
+// Any 64 KiB run of a generated file, whatever its offset, is a slice of this.
+const PATTERN = Buffer.from(Array.from({ length: 251 + 64 * 1024 }, (_, index) => generatedByte(index)));
+
 export interface CloudErrorInput {
   code: number;
   message?: string;
@@ -62,6 +79,12 @@ export interface FakeCloudApi {
   deliverStatusesTo(target: WebhookTarget): void;
   /** Accepted sends (message ids and recipients), in order. */
   accepted: { id: string; to: string; callbackData?: string }[];
+  /** Holds `media` under `id`: `GET /{id}` answers its URL, and that URL its bytes (with the token only). */
+  addMedia(id: string, media: FakeMedia): void;
+  /** Bytes of media `id` written to the socket so far (a reader that stops reading stops this growing). */
+  mediaBytesSent(id: string): number;
+  /** Whether the last download of media `id` has ended (finished, or its connection closed by the downloader). */
+  mediaDownloadEnded(id: string): boolean;
   /** Each send waits this long before answering (a slow platform). */
   setSendDelay(ms: number): void;
   close(): Promise<void>;
@@ -98,7 +121,11 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
   const requests: RecordedRequest[] = [];
   const scripts: { matcher: RequestMatcher; response: ScriptedResponse; remaining: number }[] = [];
   const accepted: { id: string; to: string; callbackData?: string }[] = [];
+  const media = new Map<string, FakeMedia>();
+  const mediaSent = new Map<string, number>();
+  const mediaEnded = new Map<string, boolean>();
   let webhookTarget: WebhookTarget | undefined;
+  let origin = '';
   let sendDelayMs = 0;
   let sequence = 0;
 
@@ -168,7 +195,68 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
         },
       };
     }
+    const mediaId = request.method === 'GET' ? /^\/([^/]+)$/.exec(request.path)?.[1] : undefined;
+    if (mediaId !== undefined) {
+      const file = media.get(decodeURIComponent(mediaId));
+      if (!file) {
+        // The Graph API's answer for an id it does not know (or no longer keeps).
+        return errorResponse({
+          code: 100,
+          subcode: 33,
+          type: 'GraphMethodException',
+          message: `Unsupported get request. Object with ID '${mediaId}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+        });
+      }
+      const size = file.bytes?.length ?? file.size ?? 0;
+      return {
+        status: 200,
+        body: {
+          messaging_product: 'whatsapp',
+          url: `${origin}/whatsapp_business/attachments/?mid=${mediaId}&ext=1744344496&hash=ATtest`,
+          mime_type: file.mimeType,
+          sha256: 'c2hhMjU2LW9mLXRoZS1maWxl',
+          file_size: String(size),
+          id: mediaId,
+        },
+      };
+    }
     return errorResponse({ code: 100, message: 'Unsupported request', type: 'GraphMethodException' });
+  };
+
+  /** The media URL (lookaside): the bytes, with the token only; streamed with backpressure, never built whole. */
+  const serveMedia = (request: RecordedRequest, outgoing: ServerResponse) => {
+    const file = media.get(request.query.mid ?? '');
+    if (request.headers.authorization !== `Bearer ${token}`) {
+      outgoing.writeHead(401, { 'content-type': 'text/plain' });
+      return outgoing.end('Unauthorized');
+    }
+    if (!file) {
+      outgoing.writeHead(404, { 'content-type': 'text/plain' });
+      return outgoing.end('Not Found');
+    }
+    const size = file.bytes?.length ?? file.size ?? 0;
+    const mid = request.query.mid ?? '';
+    mediaEnded.set(mid, false);
+    outgoing.on('close', () => mediaEnded.set(mid, true));
+    outgoing.writeHead(200, { 'content-type': file.mimeType, 'content-length': String(size) });
+    if (file.stall) return outgoing.flushHeaders();
+    const limit = Math.min(size, file.breakAfter ?? size);
+    const chunkSize = 64 * 1024;
+    let offset = 0;
+    const pump = () => {
+      while (offset < limit) {
+        const end = Math.min(limit, offset + chunkSize);
+        const chunk = file.bytes
+          ? file.bytes.subarray(offset, end)
+          : PATTERN.subarray(offset % 251, (offset % 251) + (end - offset));
+        offset = end;
+        mediaSent.set(request.query.mid ?? '', offset);
+        if (!outgoing.write(chunk)) return void outgoing.once('drain', pump);
+      }
+      if (limit < size) outgoing.destroy();
+      else outgoing.end();
+    };
+    pump();
   };
 
   const pickResponse = (request: RecordedRequest): ScriptedResponse => {
@@ -195,6 +283,9 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
         rawBody,
       };
       requests.push(request);
+      if (request.method === 'GET' && request.path === '/whatsapp_business/attachments/') {
+        return serveMedia(request, outgoing);
+      }
       const response = pickResponse(request);
       if (response.acceptThenHang) {
         acceptSend((request.body ?? {}) as Record<string, unknown>, request.path.split('/')[1] ?? '');
@@ -212,6 +303,7 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
+  origin = `http://127.0.0.1:${port}`;
 
   return {
     baseUrl: `http://127.0.0.1:${port}/${version}`,
@@ -239,6 +331,11 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
       webhookTarget = target;
     },
     accepted,
+    addMedia(id, file) {
+      media.set(id, file);
+    },
+    mediaBytesSent: (id) => mediaSent.get(id) ?? 0,
+    mediaDownloadEnded: (id) => mediaEnded.get(id) ?? false,
     setSendDelay(ms) {
       sendDelayMs = ms;
     },

@@ -1,6 +1,21 @@
 // An organization holding one of each resource a /v1 path names by id, for the suites that run against every route.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { Harness } from './harness.ts';
 import { approvedTemplate, phones } from './sends.ts';
+
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(32, 1)]);
+
+/** Where the owned media message's file is (decisions §15: the sandbox fetches it when the media is asked for). */
+async function fileServer(): Promise<string> {
+  const server = createServer((_request, response) => {
+    response.writeHead(200, { 'content-type': 'image/png', 'content-length': PNG.length });
+    response.end(PNG);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref(); // lives as long as the test process, keeps nothing alive
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
 
 export interface OwnedResources {
   key: string;
@@ -23,7 +38,15 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
   });
   await h.fanout.drain();
   await h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from: phone, text: 'hello' });
+  await h.admin('POST', '/sandbox/inbound', {
+    channel_id: channelId,
+    from: phone,
+    type: 'image',
+    media_url: `${await fileServer()}/owned.png`,
+  });
   const conversation = (await h.api('GET', '/v1/conversations', { key })).body.items[0];
+  const messages = (await h.api('GET', `/v1/conversations/${conversation?.id}/messages`, { key })).body.items;
+  const message = messages.find((item: { media: unknown }) => item.media !== null);
   const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
     key,
     body: { url: 'https://93.184.216.34/owned', events: ['*'] },
@@ -36,6 +59,7 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
     template_id: template.id,
     broadcast_id: broadcast.body.id,
     conversation_id: conversation?.id,
+    message_id: message?.id,
     endpoint_id: endpoint.body.id,
     delivery_id: ping.body.id,
   };

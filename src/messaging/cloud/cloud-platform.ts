@@ -1,7 +1,10 @@
 // The messaging port over the WhatsApp Business Cloud API (Graph API). Wire shapes only: no retries, no storage.
 // Every method answers with a result value; nothing here throws on a platform or network fault.
 
+import { declaredLength, withIdleTimeout } from '../media/media-stream.ts';
 import type {
+  FreeformMessage,
+  MediaDownload,
   MessagingPlatform,
   ReadReceipt,
   SendResult,
@@ -13,7 +16,7 @@ import type {
 } from '../platform.ts';
 import { callGraph, type GraphClientOptions, type GraphError, isRecord, readGraphError } from './graph-client.ts';
 import { classifyPlatformError } from './platform-errors.ts';
-import { toWireTemplateMessage } from './send-wire.ts';
+import { toWireFreeformMessage, toWireTemplateMessage, type WireObject } from './send-wire.ts';
 
 export { classifyPlatformError } from './platform-errors.ts';
 
@@ -42,14 +45,8 @@ export function createCloudPlatform(options: CloudPlatformOptions): MessagingPla
     deleteTemplate: (deletion) => deleteTemplate(client, deletion),
     sendTemplate: (message) => sendTemplate(client, message),
     markRead: (receipt) => markRead(client, receipt),
-    // issue 17: the replies helper fills these in (text, media `link`, `context.message_id`, Graph media download).
-    sendMessage: async () => ({
-      ok: false,
-      reason: 'platform_error',
-      retryable: false,
-      message: 'free-form messages: not yet built',
-    }),
-    downloadMedia: async () => ({ ok: false, reason: 'unavailable', message: 'media download: not yet built' }),
+    sendMessage: (message) => sendMessage(client, message),
+    downloadMedia: (media) => downloadMedia(client, media),
   };
 }
 
@@ -135,11 +132,20 @@ async function deleteTemplate(
   }
 }
 
-async function sendTemplate(client: GraphClientOptions, message: TemplateMessage): Promise<SendResult> {
+function sendTemplate(client: GraphClientOptions, message: TemplateMessage): Promise<SendResult> {
+  return postMessage(client, message.phoneNumberId, toWireTemplateMessage(message));
+}
+
+/** decisions §15: text or media by link, inside the window; the same outcomes as a template (131047: window_closed). */
+function sendMessage(client: GraphClientOptions, message: FreeformMessage): Promise<SendResult> {
+  return postMessage(client, message.phoneNumberId, toWireFreeformMessage(message));
+}
+
+async function postMessage(client: GraphClientOptions, phoneNumberId: string, wire: WireObject): Promise<SendResult> {
   const outcome = await callGraph(client, {
     method: 'POST',
-    path: `${encodeURIComponent(message.phoneNumberId)}/messages`,
-    body: toWireTemplateMessage(message),
+    path: `${encodeURIComponent(phoneNumberId)}/messages`,
+    body: wire,
   });
   if (outcome.kind === 'unreachable') {
     // Refused before anything was sent: safe to try again. Anything else (a timeout, a connection dropped
@@ -164,6 +170,77 @@ async function sendTemplate(client: GraphClientOptions, message: TemplateMessage
     retryable: false,
     uncertain: true,
     message: 'platform answered without a message id',
+  };
+}
+
+/**
+ * The Graph API's media download, in two steps: `GET /{media-id}` (with the token) answers a short-lived URL with the
+ * file's type and size; `GET` that URL with the same `Authorization` header answers the bytes, handed on as they
+ * arrive. A media id the platform no longer has (media expire) is `not_found`; anything else that fails is
+ * `unavailable`.
+ */
+async function downloadMedia(
+  client: GraphClientOptions,
+  media: { phoneNumberId: string; platformMediaId: string },
+): Promise<MediaDownload> {
+  const lookup = await callGraph(client, {
+    method: 'GET',
+    path: encodeURIComponent(media.platformMediaId),
+    // Optional: makes the platform check that the media belongs to this number.
+    query: { phone_number_id: media.phoneNumberId },
+  });
+  if (lookup.kind === 'unreachable') {
+    return { ok: false, reason: 'unavailable', message: `platform unreachable: ${lookup.message}` };
+  }
+  const error = readGraphError(lookup.body);
+  if (error || lookup.status >= 300) {
+    const message = error ? describeError(error) : `platform answered HTTP ${lookup.status}`;
+    // An unknown object is Graph error 100 (subcode 33) or a plain 404.
+    const gone = lookup.status === 404 || (error?.code === 100 && error.errorSubcode === 33);
+    return { ok: false, reason: gone ? 'not_found' : 'unavailable', message };
+  }
+  const body = isRecord(lookup.body) ? lookup.body : {};
+  if (typeof body.url !== 'string' || !/^https?:\/\//i.test(body.url)) {
+    return { ok: false, reason: 'unavailable', message: 'platform answered without a media URL' };
+  }
+  const mimeType = typeof body.mime_type === 'string' && body.mime_type !== '' ? body.mime_type : undefined;
+  // The platform sends file_size as a string ("303833"); some versions as a number.
+  const fileSize = declaredLength(
+    typeof body.file_size === 'number' ? String(body.file_size) : (body.file_size as string),
+  );
+
+  const controller = new AbortController();
+  const headerTimer = setTimeout(() => controller.abort(), client.timeoutMs);
+  let response: Response;
+  try {
+    response = await client.fetch(body.url, {
+      headers: { authorization: `Bearer ${client.token}` },
+      signal: controller.signal,
+    });
+  } catch (failure) {
+    const message = controller.signal.aborted
+      ? `timed out after ${client.timeoutMs} ms`
+      : failure instanceof Error
+        ? failure.message
+        : String(failure);
+    return { ok: false, reason: 'unavailable', message: `media download failed: ${message}` };
+  } finally {
+    clearTimeout(headerTimer);
+  }
+  if (!response.ok || !response.body) {
+    await response.body?.cancel();
+    // The URL lives 5 minutes; the file itself is kept 30 days: a 404 here means it is gone.
+    const reason = response.status === 404 ? 'not_found' : 'unavailable';
+    return { ok: false, reason, message: `media download answered HTTP ${response.status}` };
+  }
+  // A compressed answer (decoded by fetch) declares the compressed length: then only the platform's size holds.
+  const encoded = (response.headers.get('content-encoding') ?? 'identity') !== 'identity';
+  const contentLength = (encoded ? undefined : declaredLength(response.headers.get('content-length'))) ?? fileSize;
+  return {
+    ok: true,
+    mimeType: mimeType ?? response.headers.get('content-type') ?? 'application/octet-stream',
+    ...(contentLength !== undefined ? { contentLength } : {}),
+    body: withIdleTimeout(response.body, client.timeoutMs, (reason) => controller.abort(reason)),
   };
 }
 

@@ -11,6 +11,8 @@ export interface PlatformErrorClass {
 // Keyed by the platform's error CODE, never by HTTP status: the platform answers 130429 (throughput) with HTTP 400.
 const codeTable: ReadonlyMap<number, PlatformErrorClass> = new Map<number, PlatformErrorClass>([
   [131026, { reason: 'not_on_network', retryable: false }],
+  // decisions §15: a free-form message outside the contact's 24-hour customer-service window ("Re-engagement message").
+  [131047, { reason: 'window_closed', retryable: false }],
   [130429, { reason: 'rate_limited', retryable: true }],
   [131048, { reason: 'rate_limited', retryable: true }],
   [131056, { reason: 'rate_limited', retryable: true }],

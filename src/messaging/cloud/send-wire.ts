@@ -1,6 +1,6 @@
 // The port's send shapes (camelCase, typed) to the Cloud API's `/{phone_number_id}/messages` wire shapes.
 
-import type { SendComponent, SendParameter, TemplateMessage } from '../platform.ts';
+import type { FreeformMessage, SendComponent, SendParameter, TemplateMessage } from '../platform.ts';
 
 export type WireObject = Record<string, unknown>;
 
@@ -14,6 +14,32 @@ export function toWireTemplateMessage(message: TemplateMessage): WireObject {
     type: 'template',
     template,
   };
+  if (message.callbackData !== undefined) wire.biz_opaque_callback_data = message.callbackData;
+  return wire;
+}
+
+/**
+ * decisions §15: a text (`preview_url`) or a media message by `link` (with `caption`, and `filename` for documents),
+ * answering `context.message_id` when it replies to a message.
+ */
+export function toWireFreeformMessage(message: FreeformMessage): WireObject {
+  const wire: WireObject = {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to: toWireRecipient(message.to),
+  };
+  if (message.replyToPlatformMessageId !== undefined) wire.context = { message_id: message.replyToPlatformMessageId };
+  const { body } = message;
+  wire.type = body.type;
+  if (body.type === 'text') {
+    wire.text = body.previewUrl === undefined ? { body: body.text } : { preview_url: body.previewUrl, body: body.text };
+  } else {
+    const media: WireObject = { link: body.link };
+    // The platform takes no caption on audio, and a file name only on documents.
+    if (body.caption !== undefined && body.type !== 'audio') media.caption = body.caption;
+    if (body.filename !== undefined && body.type === 'document') media.filename = body.filename;
+    wire[body.type] = media;
+  }
   if (message.callbackData !== undefined) wire.biz_opaque_callback_data = message.callbackData;
   return wire;
 }

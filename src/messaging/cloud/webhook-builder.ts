@@ -95,7 +95,16 @@ function toChange(event: PlatformEvent, options: WebhookBuildOptions): WebhookCh
         timestamp: unixSeconds(event.timestamp),
         type: event.type,
       };
-      if (event.text !== undefined) message.text = { body: event.text };
+      if (event.replyToPlatformMessageId !== undefined) message.context = { id: event.replyToPlatformMessageId };
+      if (event.media) {
+        // The platform's media shape: the file under its type's key, the caption inside it.
+        const file: Record<string, unknown> = { mime_type: event.media.mimeType };
+        if (event.media.sha256 !== undefined) file.sha256 = event.media.sha256;
+        file.id = event.media.platformMediaId;
+        if (event.media.caption !== undefined) file.caption = event.media.caption;
+        if (event.media.filename !== undefined) file.filename = event.media.filename;
+        message[event.type] = file;
+      } else if (event.text !== undefined) message.text = { body: event.text };
       const contact: Record<string, unknown> = { wa_id: digits(event.from) };
       if (event.profileName !== undefined) contact.profile = { name: event.profileName };
       return messagesChange(event.phoneNumberId, options, { contacts: [contact], messages: [message] });

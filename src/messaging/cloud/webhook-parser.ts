@@ -2,7 +2,7 @@
 // the port's PlatformEvents. Deliveries are batched (many entries, many changes, many statuses); a piece that is
 // malformed or of a kind we do not handle is skipped so that the rest of the batch still applies. Never throws.
 
-import type { PlatformEvent } from '../platform.ts';
+import type { InboundMedia, PlatformEvent } from '../platform.ts';
 import { isRecord } from './graph-client.ts';
 import { classifyPlatformError } from './platform-errors.ts';
 
@@ -171,12 +171,36 @@ function inboundMessage(
     type: message.type,
     timestamp,
   };
-  const text = messageText(message);
+  const media = inboundMedia(message);
+  if (media) event.media = media;
+  const text = media ? media.caption : messageText(message);
   if (text !== undefined) event.text = text;
+  // A reply names the message it answers in `context.id` (a quick-reply button's tap names the template message).
+  const context = isRecord(message.context) ? message.context : undefined;
+  if (context && nonEmptyString(context.id)) event.replyToPlatformMessageId = context.id;
   const contact = contacts.find((candidate) => e164(candidate.wa_id) === from) ?? contacts[0];
   const profile = contact && isRecord(contact.profile) ? contact.profile : undefined;
   if (profile && nonEmptyString(profile.name)) event.profileName = profile.name;
   return event;
+}
+
+const mediaTypes = new Set(['image', 'video', 'audio', 'document', 'sticker']);
+
+/** decisions §15: an image, video, audio, document or sticker message's file, under the key named by its type. */
+function inboundMedia(message: Fields): InboundMedia | undefined {
+  if (typeof message.type !== 'string' || !mediaTypes.has(message.type)) return undefined;
+  const file = message[message.type];
+  if (!isRecord(file)) return undefined;
+  const id = idString(file.id);
+  if (id === undefined) return undefined;
+  const media: InboundMedia = {
+    platformMediaId: id,
+    mimeType: nonEmptyString(file.mime_type) ? file.mime_type : 'application/octet-stream',
+  };
+  if (nonEmptyString(file.filename)) media.filename = file.filename;
+  if (nonEmptyString(file.caption)) media.caption = file.caption;
+  if (nonEmptyString(file.sha256)) media.sha256 = file.sha256;
+  return media;
 }
 
 // Text for the conversation history: typed text, or the label of a tapped template quick-reply button.

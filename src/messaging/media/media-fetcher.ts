@@ -4,7 +4,10 @@
 // at most 3 redirects, each checked again; the body is streamed and abandoned as soon as it passes the limit.
 import http from 'node:http';
 import https from 'node:https';
+import { Readable } from 'node:stream';
 import { AddressRefused, checkLiteralHost, guardedLookup } from '../../lib/address-policy.ts';
+import type { MediaDownload } from '../platform.ts';
+import { declaredLength, withIdleTimeout } from './media-stream.ts';
 import { declaredKind, MEDIA_SIZE_LIMITS, type MediaKind, sniff } from './media-types.ts';
 
 export type MediaCheck =
@@ -13,6 +16,12 @@ export type MediaCheck =
 
 export interface MediaFetcher {
   check(url: string, kind: MediaKind): Promise<MediaCheck>;
+  /**
+   * The file at `url`, streamed under the same rules (address policy, redirects, a deadline for the answer and for
+   * each wait on a chunk): what the media endpoint answers for outbound media, and where the sandbox gets inbound
+   * files. A 404 or 410 is `not_found`; any other failure `unavailable`.
+   */
+  stream(url: string): Promise<MediaDownload>;
 }
 
 export interface MediaFetcherOptions {
@@ -22,7 +31,13 @@ export interface MediaFetcherOptions {
   sizeLimits?: Partial<Record<MediaKind, number>>;
 }
 
-class FetchFailure extends Error {}
+class FetchFailure extends Error {
+  readonly status: number | undefined;
+  constructor(message: string, status?: number) {
+    super(message);
+    this.status = status;
+  }
+}
 
 const SNIFF_BYTES = 16;
 
@@ -67,13 +82,43 @@ export function createMediaFetcher(options: MediaFetcherOptions = {}): MediaFetc
       }
       if (status < 200 || status >= 300) {
         response.resume();
-        throw new FetchFailure(`the server answered ${status}`);
+        throw new FetchFailure(`the server answered ${status}`, status);
       }
       return { response, finalUrl: url.toString() };
     }
   }
 
+  function failureReason(error: unknown, signal: AbortSignal): string {
+    return error instanceof FetchFailure || error instanceof AddressRefused
+      ? error.message
+      : signal.aborted
+        ? `no answer within ${timeoutMs} ms`
+        : `could not fetch (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+  }
+
   return {
+    async stream(url) {
+      const controller = new AbortController();
+      const timer = setTimeout(() => controller.abort(new FetchFailure(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      try {
+        const { response } = await open(url, controller.signal);
+        const body = Readable.toWeb(response) as ReadableStream<Uint8Array>;
+        const contentLength = declaredLength(response.headers['content-length']);
+        return {
+          ok: true,
+          mimeType: response.headers['content-type'] ?? 'application/octet-stream',
+          ...(contentLength !== undefined ? { contentLength } : {}),
+          body: withIdleTimeout(body, timeoutMs, (reason) => controller.abort(reason)),
+        };
+      } catch (error) {
+        const status = error instanceof FetchFailure ? error.status : undefined;
+        const reason = status === 404 || status === 410 ? 'not_found' : 'unavailable';
+        return { ok: false, reason, message: failureReason(error, controller.signal) };
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+
     async check(url, kind) {
       const limit = limits[kind];
       const controller = new AbortController();
@@ -118,13 +163,7 @@ export function createMediaFetcher(options: MediaFetcherOptions = {}): MediaFetc
         }
         return { ok: true, url: finalUrl, contentType, size, format: sniffed?.format ?? 'text' };
       } catch (error) {
-        const reason =
-          error instanceof FetchFailure || error instanceof AddressRefused
-            ? error.message
-            : controller.signal.aborted
-              ? `no answer within ${timeoutMs} ms`
-              : `could not fetch (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
-        return { ok: false, code: 'media_fetch_failed', reason };
+        return { ok: false, code: 'media_fetch_failed', reason: failureReason(error, controller.signal) };
       } finally {
         clearTimeout(timer);
       }

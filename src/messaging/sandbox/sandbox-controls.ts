@@ -1,9 +1,10 @@
 // The sandbox's operator controls (decisions §9): each turns an operator's request into the platform event the
 // real platform would send, and delivers it as a signed webhook through the service's own handler.
-import { ApiError, notFound } from '../../http/errors.ts';
+import mime from 'mime-types';
+import { ApiError, notFound, validationError } from '../../http/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
-import type { PlatformEvent, SendFailureReason } from '../platform.ts';
-import type { SandboxPlatform } from './sandbox-platform.ts';
+import type { InboundMedia, PlatformEvent, SendFailureReason } from '../platform.ts';
+import { type SandboxPlatform, sandboxMediaId } from './sandbox-platform.ts';
 
 export interface ReviewInput {
   event: 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
@@ -16,10 +17,59 @@ export interface StatusInput {
   error?: string;
 }
 
+export const INBOUND_TYPES = ['text', 'image', 'video', 'audio', 'document', 'sticker'] as const;
+
 export interface InboundInput {
   channel_id: string;
   from: string;
-  text: string;
+  /** decisions §15: `text` by default. */
+  type?: (typeof INBOUND_TYPES)[number];
+  text?: string;
+  /** Where the sandbox gets the file's bytes when the service asks for them. */
+  media_url?: string;
+  caption?: string;
+  filename?: string;
+  /** The file's type as the platform announces it; by default from the file name or URL, else the type's usual. */
+  mime_type?: string;
+  /** The platform message id this one answers (`context.id`). */
+  reply_to_platform_message_id?: string;
+}
+
+// The type a file is announced with when neither its name nor its URL says: each kind's most usual format.
+const usualMimeType: Record<Exclude<InboundInput['type'], 'text' | undefined>, string> = {
+  image: 'image/jpeg',
+  video: 'video/mp4',
+  audio: 'audio/ogg',
+  document: 'application/pdf',
+  sticker: 'image/webp',
+};
+
+/** The platform's rules for what each message type carries, as 422s on the operator's body. */
+function checkInbound(input: InboundInput): void {
+  const type = input.type ?? 'text';
+  const refuse = (field: string, msg: string) => validationError(['body', field], msg, 'value_error');
+  if (type === 'text') {
+    if (input.text === undefined) throw validationError(['body', 'text'], 'Field required', 'missing');
+    for (const field of ['media_url', 'caption', 'filename', 'mime_type'] as const) {
+      if (input[field] !== undefined) throw refuse(field, `Only for media messages, not ${type}`);
+    }
+    return;
+  }
+  if (input.media_url === undefined) throw validationError(['body', 'media_url'], 'Field required', 'missing');
+  if (input.text !== undefined) throw refuse('text', 'A media message carries a caption, not text');
+  if (input.caption !== undefined && (type === 'audio' || type === 'sticker')) {
+    throw refuse('caption', `The platform carries no caption on ${type}`);
+  }
+  if (input.filename !== undefined && type !== 'document') throw refuse('filename', 'Only for documents');
+}
+
+function inboundMedia(input: InboundInput, type: keyof typeof usualMimeType, url: string): InboundMedia {
+  const guessed = mime.lookup(input.filename ?? '') || mime.lookup(new URL(url).pathname) || undefined;
+  const mimeType = input.mime_type ?? guessed ?? usualMimeType[type];
+  const media: InboundMedia = { platformMediaId: sandboxMediaId({ url, mimeType }), mimeType };
+  if (input.caption !== undefined) media.caption = input.caption;
+  if (input.filename !== undefined) media.filename = input.filename;
+  return media;
 }
 
 // The platform's codes for failures named in the service's vocabulary; anything else is a generic 131000.
@@ -115,21 +165,29 @@ export function createSandboxControls(deps: { clock: Clock; sandbox: SandboxPlat
     },
 
     async inbound(input: InboundInput) {
+      checkInbound(input);
       const channel = await lookup.liveNumber(input.channel_id);
       if (!channel) throw notFound();
       const platformMessageId = sandbox.newMessageId();
-      const webhook = await sandbox.deliver([
-        {
-          kind: 'inbound_message',
-          businessAccountId: channel.business_account_id,
-          phoneNumberId: channel.phone_number_id,
-          platformMessageId,
-          from: input.from,
-          type: 'text',
-          text: input.text,
-          timestamp: clock.now(),
-        },
-      ]);
+      const type = input.type ?? 'text';
+      const event: PlatformEvent = {
+        kind: 'inbound_message',
+        businessAccountId: channel.business_account_id,
+        phoneNumberId: channel.phone_number_id,
+        platformMessageId,
+        from: input.from,
+        type,
+        timestamp: clock.now(),
+      };
+      if (type === 'text') event.text = input.text as string;
+      else {
+        event.media = inboundMedia(input, type, input.media_url as string);
+        if (input.caption !== undefined) event.text = input.caption;
+      }
+      if (input.reply_to_platform_message_id !== undefined) {
+        event.replyToPlatformMessageId = input.reply_to_platform_message_id;
+      }
+      const webhook = await sandbox.deliver([event]);
       return { platform_message_id: platformMessageId, webhook };
     },
   };

@@ -9,6 +9,7 @@ import { classifyPlatformError } from '../cloud/platform-errors.ts';
 import { buildSignedWebhook, type WebhookPayload } from '../cloud/webhook-builder.ts';
 import type {
   FreeformMessage,
+  MediaDownload,
   MessagingPlatform,
   PlatformEvent,
   ReadReceipt,
@@ -35,6 +36,40 @@ export interface WebhookSink {
    * The service recorded every inbound message this sandbox delivered, in whichever process delivered it.
    */
   lastInboundAt(phoneNumberId: string, phone: string): Promise<Date | undefined>;
+  /**
+   * decisions §15: where the sandbox gets an inbound file's bytes (its `media_url`) when the service asks for them:
+   * the service's own media fetcher, so the same address policy applies.
+   */
+  fetchMedia?(url: string): Promise<MediaDownload>;
+}
+
+/** An inbound file as the sandbox holds it: where its bytes are, and the type it was announced with. */
+export interface SandboxMediaFile {
+  url: string;
+  mimeType: string;
+}
+
+// The sandbox keeps no files: its media id carries the file's URL and type (base64url JSON), so any process with a
+// sandbox, before or after a restart, can answer a download.
+const MEDIA_ID_PREFIX = 'sbxmedia.';
+
+export function sandboxMediaId(file: SandboxMediaFile): string {
+  return `${MEDIA_ID_PREFIX}${Buffer.from(JSON.stringify({ u: file.url, t: file.mimeType })).toString('base64url')}`;
+}
+
+export function readSandboxMediaId(id: string): SandboxMediaFile | undefined {
+  if (!id.startsWith(MEDIA_ID_PREFIX)) return undefined;
+  try {
+    const parsed = JSON.parse(Buffer.from(id.slice(MEDIA_ID_PREFIX.length), 'base64url').toString('utf8')) as {
+      u?: unknown;
+      t?: unknown;
+    };
+    return typeof parsed.u === 'string' && typeof parsed.t === 'string'
+      ? { url: parsed.u, mimeType: parsed.t }
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export interface SandboxOptions {
@@ -313,8 +348,13 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
       return { ok: true };
     },
     sendMessage,
-    async downloadMedia() {
-      return { ok: false, reason: 'unavailable', message: 'media download: not yet built' };
+    async downloadMedia(media) {
+      const file = readSandboxMediaId(media.platformMediaId);
+      if (!file) return { ok: false, reason: 'not_found', message: 'the sandbox has no such media' };
+      if (!sink?.fetchMedia) return { ok: false, reason: 'unavailable', message: 'the sandbox cannot fetch media' };
+      const download = await sink.fetchMedia(file.url);
+      // Like the platform, the file is answered with the type it was announced with.
+      return download.ok ? { ...download, mimeType: file.mimeType } : download;
     },
     readReceipts: () => [...receipts],
     connect(next) {

@@ -3,7 +3,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { errorResponse, Phone, StringEnum } from '../../http/schemas.ts';
-import type { InboundInput, ReviewInput, SandboxControls, StatusInput } from './sandbox-controls.ts';
+import {
+  INBOUND_TYPES,
+  type InboundInput,
+  type ReviewInput,
+  type SandboxControls,
+  type StatusInput,
+} from './sandbox-controls.ts';
 
 const errors = (...statuses: number[]) =>
   Object.fromEntries([401, 422, ...statuses].map((status) => [status, errorResponse(status)]));
@@ -37,7 +43,14 @@ const InboundBody = Type.Object(
   {
     channel_id: Type.String({ minLength: 1, maxLength: 64 }),
     from: Phone,
-    text: Type.String({ minLength: 1, maxLength: 4096 }),
+    // decisions §15: text by default; a media message names where its bytes are (`media_url`).
+    type: Type.Optional(StringEnum(INBOUND_TYPES)),
+    text: Type.Optional(Type.String({ minLength: 1, maxLength: 4096 })),
+    media_url: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: '^https?://' })),
+    caption: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+    filename: Type.Optional(Type.String({ minLength: 1, maxLength: 240 })),
+    mime_type: Type.Optional(Type.String({ minLength: 3, maxLength: 255, pattern: '^[\\w.+-]+/[\\w.+-]+' })),
+    reply_to_platform_message_id: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
   },
   { additionalProperties: false },
 );

@@ -303,6 +303,36 @@ export const updateMessage = (
     .returningAll()
     .executeTakeFirst();
 
+/** decisions §15: our id of a conversation's message that the platform names (a reply's `context.id`). */
+export async function findMessageIdByPlatformId(
+  db: Kysely<DB>,
+  orgId: string,
+  conversationId: string,
+  platformMessageId: string,
+): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('messages')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('platform_message_id', '=', platformMessageId)
+    .where('conversation_id', '=', conversationId)
+    .executeTakeFirst();
+  return row?.id;
+}
+
+/** decisions §15: what the media endpoint needs of a message: its file, and for inbound files where to ask. */
+export const findMessageMedia = (db: Kysely<DB>, orgId: string, conversationId: string, messageId: string) =>
+  db
+    .selectFrom('messages')
+    .innerJoin('channels', (join) =>
+      join.onRef('channels.org_id', '=', 'messages.org_id').onRef('channels.id', '=', 'messages.channel_id'),
+    )
+    .select(['messages.direction', 'messages.media', 'messages.platform_media_id', 'channels.phone_number_id'])
+    .where('messages.org_id', '=', orgId)
+    .where('messages.conversation_id', '=', conversationId)
+    .where('messages.id', '=', messageId)
+    .executeTakeFirst();
+
 /** Where an outbound message went (its account, sending number and recipient), by the platform's message id. */
 export const findOutboundMessageRoute = (db: Kysely<DB>, platformMessageId: string) =>
   db

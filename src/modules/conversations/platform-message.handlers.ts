@@ -23,6 +23,19 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
   });
   const contact = contacts.get(event.from) as { id: string };
   const conversationId = await conversations.findOrCreateConversation(trx, orgId, contact.id, channelId, at);
+  // decisions §15: the file as the Message shows it (its bytes stay at the platform until asked for: `url` null).
+  const media = event.media
+    ? {
+        mime_type: event.media.mimeType,
+        filename: event.media.filename ?? null,
+        caption: event.media.caption ?? null,
+        url: null,
+      }
+    : null;
+  // The message answered, when it is one of this conversation's.
+  const replyTo = event.replyToPlatformMessageId
+    ? await conversations.findMessageIdByPlatformId(trx, orgId, conversationId, event.replyToPlatformMessageId)
+    : undefined;
   const message = {
     id: newId('msg'),
     conversation_id: conversationId,
@@ -37,9 +50,17 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
     platform_message_id: event.platformMessageId,
     status: 'received',
     error: null,
+    media,
+    reply_to: replyTo ?? null,
     created_at: at,
   };
-  const inserted = await conversations.insertMessage(trx, { ...message, org_id: orgId, updated_at: at });
+  const inserted = await conversations.insertMessage(trx, {
+    ...message,
+    media: media ? JSON.stringify(media) : null,
+    platform_media_id: event.media?.platformMediaId ?? null,
+    org_id: orgId,
+    updated_at: at,
+  });
   // decisions §11: `message.received`, the Message as the conversation lists it; a redelivered webhook inserts
   // nothing and emits nothing.
   if (inserted) {
@@ -50,8 +71,6 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
       delivered_at: null,
       read_at: null,
       failed_at: null,
-      media: null,
-      reply_to: null,
     } as const;
     await recordEvents(trx, orgId, [{ type: 'message.received', data }]);
   }

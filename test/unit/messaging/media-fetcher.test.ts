@@ -65,6 +65,11 @@ beforeAll(async () => {
         return response.end();
       case '/slow':
         return setTimeout(() => send('image/png', PNG), 2000);
+      case '/stalls': {
+        response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(MP4.length * 2) });
+        response.on('error', () => {});
+        return response.write(MP4);
+      }
       default:
         response.writeHead(404);
         return response.end();
@@ -159,6 +164,45 @@ describe('media fetching', () => {
     const result = await fetcher().check(url, 'image');
     expect(result).toMatchObject({ ok: false, code: 'media_fetch_failed', reason: expect.stringContaining('private') });
     await new Promise<void>((resolve) => redirector.close(() => resolve()));
+  });
+});
+
+describe('media streaming', () => {
+  const readAll = async (stream: ReadableStream<Uint8Array>) => {
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  };
+
+  it('streams the bytes with their type and length, following redirects', async () => {
+    const result = await fetcher().stream(`${base}/redirect`);
+    if (!result.ok) throw new Error(result.message);
+    expect(result).toMatchObject({ mimeType: 'image/png', contentLength: PNG.length });
+    expect(await readAll(result.body)).toEqual(PNG);
+  });
+
+  it('streams a large body without a length as it arrives', async () => {
+    const result = await fetcher().stream(`${base}/huge-streamed`);
+    if (!result.ok) throw new Error(result.message);
+    expect(result.contentLength).toBeUndefined();
+    expect((await readAll(result.body)).length).toBe(PNG.length + 8 * 1024 * 1024);
+  });
+
+  it('answers not_found for a 404 and unavailable for a timeout, a refused address or a bad URL', async () => {
+    expect(await fetcher().stream(`${base}/missing`)).toMatchObject({ ok: false, reason: 'not_found' });
+    expect(await fetcher().stream(`${base}/slow`)).toMatchObject({ ok: false, reason: 'unavailable' });
+    expect(await createMediaFetcher({ timeoutMs: 500 }).stream(`${base}/image.png`)).toMatchObject({
+      ok: false,
+      reason: 'unavailable',
+      message: expect.stringContaining('private'),
+    });
+    expect(await fetcher().stream('file:///etc/passwd')).toMatchObject({ ok: false, reason: 'unavailable' });
+  });
+
+  it('fails the stream when the server stops sending mid-file', async () => {
+    const result = await fetcher().stream(`${base}/stalls`);
+    if (!result.ok) throw new Error(result.message);
+    await expect(readAll(result.body)).rejects.toThrow(/no data/);
   });
 });
 

@@ -4,6 +4,7 @@ import { classifyPlatformError } from '../../../../src/messaging/cloud/platform-
 describe('classifyPlatformError', () => {
   it.each([
     [131026, 400, 'not_on_network', false],
+    [131047, 400, 'window_closed', false],
     [130429, 400, 'rate_limited', true],
     [131048, 400, 'rate_limited', true],
     [131056, 400, 'rate_limited', true],
