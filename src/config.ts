@@ -1,4 +1,4 @@
-// Environment -> a typed Config, read once in main.ts/cli.ts and passed down.
+// Environment -> a typed Config, read once in main.ts/cli/main.ts and passed down.
 import { parseKeyring } from './lib/secrets-box.ts';
 
 /** decisions §16: contacts per chunk of an audience broadcast (one statement; about 0.1 s at the bench's rate). */

@@ -3,6 +3,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from './db/schema.ts';
 import type { Clock } from './lib/clock.ts';
+import { anyOrganization, findAppState, insertAppState } from './modules/operator/operator.repo.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
 
 const DEMO_FLAG = 'demo_seeded';
@@ -15,10 +16,7 @@ export interface DemoResult {
 
 /** Creates the demo organization unless the database has any organization or was seeded before. */
 export async function seedDemo(db: Kysely<DB>, clock: Clock): Promise<DemoResult | undefined> {
-  const seeded = await db.selectFrom('app_state').select('key').where('key', '=', DEMO_FLAG).executeTakeFirst();
-  if (seeded) return undefined;
-  const anyOrg = await db.selectFrom('organizations').select('id').limit(1).executeTakeFirst();
-  if (anyOrg) return undefined;
+  if ((await findAppState(db, DEMO_FLAG)) || (await anyOrganization(db))) return undefined;
   const operator = createOperatorService({ db, clock, platform: 'sandbox' });
   const trialEnds = new Date(clock.now().getTime() + TRIAL_DAYS * 24 * 3600 * 1000);
   const org = await operator.createOrganization({
@@ -32,10 +30,7 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock): Promise<DemoResult
     numbers: [{ phone: '+15550100001', display_name: 'Demo sandbox number' }],
   });
   const key = await operator.createApiKey(org.id, { name: 'demo' });
-  await db
-    .insertInto('app_state')
-    .values({ key: DEMO_FLAG, value: JSON.stringify({ org_id: org.id }) })
-    .execute();
+  await insertAppState(db, DEMO_FLAG, { org_id: org.id });
   return { orgId: org.id, apiKey: key.key };
 }
 

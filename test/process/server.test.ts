@@ -118,7 +118,7 @@ describe.skipIf(onPGlite)('on a PostgreSQL server', { timeout: 120_000 }, () => 
       expect(invalid.status).toBe(2);
       expect(invalid.stderr).toContain('plan');
 
-      const server = await startServer({ ...env, ADMIN_TOKEN: 'secret' }, ['src/cli.ts', 'serve', '--no-worker']);
+      const server = await startServer({ ...env, ADMIN_TOKEN: 'secret' }, ['src/cli/main.ts', 'serve', '--no-worker']);
       try {
         const me = await get(`${server.baseUrl}/v1/me`, apiKey);
         expect(me.status).toBe(200);

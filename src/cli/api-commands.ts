@@ -2,8 +2,9 @@
 // CRM_BASE_URL. Nothing here touches the database, so these commands work beside a running server and against a
 // remote one alike.
 import { existsSync } from 'node:fs';
-import { ApiError, ConnectionError, CrmClient } from '../sdk/src/index.ts';
+import { ApiError, ConnectionError, CrmClient } from '../../sdk/src/index.ts';
 import { importClient, importContacts } from './contact-import.ts';
+import { print, UsageError } from './output.ts';
 
 export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CRM_BASE_URL unless http://127.0.0.1:8080):
   me                            the organization behind the key
@@ -16,9 +17,6 @@ export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CR
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 
-/** A mistake in how the command was called (exit code 2, like the other usage errors). */
-export class ApiUsageError extends Error {}
-
 export interface ApiCommandValues {
   limit?: string | undefined;
   q?: string | undefined;
@@ -29,17 +27,15 @@ export interface ApiCommandValues {
 
 function clientFromEnv(env: NodeJS.ProcessEnv): CrmClient {
   const apiKey = env.CRM_API_KEY;
-  if (!apiKey) throw new ApiUsageError('CRM_API_KEY is required for the public API commands (an oak_… key)');
+  if (!apiKey) throw new UsageError('CRM_API_KEY is required for the public API commands (an oak_… key)');
   return new CrmClient({ apiKey, baseUrl: env.CRM_BASE_URL || DEFAULT_BASE_URL });
 }
 
 function pageSize(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new ApiUsageError('--limit must be a whole number');
+  if (!/^\d+$/.test(value)) throw new UsageError('--limit must be a whole number');
   return Number(value);
 }
-
-const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
 export async function apiCommand(
   command: string,
@@ -64,27 +60,26 @@ export async function apiCommand(
     }
     case 'contacts get': {
       const id = rest[0];
-      if (!id) throw new ApiUsageError('CONTACT_ID is required');
+      if (!id) throw new UsageError('CONTACT_ID is required');
       return print(await client.contacts.get(id));
     }
     case 'contacts import': {
       const file = rest[0];
-      if (!file) throw new ApiUsageError('FILE.csv is required');
-      if (!existsSync(file)) throw new ApiUsageError(`no such file: ${file}`);
+      if (!file) throw new UsageError('FILE.csv is required');
+      if (!existsSync(file)) throw new UsageError(`no such file: ${file}`);
       const matchOn = values['match-on'];
-      if (matchOn !== 'email' && matchOn !== 'phone') throw new ApiUsageError('--match-on must be email or phone');
+      if (matchOn !== 'email' && matchOn !== 'phone') throw new UsageError('--match-on must be email or phone');
       // Its own client: every answer tells the import's budget the organization's rate limit.
       const { client: budgeted, budget } = importClient(env.CRM_API_KEY ?? '', client.baseUrl);
       return print(await importContacts(budgeted, file, matchOn, undefined, budget));
     }
     default:
-      throw new ApiUsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
+      throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
   }
 }
 
 /** The message and exit code for an error of the API commands, or undefined when it is not one of theirs. */
 export function describeApiFailure(error: unknown): { message: string; exitCode: number } | undefined {
-  if (error instanceof ApiUsageError) return { message: error.message, exitCode: 2 };
   if (error instanceof ApiError) {
     return { message: JSON.stringify({ status: error.status, code: error.code, detail: error.detail }), exitCode: 1 };
   }

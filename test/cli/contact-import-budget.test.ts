@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { importClient, importContacts } from '../../src/contact-import.ts';
+import { importClient, importContacts } from '../../src/cli/contact-import.ts';
 import type { RateLimitStore } from '../../src/http/rate-limit.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { delay } from '../helpers/wait.ts';
@@ -132,7 +132,7 @@ describe('the import as a process', { timeout: 120_000 }, () => {
   it('draws a progress bar with rows per second on a terminal (stderr, or stdout alone), and plain lines into a pipe', async () => {
     const { baseUrl, key, countContacts } = await serve();
     const env = { CRM_API_KEY: key, CRM_BASE_URL: baseUrl };
-    const cli = [process.execPath, join(root, 'src/cli.ts'), 'contacts', 'import'];
+    const cli = [process.execPath, join(root, 'src/cli/main.ts'), 'contacts', 'import'];
 
     const piped = await run(cli[0] as string, [...cli.slice(1), csvOf(250), '--match-on', 'email'], env);
     expect(piped.status, piped.stderr).toBe(0);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../sdk/src/index.ts';
-import { importContacts } from '../../src/contact-import.ts';
+import { importContacts } from '../../src/cli/contact-import.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness;

@@ -16,7 +16,7 @@ import {
   RateLimitError,
   refusalReason,
   refusedItemIndex,
-} from '../sdk/src/index.ts';
+} from '../../sdk/src/index.ts';
 import { RateBudget } from './rate-budget.ts';
 
 export const IMPORT_BATCH = 100;

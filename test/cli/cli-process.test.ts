@@ -48,7 +48,7 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
         expect(refused.stderr).toContain('/admin/v1');
       }
       // A second server on the same directory refuses to start, whichever way it is started.
-      for (const args of [['src/main.ts'], ['src/cli.ts', 'serve']]) {
+      for (const args of [['src/main.ts'], ['src/cli/main.ts', 'serve']]) {
         const second = spawnSync(process.execPath, args, {
           cwd: root,
           env: { PATH: process.env.PATH ?? '', ...env, PORT: '0', ADMIN_TOKEN: 'secret' },
