@@ -46,6 +46,8 @@ const options = {
   limit: { type: 'string' },
   phone: { type: 'string', multiple: true },
   'phone-number-id': { type: 'string', multiple: true },
+  email: { type: 'string' },
+  role: { type: 'string' },
   'no-worker': { type: 'boolean' },
   q: { type: 'string' },
   cursor: { type: 'string' },
@@ -80,6 +82,7 @@ async function main(argv: string[]): Promise<void> {
     case 'org':
     case 'key':
     case 'account':
+    case 'user':
       return operatorCommand(loadConfig(), command, sub, rest, values);
     case 'me':
     case 'contacts':

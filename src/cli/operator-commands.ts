@@ -16,7 +16,9 @@ while another process, such as a running server, holds it: use that server's /ad
                                             prints the key once; every scope ("*") unless --scopes
   key revoke --org ORG_ID KEY_ID
   account create --org ORG_ID [--business-account-id ID] [--balance 100] [--limit 1000]
-                 [--phone +15551234567 [--phone-number-id ID]]...`;
+                 [--phone +15551234567 [--phone-number-id ID]]...
+  user add --org ORG_ID --email EMAIL --role admin|agent [--name NAME]
+                                a person of the console; prints a one-time sign-in link (valid 24 hours)`;
 
 export interface OperatorValues {
   name?: string | undefined;
@@ -35,6 +37,8 @@ export interface OperatorValues {
   limit?: string | undefined;
   phone?: string[] | undefined;
   'phone-number-id'?: string[] | undefined;
+  email?: string | undefined;
+  role?: string | undefined;
 }
 
 async function check<T>(schema: TSchema, value: unknown): Promise<T> {
@@ -76,13 +80,14 @@ export async function operatorCommand(
   const { ApiKeyInput, MessagingAccountInput, OrganizationInput, OrganizationPatch } = await import(
     '../modules/operator/operator.schemas.ts'
   );
+  const { UserInput } = await import('../modules/users/users.schemas.ts');
   const database = await openConfiguredDatabase(config);
   await (await import('../db/migrate.ts')).migrateToLatest(database.db);
   // Warnings (an unreachable Redis, say) go to stderr: stdout carries the command's JSON.
   const { pino } = await import('pino');
   const wiring = wireFromConfig(config, database, pino({ level: 'warn' }, pino.destination(2)));
   try {
-    const { operator } = wiring.services;
+    const { operator, users } = wiring.services;
     switch (`${command} ${sub}`) {
       case 'org create':
         return print(await operator.createOrganization(await check(OrganizationInput, organizationFields(values))));
@@ -129,6 +134,15 @@ export async function operatorCommand(
             await check(MessagingAccountInput, input),
           ),
         );
+      }
+      case 'user add': {
+        // decisions §17: the same invitation as POST /admin/v1/organizations/{org_id}/users.
+        const input = await check<Parameters<typeof users.invite>[1]>(UserInput, {
+          email: required(values.email, '--email'),
+          role: required(values.role, '--role'),
+          ...(values.name !== undefined ? { name: values.name } : {}),
+        });
+        return print(await users.invite(required(values.org, '--org'), input));
       }
       default:
         throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);

@@ -8,7 +8,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/database.ts';
-import { runCli, startServer } from '../helpers/process.ts';
+import { freePort, runCli, startServer } from '../helpers/process.ts';
 
 const onPGlite = process.env.TEST_DB !== 'postgres';
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -74,6 +74,48 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
     const keys = runCli(['key', 'list', '--org', orgId], env);
     expect(keys.status, keys.stderr).toBe(0);
     expect(json(keys.stdout)).toEqual([]);
+  });
+
+  it('adds a console user with a one-time sign-in link that the server then accepts (crm user add)', async () => {
+    const dataDir = tempDir();
+    const port = String(await freePort());
+    const env = { DATA_DIR: dataDir, PORT: port };
+    const orgId = json(runCli(['org', 'create', '--name', 'People'], env).stdout).id as string;
+    const added = runCli(['user', 'add', '--org', orgId, '--email', 'ana@example.com', '--role', 'agent'], env);
+    expect(added.status, added.stderr).toBe(0);
+    const user = json(added.stdout);
+    expect(user).toMatchObject({ email: 'ana@example.com', role: 'agent', last_sign_in_at: null });
+    expect(user.sign_in_url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/app/set-password#token=sil_`));
+
+    const twice = runCli(['user', 'add', '--org', orgId, '--email', 'ana@example.com', '--role', 'admin'], env);
+    expect(twice.status).toBe(1);
+    expect(twice.stderr).toContain('duplicate_user');
+    const badRole = runCli(['user', 'add', '--org', orgId, '--email', 'bo@example.com', '--role', 'owner'], env);
+    expect(badRole.status).toBe(2);
+    expect(badRole.stderr).toContain('invalid input');
+    const noEmail = runCli(['user', 'add', '--org', orgId, '--role', 'admin'], env);
+    expect(noEmail.status).toBe(2);
+    expect(noEmail.stderr).toContain('--email is required');
+    const noOrg = runCli(['user', 'add', '--org', 'org_missing', '--email', 'cy@example.com', '--role', 'admin'], env);
+    expect(noOrg.status).toBe(1);
+    expect(noOrg.stderr).toContain('not_found');
+
+    const server = await startServer({ ...env, ADMIN_TOKEN: 'secret' });
+    try {
+      const token = new URL(user.sign_in_url).hash.replace('#token=', '');
+      const accepted = await fetch(`${server.baseUrl}/app/api/sign-in-links/accept`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: server.baseUrl },
+        body: JSON.stringify({ token, password: 'ana chooses this' }),
+      });
+      expect(accepted.status, await accepted.clone().text()).toBe(201);
+      expect(await accepted.json()).toMatchObject({
+        user: { email: 'ana@example.com', role: 'agent' },
+        organization: { id: orgId },
+      });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
   });
 
   it('takes over the lock of a server killed with SIGKILL', async () => {
