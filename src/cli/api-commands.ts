@@ -3,8 +3,8 @@
 // remote one alike.
 import { existsSync } from 'node:fs';
 import { ApiError, ConnectionError, CrmClient } from '../../sdk/src/index.ts';
-import { importClient, importContacts } from './contact-import.ts';
-import { print, UsageError } from './output.ts';
+import { importClient, importContacts, stateFileOf } from './contact-import.ts';
+import { Interrupted, print, UsageError } from './output.ts';
 
 export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CRM_BASE_URL unless http://127.0.0.1:8080):
   me                            the organization behind the key
@@ -71,7 +71,22 @@ export async function apiCommand(
       if (matchOn !== 'email' && matchOn !== 'phone') throw new UsageError('--match-on must be email or phone');
       // Its own client: every answer tells the import's budget the organization's rate limit.
       const { client: budgeted, budget } = importClient(env.CRM_API_KEY ?? '', client.baseUrl);
-      return print(await importContacts(budgeted, file, matchOn, undefined, budget));
+      // Ctrl-C: no new batch starts, the ones in flight finish and are recorded, and the command says how to resume
+      // (exit 130); a second Ctrl-C stops at once.
+      const stop = new AbortController();
+      process.once('SIGINT', () => {
+        stop.abort();
+        process.once('SIGINT', () => process.exit(130));
+      });
+      const result = await importContacts(budgeted, file, matchOn, { budget, signal: stop.signal });
+      print(result);
+      if (result.interrupted) {
+        throw new Interrupted(
+          `interrupted after ${result.skipped + result.imported + result.rejected} of the file's rows (${stateFileOf(file)} ` +
+            `records them); run the same command again to resume: crm contacts import ${file} --match-on ${matchOn}`,
+        );
+      }
+      return;
     }
     default:
       throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);

@@ -7,8 +7,9 @@ import { DataDirLockedError } from '../db/data-dir-lock.ts';
 import { ApiError } from '../http/api-error.ts';
 import { API_USAGE, apiCommand, describeApiFailure } from './api-commands.ts';
 import { BACKUP_USAGE, backupCommand, restoreCommand } from './backup-commands.ts';
+import { announceDatabase, refuseNewDatabase } from './database-choice.ts';
 import { OPERATOR_USAGE, operatorCommand } from './operator-commands.ts';
-import { CommandRefused, print, required, UsageError } from './output.ts';
+import { CommandRefused, Interrupted, print, required, UsageError } from './output.ts';
 
 // The server, the database and the operator's schemas are loaded by the commands that use them: the public API
 // commands (`crm contacts import` of a large file, say) run without them, in a third of the memory.
@@ -69,7 +70,9 @@ async function main(argv: string[]): Promise<void> {
     case 'worker':
       return (await server()).run(loadConfig(), { http: false, worker: true });
     case 'migrate': {
-      const database = await (await server()).openConfiguredDatabase(loadConfig());
+      const config = loadConfig();
+      announceDatabase(config);
+      const database = await (await server()).openConfiguredDatabase(config);
       try {
         const result = await (await import('../db/migrate.ts')).migrateToLatest(database.db);
         const applied = (result.results ?? []).map((migration) => migration.migrationName);
@@ -90,9 +93,10 @@ async function main(argv: string[]): Promise<void> {
     case 'backup':
     case 'restore': {
       const file = required(sub, 'FILE');
-      return print(
-        await (command === 'backup' ? backupCommand(loadConfig(), file) : restoreCommand(loadConfig(), file)),
-      );
+      const config = loadConfig();
+      announceDatabase(config);
+      if (command === 'backup') refuseNewDatabase(config, 'backup');
+      return print(await (command === 'backup' ? backupCommand(config, file) : restoreCommand(config, file)));
     }
     default:
       throw new UsageError(`unknown command: ${command}`);
@@ -109,6 +113,10 @@ try {
   ) {
     process.stderr.write(`crm: ${(error as Error).message}\n\n${USAGE}\n`);
     process.exit(2);
+  }
+  if (error instanceof Interrupted) {
+    process.stderr.write(`crm: ${error.message}\n`);
+    process.exit(130);
   }
   if (error instanceof DataDirLockedError || error instanceof CommandRefused) {
     process.stderr.write(`crm: ${error.message}\n`);

@@ -2,7 +2,22 @@
 // /admin/v1, on the configured database (DATABASE_URL, or the embedded one in DATA_DIR).
 import type { TSchema } from 'typebox';
 import type { Config } from '../config.ts';
+import { announceDatabase, refuseNewDatabase } from './database-choice.ts';
 import { print, required, UsageError } from './output.ts';
+
+/** The operator commands; the ones that only read never create a database (issue 23 point 8). */
+const COMMANDS = new Set([
+  'org list',
+  'org show',
+  'org create',
+  'org update',
+  'key list',
+  'key create',
+  'key revoke',
+  'account create',
+  'user add',
+]);
+const READ_ONLY = new Set(['org list', 'org show', 'key list']);
 
 export const OPERATOR_USAGE = `Operator records (same rules as /admin/v1; prints JSON). On the embedded database (DATA_DIR) they refuse to run
 while another process, such as a running server, holds it: use that server's /admin/v1 API instead.
@@ -76,6 +91,10 @@ export async function operatorCommand(
   rest: string[],
   values: OperatorValues,
 ): Promise<void> {
+  const name = `${command} ${sub}`;
+  if (!COMMANDS.has(name)) throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
+  announceDatabase(config);
+  if (READ_ONLY.has(name)) refuseNewDatabase(config, name);
   const { openConfiguredDatabase, wireFromConfig } = await import('../server.ts');
   const { ApiKeyInput, MessagingAccountInput, OrganizationInput, OrganizationPatch } = await import(
     '../modules/operator/operator.schemas.ts'
@@ -88,7 +107,7 @@ export async function operatorCommand(
   const wiring = wireFromConfig(config, database, pino({ level: 'warn' }, pino.destination(2)));
   try {
     const { operator, users } = wiring.services;
-    switch (`${command} ${sub}`) {
+    switch (name) {
       case 'org create':
         return print(await operator.createOrganization(await check(OrganizationInput, organizationFields(values))));
       case 'org update':

@@ -9,6 +9,9 @@ export class UsageError extends Error {}
 /** A refusal with a sentence for the person at the terminal (exit code 1, no usage). */
 export class CommandRefused extends Error {}
 
+/** A command stopped by Ctrl-C (SIGINT) after putting its work in order: the message, exit code 130. */
+export class Interrupted extends Error {}
+
 export function required(value: string | undefined, what: string): string {
   if (!value) throw new UsageError(`${what} is required`);
   return value;
