@@ -118,6 +118,47 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
     }
   });
 
+  it('finds the data directory like the server, names it, and never creates a database to read from (issue 23)', () => {
+    // bin/crm run from another directory: the project's data directory, as `npm start` uses, not ./data there.
+    const elsewhere = tempDir();
+    const projectData = join(root, 'data');
+    const hadDatabase = existsSync(join(projectData, 'PG_VERSION'));
+    const fromElsewhere = spawnSync(join(root, 'bin/crm'), ['org', 'list'], {
+      cwd: elsewhere,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(fromElsewhere.stderr).toContain(`using the embedded database in ${projectData} (the default`);
+    expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+    if (!hadDatabase) {
+      expect(fromElsewhere.status).toBe(1);
+      expect(fromElsewhere.stderr).toContain(`there is no database in ${projectData}`);
+      expect(existsSync(join(projectData, 'PG_VERSION'))).toBe(false);
+    }
+
+    // The commands that read refuse a directory without a database, and create nothing there.
+    const fresh = join(tempDir(), 'fresh');
+    for (const args of [
+      ['org', 'list'],
+      ['org', 'show', 'org_x'],
+      ['key', 'list', '--org', 'org_x'],
+      ['backup', join(elsewhere, 'b.tar.gz')],
+    ]) {
+      const refused = runCli(args, { DATA_DIR: fresh });
+      expect(refused.status, args.join(' ')).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain(`using the embedded database in ${fresh} (DATA_DIR)`);
+      expect(refused.stderr).toContain(`there is no database in ${fresh} (DATA_DIR)`);
+      expect(existsSync(fresh), args.join(' ')).toBe(false);
+    }
+    // A command that writes makes it; then the reads work.
+    expect(runCli(['org', 'create', '--name', 'First'], { DATA_DIR: fresh }).status).toBe(0);
+    const listed = runCli(['org', 'list'], { DATA_DIR: fresh });
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(json(listed.stdout).map((row: { name: string }) => row.name)).toEqual(['First']);
+  });
+
   it('takes over the lock of a server killed with SIGKILL', async () => {
     const dataDir = tempDir();
     const server = await startServer({ DATA_DIR: dataDir, ADMIN_TOKEN: 'secret' });
