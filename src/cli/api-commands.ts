@@ -13,7 +13,10 @@ export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CR
   contacts get CONTACT_ID
   contacts import FILE.csv --match-on email|phone
                                 loads the file in batches of 100 (decisions §12); refused rows go to
-                                FILE.rejected.csv; an interrupted run resumes (FILE.csv.import-state.json)`;
+                                FILE.rejected.csv with their CSV line and reasons; a later row with the
+                                match value of an earlier one is refused; Ctrl-C stops cleanly (exit 130)
+                                and the same command resumes (FILE.csv.import-state.json, tied to the
+                                file's size and SHA-256: a changed file is refused)`;
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
 

@@ -28,7 +28,9 @@ ${BACKUP_USAGE}
 
 ${API_USAGE}
 
-Configuration comes from the environment (DATABASE_URL, DATA_DIR, CRM_API_KEY, CRM_BASE_URL, ...); see the README.`;
+Configuration comes from the environment (DATABASE_URL, DATA_DIR, CRM_API_KEY, CRM_BASE_URL, ...); see the README.
+DATA_DIR defaults to the project's data directory (the one \`npm start\` uses), from whatever directory crm runs;
+commands that open a database name it on stderr, and the ones that only read never create one.`;
 
 const options = {
   name: { type: 'string' },

@@ -20,7 +20,8 @@ const COMMANDS = new Set([
 const READ_ONLY = new Set(['org list', 'org show', 'key list']);
 
 export const OPERATOR_USAGE = `Operator records (same rules as /admin/v1; prints JSON). On the embedded database (DATA_DIR) they refuse to run
-while another process, such as a running server, holds it: use that server's /admin/v1 API instead.
+while another process, such as a running server, holds it: use that server's /admin/v1 API instead. The ones
+that only read (org list, org show, key list) refuse a DATA_DIR that holds no database rather than create one.
   org list                      every organization
   org create --name NAME [--plan scale] [--trial] [--trial-ends-at ISO] [--subscription-status active]
              [--timezone UTC] [--language en]
