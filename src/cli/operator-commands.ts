@@ -1,22 +1,20 @@
-// `crm org | key | account …`: the operator's records from a terminal, with the same services and schemas as
-// /admin/v1, on the configured database (DATABASE_URL, or the embedded one in DATA_DIR).
+// `crm org | key | account | user …`: the operator's records from a terminal, with the same services and schemas as
+// /admin/v1, on the configured database (DATABASE_URL, or the embedded one in DATA_DIR). Arguments are checked
+// before the database is opened.
 import type { TSchema } from 'typebox';
 import type { Config } from '../config.ts';
+import type {
+  ApiKeyInput,
+  MessagingAccountInput,
+  OrganizationInput,
+  OrganizationPatch,
+} from '../modules/operator/operator.schemas.ts';
+import type { UserInput } from '../modules/users/users.schemas.ts';
+import type { Wiring } from '../wiring.ts';
 import { announceDatabase, refuseNewDatabase } from './database-choice.ts';
 import { print, required, UsageError } from './output.ts';
 
-/** The operator commands; the ones that only read never create a database (issue 23 point 8). */
-const COMMANDS = new Set([
-  'org list',
-  'org show',
-  'org create',
-  'org update',
-  'key list',
-  'key create',
-  'key revoke',
-  'account create',
-  'user add',
-]);
+/** The operator commands that only read: they never create a database (issue 23 point 8). */
 const READ_ONLY = new Set(['org list', 'org show', 'key list']);
 
 export const OPERATOR_USAGE = `Operator records (same rules as /admin/v1; prints JSON). On the embedded database (DATA_DIR) they refuse to run
@@ -85,6 +83,88 @@ function number(value: string | undefined, flag: string): number | undefined {
   return parsed;
 }
 
+type Services = Wiring['services'];
+/** A command whose arguments are checked: what is left needs the database. */
+type Action = (services: Services) => Promise<unknown>;
+
+/**
+ * Checks a command's arguments and input before any database is opened: a mistake in how it was called is a usage
+ * error (exit 2) that never creates, locks or migrates a database.
+ */
+async function prepare(name: string, rest: string[], values: OperatorValues): Promise<Action> {
+  const { ApiKeyInput, MessagingAccountInput, OrganizationInput, OrganizationPatch } = await import(
+    '../modules/operator/operator.schemas.ts'
+  );
+  switch (name) {
+    case 'org create': {
+      const input = await check<OrganizationInput>(OrganizationInput, organizationFields(values));
+      return ({ operator }) => operator.createOrganization(input);
+    }
+    case 'org update': {
+      const orgId = required(rest[0], 'ORG_ID');
+      const patch = await check<OrganizationPatch>(OrganizationPatch, organizationFields(values));
+      return ({ operator }) => operator.updateOrganization(orgId, patch);
+    }
+    case 'org list':
+      return ({ operator }) => operator.listOrganizations();
+    case 'org show': {
+      const orgId = required(rest[0], 'ORG_ID');
+      return ({ operator }) => operator.getOrganization(orgId);
+    }
+    case 'key list': {
+      const orgId = required(values.org, '--org');
+      return ({ operator }) => operator.listApiKeys(orgId);
+    }
+    case 'key create': {
+      const orgId = required(values.org, '--org');
+      // decisions §18: scopes as one comma-separated list (or the flag repeated); the same checks as /admin/v1.
+      const scopes = values.scopes?.flatMap((list) => list.split(',')).map((scope) => scope.trim());
+      const input = await check<ApiKeyInput>(ApiKeyInput, {
+        ...(values.name !== undefined ? { name: values.name } : {}),
+        ...(scopes ? { scopes } : {}),
+        ...(values['expires-at'] !== undefined ? { expires_at: values['expires-at'] } : {}),
+      });
+      return ({ operator }) => operator.createApiKey(orgId, input);
+    }
+    case 'key revoke': {
+      const orgId = required(values.org, '--org');
+      const keyId = required(rest[0], 'KEY_ID');
+      return async ({ operator }) => {
+        await operator.revokeApiKey(orgId, keyId);
+        return { revoked: keyId };
+      };
+    }
+    case 'account create': {
+      const orgId = required(values.org, '--org');
+      const phones = values.phone ?? [];
+      const ids = values['phone-number-id'] ?? [];
+      const fields: Record<string, unknown> = {
+        numbers: phones.map((phone, index) => ({ phone, ...(ids[index] ? { phone_number_id: ids[index] } : {}) })),
+      };
+      if (values['business-account-id']) fields.business_account_id = values['business-account-id'];
+      const balance = number(values.balance, '--balance');
+      if (balance !== undefined) fields.balance = balance;
+      const limit = number(values.limit, '--limit');
+      if (limit !== undefined) fields.messaging_limit_24h = limit;
+      const input = await check<MessagingAccountInput>(MessagingAccountInput, fields);
+      return ({ operator }) => operator.createMessagingAccount(orgId, input);
+    }
+    case 'user add': {
+      const { UserInput } = await import('../modules/users/users.schemas.ts');
+      const orgId = required(values.org, '--org');
+      // decisions §17: the same invitation as POST /admin/v1/organizations/{org_id}/users.
+      const input = await check<UserInput>(UserInput, {
+        email: required(values.email, '--email'),
+        role: required(values.role, '--role'),
+        ...(values.name !== undefined ? { name: values.name } : {}),
+      });
+      return ({ users }) => users.invite(orgId, input);
+    }
+    default:
+      throw new UsageError(`unknown command: ${name}`);
+  }
+}
+
 export async function operatorCommand(
   config: Config,
   command: string,
@@ -92,81 +172,18 @@ export async function operatorCommand(
   rest: string[],
   values: OperatorValues,
 ): Promise<void> {
-  const name = `${command} ${sub}`;
-  if (!COMMANDS.has(name)) throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
+  const name = [command, sub].filter(Boolean).join(' ');
+  const action = await prepare(name, rest, values);
   announceDatabase(config);
   if (READ_ONLY.has(name)) refuseNewDatabase(config, name);
   const { openConfiguredDatabase, wireFromConfig } = await import('../server.ts');
-  const { ApiKeyInput, MessagingAccountInput, OrganizationInput, OrganizationPatch } = await import(
-    '../modules/operator/operator.schemas.ts'
-  );
-  const { UserInput } = await import('../modules/users/users.schemas.ts');
   const database = await openConfiguredDatabase(config);
   await (await import('../db/migrate.ts')).migrateToLatest(database.db);
   // Warnings (an unreachable Redis, say) go to stderr: stdout carries the command's JSON.
   const { pino } = await import('pino');
   const wiring = wireFromConfig(config, database, pino({ level: 'warn' }, pino.destination(2)));
   try {
-    const { operator, users } = wiring.services;
-    switch (name) {
-      case 'org create':
-        return print(await operator.createOrganization(await check(OrganizationInput, organizationFields(values))));
-      case 'org update':
-        return print(
-          await operator.updateOrganization(
-            required(rest[0], 'ORG_ID'),
-            await check(OrganizationPatch, organizationFields(values)),
-          ),
-        );
-      case 'org list':
-        return print(await operator.listOrganizations());
-      case 'key list':
-        return print(await operator.listApiKeys(required(values.org, '--org')));
-      case 'org show':
-        return print(await operator.getOrganization(required(rest[0], 'ORG_ID')));
-      case 'key create': {
-        // decisions §18: scopes as one comma-separated list (or the flag repeated); the same checks as /admin/v1.
-        const scopes = values.scopes?.flatMap((list) => list.split(',')).map((scope) => scope.trim());
-        const input = await check<Parameters<typeof operator.createApiKey>[1]>(ApiKeyInput, {
-          ...(values.name !== undefined ? { name: values.name } : {}),
-          ...(scopes ? { scopes } : {}),
-          ...(values['expires-at'] !== undefined ? { expires_at: values['expires-at'] } : {}),
-        });
-        return print(await operator.createApiKey(required(values.org, '--org'), input));
-      }
-      case 'key revoke':
-        await operator.revokeApiKey(required(values.org, '--org'), required(rest[0], 'KEY_ID'));
-        return print({ revoked: rest[0] });
-      case 'account create': {
-        const phones = values.phone ?? [];
-        const ids = values['phone-number-id'] ?? [];
-        const input: Record<string, unknown> = {
-          numbers: phones.map((phone, index) => ({ phone, ...(ids[index] ? { phone_number_id: ids[index] } : {}) })),
-        };
-        if (values['business-account-id']) input.business_account_id = values['business-account-id'];
-        const balance = number(values.balance, '--balance');
-        if (balance !== undefined) input.balance = balance;
-        const limit = number(values.limit, '--limit');
-        if (limit !== undefined) input.messaging_limit_24h = limit;
-        return print(
-          await operator.createMessagingAccount(
-            required(values.org, '--org'),
-            await check(MessagingAccountInput, input),
-          ),
-        );
-      }
-      case 'user add': {
-        // decisions §17: the same invitation as POST /admin/v1/organizations/{org_id}/users.
-        const input = await check<Parameters<typeof users.invite>[1]>(UserInput, {
-          email: required(values.email, '--email'),
-          role: required(values.role, '--role'),
-          ...(values.name !== undefined ? { name: values.name } : {}),
-        });
-        return print(await users.invite(required(values.org, '--org'), input));
-      }
-      default:
-        throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
-    }
+    print(await action(wiring.services));
   } finally {
     await wiring.close();
   }

@@ -152,6 +152,11 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
       expect(refused.stderr).toContain(`there is no database in ${fresh} (DATA_DIR)`);
       expect(existsSync(fresh), args.join(' ')).toBe(false);
     }
+    // A mistake in how a command is called is found before any database is opened (or created).
+    const mistaken = runCli(['org', 'create', '--name', 'x', '--plan', 'gold'], { DATA_DIR: fresh });
+    expect(mistaken.status).toBe(2);
+    expect(mistaken.stderr).toContain('plan');
+    expect(existsSync(fresh)).toBe(false);
     // A command that writes makes it; then the reads work.
     expect(runCli(['org', 'create', '--name', 'First'], { DATA_DIR: fresh }).status).toBe(0);
     const listed = runCli(['org', 'list'], { DATA_DIR: fresh });
