@@ -7,7 +7,7 @@
 //                        start-up skew and the idle poll too much for the scaling row)
 //   BENCH_RSS_FANOUT     recipients of the memory run, default 100000; BENCH_QUICK=1 skips that run and reports the
 //                        1-worker run's peak instead (the row says how many recipients it saw)
-//   BENCH_WORKER_ROOT    a checkout whose `src/cli.ts worker` to run instead of this one (before/after comparisons
+//   BENCH_WORKER_ROOT    a checkout whose `src/cli/main.ts worker` to run instead of this one (before/after comparisons
 //                        on the same database server; its migrations must match)
 //   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the worker processes (heap flags beyond bin/crm's own)
 // Baseline: a bare SKIP LOCKED loop (bench/bare-queue.ts) on the same database, with as many processes, doing the

@@ -34,7 +34,16 @@ const round = (value: number) => Math.round(value).toLocaleString('en-US');
 function runCli(file: string, env: Record<string, string>) {
   // A preloaded module reports the process's peak RSS on stderr as it exits.
   const reportRss = `data:text/javascript,process.on('exit',()=>process.stderr.write('maxrss '+process.resourceUsage().maxRSS+'\\n'))`;
-  const args = ['--import', reportRss, join(root, 'src/cli.ts'), 'contacts', 'import', file, '--match-on', 'email'];
+  const args = [
+    '--import',
+    reportRss,
+    join(root, 'src/cli/main.ts'),
+    'contacts',
+    'import',
+    file,
+    '--match-on',
+    'email',
+  ];
   return new Promise<{ seconds: number; imported: number; rssMb: number }>((resolve, reject) => {
     const started = performance.now();
     const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH ?? '', ...env } });

@@ -93,7 +93,7 @@ function startApi(cwd: string, extraFlags: string[]): Promise<Started> {
     ...(cwd === root ? ['--max-semi-space-size=2'] : []),
     ...(process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', '--cpu-prof-dir', 'bench/profiles'] : []),
     ...extraFlags,
-    'src/cli.ts',
+    'src/cli/main.ts',
     'serve',
     '--no-worker',
   ];

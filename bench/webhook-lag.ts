@@ -61,7 +61,7 @@ async function startReceiver() {
 }
 
 function startWorker(databaseUrl: string): ChildProcess {
-  return spawn(process.execPath, [...process.execArgv, 'src/cli.ts', 'worker'], {
+  return spawn(process.execPath, [...process.execArgv, 'src/cli/main.ts', 'worker'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

@@ -106,7 +106,7 @@ async function baseline(receiver: Receiver, total: number) {
 
 function startWorker(databaseUrl: string): Promise<ChildProcess> {
   // The same runtime flags as this process (e.g. a TypeScript loader on a Node without type stripping).
-  const child = spawn(process.execPath, [...process.execArgv, 'src/cli.ts', 'worker'], {
+  const child = spawn(process.execPath, [...process.execArgv, 'src/cli/main.ts', 'worker'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',

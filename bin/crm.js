@@ -1,11 +1,11 @@
 #!/usr/bin/env node
-// The `crm` bin (`npx crm …`): src/cli.ts runs natively on a Node that strips types (the pinned Node 24 that
+// The `crm` bin (`npx crm …`): src/cli/main.ts runs natively on a Node that strips types (the pinned Node 24 that
 // `npm start` uses: npm puts node_modules/.bin first on PATH); on an older Node it is handed to the pinned one.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const cli = new URL('../src/cli.ts', import.meta.url);
+const cli = new URL('../src/cli/main.ts', import.meta.url);
 
 if (process.features.typescript) {
   await import(cli.href);

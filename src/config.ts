@@ -1,5 +1,12 @@
-// Environment -> a typed Config, read once in main.ts/cli.ts and passed down.
+// Environment -> a typed Config, read once in main.ts/cli/main.ts and passed down.
+import { fileURLToPath } from 'node:url';
 import { parseKeyring } from './lib/secrets-box.ts';
+
+/**
+ * DATA_DIR's default: `data` in the project's directory, whatever the working directory (issue 23 point 8): the
+ * server that `npm start` runs there and `bin/crm` run from anywhere open the same database.
+ */
+export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../data', import.meta.url));
 
 /** decisions §16: contacts per chunk of an audience broadcast (one statement; about 0.1 s at the bench's rate). */
 export const DEFAULT_AUDIENCE_CHUNK = 5000;
@@ -8,6 +15,8 @@ export interface Config {
   port: number;
   host: string;
   dataDir: string;
+  /** Whether DATA_DIR was set (the CLI names the directory it uses, and says when it is the default). */
+  dataDirFromEnv: boolean;
   databaseUrl: string | undefined;
   redisUrl: string | undefined;
   adminToken: string | undefined;
@@ -181,7 +190,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     port: integer(env, 'PORT', 8080) as number,
     host: text(env, 'HOST') ?? '127.0.0.1',
-    dataDir: text(env, 'DATA_DIR') ?? './data',
+    dataDir: text(env, 'DATA_DIR') ?? DEFAULT_DATA_DIR,
+    dataDirFromEnv: text(env, 'DATA_DIR') !== undefined,
     databaseUrl: text(env, 'DATABASE_URL'),
     redisUrl: text(env, 'REDIS_URL'),
     adminToken: text(env, 'ADMIN_TOKEN'),

@@ -1,26 +1,35 @@
 // First start on an empty embedded database without ADMIN_TOKEN: a demo organization on trial with a sandbox
-// number, and its API key printed once, so that a newcomer can make a first request straight away.
+// number, its API key, and a demo admin with a one-time sign-in link to the console (decisions §17), printed once,
+// so that a newcomer can make a first request and reach the inbox straight away. Everything goes through the
+// operator's and the users' services: the same rules as /admin/v1 and `crm user add`.
 import type { Kysely } from 'kysely';
 import type { DB } from './db/schema.ts';
-import type { Clock } from './lib/clock.ts';
-import { createOperatorService } from './modules/operator/operator.service.ts';
+import { anyOrganization, findAppState, insertAppState } from './modules/operator/operator.repo.ts';
+import type { OperatorService } from './modules/operator/operator.service.ts';
+import type { UsersService } from './modules/users/users.service.ts';
 
 const DEMO_FLAG = 'demo_seeded';
 const TRIAL_DAYS = 30;
+export const DEMO_ADMIN_EMAIL = 'admin@demo.example';
+
+export interface DemoDeps {
+  db: Kysely<DB>;
+  now: () => Date;
+  operator: OperatorService;
+  users: UsersService;
+}
 
 export interface DemoResult {
   orgId: string;
   apiKey: string;
+  admin: { email: string; signInUrl: string; signInUrlExpiresAt: Date };
 }
 
-/** Creates the demo organization unless the database has any organization or was seeded before. */
-export async function seedDemo(db: Kysely<DB>, clock: Clock): Promise<DemoResult | undefined> {
-  const seeded = await db.selectFrom('app_state').select('key').where('key', '=', DEMO_FLAG).executeTakeFirst();
-  if (seeded) return undefined;
-  const anyOrg = await db.selectFrom('organizations').select('id').limit(1).executeTakeFirst();
-  if (anyOrg) return undefined;
-  const operator = createOperatorService({ db, clock, platform: 'sandbox' });
-  const trialEnds = new Date(clock.now().getTime() + TRIAL_DAYS * 24 * 3600 * 1000);
+/** Creates the demo organization and its admin unless the database has any organization or was seeded before. */
+export async function seedDemo(deps: DemoDeps): Promise<DemoResult | undefined> {
+  const { db, operator, users } = deps;
+  if ((await findAppState(db, DEMO_FLAG)) || (await anyOrganization(db))) return undefined;
+  const trialEnds = new Date(deps.now().getTime() + TRIAL_DAYS * 24 * 3600 * 1000);
   const org = await operator.createOrganization({
     name: 'Demo organization',
     plan: 'free',
@@ -32,11 +41,13 @@ export async function seedDemo(db: Kysely<DB>, clock: Clock): Promise<DemoResult
     numbers: [{ phone: '+15550100001', display_name: 'Demo sandbox number' }],
   });
   const key = await operator.createApiKey(org.id, { name: 'demo' });
-  await db
-    .insertInto('app_state')
-    .values({ key: DEMO_FLAG, value: JSON.stringify({ org_id: org.id }) })
-    .execute();
-  return { orgId: org.id, apiKey: key.key };
+  const admin = await users.invite(org.id, { email: DEMO_ADMIN_EMAIL, name: 'Demo admin', role: 'admin' });
+  await insertAppState(db, DEMO_FLAG, { org_id: org.id });
+  return {
+    orgId: org.id,
+    apiKey: key.key,
+    admin: { email: admin.email, signInUrl: admin.sign_in_url, signInUrlExpiresAt: admin.sign_in_url_expires_at },
+  };
 }
 
 export function demoBanner(result: DemoResult, baseUrl: string): string {
@@ -47,6 +58,10 @@ export function demoBanner(result: DemoResult, baseUrl: string): string {
     '',
     '  Try it:',
     `    curl -s ${baseUrl}/v1/me -H "Authorization: Bearer ${result.apiKey}"`,
+    '',
+    `  The console: ${baseUrl}/app`,
+    `  Sign in as ${result.admin.email}: open this one-time link (valid 24 hours) and choose a password:`,
+    `    ${result.admin.signInUrl}`,
     '',
     `  API reference: ${baseUrl}/docs`,
     '',

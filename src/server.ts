@@ -176,10 +176,12 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
   const resealed = await resealWebhookSecrets(database.db, keyring);
   if (resealed > 0) log.info({ endpoints: resealed, keyId: keyring.currentId }, 'webhook secrets sealed');
 
-  let demo: Awaited<ReturnType<typeof seedDemo>>;
-  if (options.http && database.kind === 'pglite' && !config.adminToken) demo = await seedDemo(database.db, systemClock);
-
   const wiring = wireFromConfig(config, database, log, options.http, keyring);
+  // decisions §10, §17: the demo of a first start (its sandbox number needs the sandbox platform).
+  const demo =
+    options.http && database.kind === 'pglite' && !config.adminToken && config.messagingPlatform === 'sandbox'
+      ? await seedDemo({ db: database.db, now: () => systemClock.now(), ...wiring.services })
+      : undefined;
   const app = options.http ? await buildApp(wiring) : undefined;
   const worker: Worker | undefined = options.worker ? wiring.startWorker() : undefined;
 

@@ -1,6 +1,6 @@
 // The one wiring: from a database, a clock, a messaging platform and a few settings to every part of the product —
 // the webhook processor with the features' handlers, the services, the fan-out and the other worker tasks.
-// server.ts, cli.ts, the benchmarks and the test harness all build the product here; buildApp only registers
+// server.ts, cli/, the benchmarks and the test harness all build the product here; buildApp only registers
 // plugins and routes over a Wiring, and startWorker runs its tasks.
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';

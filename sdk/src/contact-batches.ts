@@ -45,3 +45,30 @@ export function refusalReason(error: ApiError): string {
   }
   return JSON.stringify(detail);
 }
+
+/**
+ * Every item a batch refusal names, with that item's own reasons: a 422 lists issues of any number of items
+ * (`loc` ["body","items",index,…]); a 409 names one (`detail.index`). Undefined when the refusal names no item.
+ */
+export function refusedItems(error: unknown): Map<number, string[]> | undefined {
+  if (!(error instanceof ApiError)) return undefined;
+  const detail = error.detail as unknown;
+  const items = new Map<number, string[]>();
+  if (Array.isArray(detail)) {
+    for (const issue of detail as { loc?: unknown[]; msg?: string }[]) {
+      const loc = issue.loc ?? [];
+      if (loc[0] !== 'body' || loc[1] !== 'items' || typeof loc[2] !== 'number') return undefined;
+      const field = loc.slice(3).join('.');
+      items.set(loc[2], [...(items.get(loc[2]) ?? []), field ? `${field}: ${issue.msg}` : String(issue.msg)]);
+    }
+    return items.size > 0 ? items : undefined;
+  }
+  const index = (detail as { index?: unknown } | null)?.index;
+  if (typeof index !== 'number') return undefined;
+  const { code, field, conflicting_contact_id: holder } = detail as Record<string, unknown>;
+  const reason =
+    typeof code === 'string'
+      ? `${typeof field === 'string' ? `${field}: ` : ''}${code}${typeof holder === 'string' ? ` (held by contact ${holder})` : ''}`
+      : JSON.stringify(detail);
+  return new Map([[index, [reason]]]);
+}

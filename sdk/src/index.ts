@@ -7,7 +7,7 @@ export {
   type RawRequestOptions,
   type SendOptions,
 } from './client.ts';
-export { type CsvRow, contactItemOf, refusalReason, refusedItemIndex } from './contact-batches.ts';
+export { type CsvRow, contactItemOf, refusalReason, refusedItemIndex, refusedItems } from './contact-batches.ts';
 export {
   ApiError,
   ApiKeyExpiredError,

@@ -158,6 +158,67 @@ describe('batch upsert, set-based', () => {
     expect(ok.body.items[2].contact).toMatchObject({ funnel_stage_id: won.id, sub_origin_id: origin.id });
   });
 
+  it('changes nothing for an item that changes nothing: no write, no updated_at, no contact.updated (issue 23)', async () => {
+    const { org, key } = await h.createOrg();
+    await h.api('POST', '/v1/properties', { key, body: { key: 'plan', label: 'Plan', kind: 'TEXT' } });
+    await h.api('POST', '/v1/properties', { key, body: { key: 'seats', label: 'Seats', kind: 'NUMBER' } });
+    const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['*'] },
+    });
+    expect(endpoint.status).toBe(201);
+    const item = (index: number, city = 'Lima') => ({
+      email: `same${index}@example.com`,
+      first_name: `Same ${index}`,
+      city,
+      properties: { plan: { kind: 'TEXT', value_text: 'gold' }, seats: { kind: 'NUMBER', value_number: 2.5 } },
+    });
+    const first = await upsert(key, { match_on: 'email', items: [item(0), item(1), item(2)] });
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const events = async () =>
+      (
+        await h.database.db
+          .selectFrom('webhook_events')
+          .select(['type', 'payload'])
+          .where('org_id', '=', org.id)
+          .where('type', '!=', 'ping')
+          .execute()
+      ).map((event) => `${event.type} ${JSON.parse(event.payload).data.email}`);
+    expect((await events()).sort()).toEqual([
+      'contact.created same0@example.com',
+      'contact.created same1@example.com',
+      'contact.created same2@example.com',
+    ]);
+
+    // The same batch again (an import resumed after an interruption): answered, nothing changes.
+    const again = await upsert(key, { match_on: 'email', items: [item(0), item(1), item(2)] });
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.items.map((one: Item) => one.result)).toEqual(['updated', 'updated', 'updated']);
+    expect(again.body.items.map((one: { contact: unknown }) => one.contact)).toEqual(
+      first.body.items.map((one: { contact: unknown }) => one.contact),
+    );
+    expect(await events()).toHaveLength(3);
+
+    // One real change among no-ops: only that contact moves, and only it has an event.
+    const mixed = await upsert(key, { match_on: 'email', items: [item(0), item(1, 'Quito'), item(2)] });
+    expect(mixed.status).toBe(200);
+    expect(mixed.body.items[0].contact.updated_at).toBe(first.body.items[0].contact.updated_at);
+    expect(mixed.body.items[1].contact.city).toBe('Quito');
+    expect(mixed.body.items[1].contact.updated_at).not.toBe(first.body.items[1].contact.updated_at);
+    expect(mixed.body.items[2].contact).toEqual(first.body.items[2].contact);
+    expect((await events()).filter((event) => event.startsWith('contact.updated'))).toEqual([
+      'contact.updated same1@example.com',
+    ]);
+    // A property value that differs is a change too.
+    const property = await upsert(key, {
+      match_on: 'email',
+      items: [{ email: 'same2@example.com', properties: { seats: { kind: 'NUMBER', value_number: 3 } } }],
+    });
+    expect(property.body.items[0].contact.properties.seats.value_number).toBe(3);
+    expect(property.body.items[0].contact.updated_at).not.toBe(first.body.items[2].contact.updated_at);
+    expect(await events()).toHaveLength(5);
+  });
+
   it('records contact.created and contact.updated for each item, carrying the contact of the answer', async () => {
     const { org, key } = await h.createOrg();
     const endpoint = await h.api('POST', '/v1/webhook-endpoints', {

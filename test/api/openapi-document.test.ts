@@ -209,7 +209,7 @@ describe('info and servers', () => {
 
 describe('the documented send example', () => {
   it('succeeds against the demo organization as it is, after the documented template example', async () => {
-    const demo = await seedDemo(h.database.db, systemClock);
+    const demo = await seedDemo({ db: h.database.db, now: () => systemClock.now(), ...h.wiring.services });
     expect(demo).toBeDefined();
     const key = demo?.apiKey as string;
     const templateExample = document.paths['/v1/templates'].post.requestBody.content['application/json'].example;

@@ -63,7 +63,7 @@ export async function startServer(
 
 /** A `crm worker` process; resolves once its worker loop runs. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['src/cli.ts', 'worker'], {
+  const child = spawn(process.execPath, ['src/cli/main.ts', 'worker'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -99,7 +99,7 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<S
 }
 
 export function runCli(args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, ['src/cli.ts', ...args], {
+  const result = spawnSync(process.execPath, ['src/cli/main.ts', ...args], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
     encoding: 'utf8',

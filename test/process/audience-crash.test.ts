@@ -61,7 +61,7 @@ describe.skipIf(!onPostgres)('audience broadcasts across worker processes', () =
       AUDIENCE_CHUNK_SIZE: '500',
       LOG_LEVEL: 'info',
     };
-    server = await startServer(env, ['src/cli.ts', 'serve', '--no-worker']);
+    server = await startServer(env, ['src/cli/main.ts', 'serve', '--no-worker']);
     processes.push(server);
     const org = (await call('POST', '/admin/v1/organizations', { name: 'Audience', plan: 'scale' }, 'secret')).body;
     orgId = org.id;

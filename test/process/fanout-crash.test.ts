@@ -42,7 +42,7 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
       WORKER_POLL_MS: '50',
       LOG_LEVEL: 'info',
     };
-    server = await startServer(env, ['src/cli.ts', 'serve', '--no-worker']);
+    server = await startServer(env, ['src/cli/main.ts', 'serve', '--no-worker']);
     processes.push(server);
     fake.deliverStatusesTo({ url: `${server.baseUrl}/webhooks/messaging`, appSecret: SECRET, businessAccountId: WABA });
   });

@@ -41,7 +41,7 @@ describe.skipIf(!onPostgres)('a send killed mid-request', { timeout: 180_000 }, 
 
   it('lets a retry of the same key succeed within seconds of the kill, once', async () => {
     const env = { DATABASE_URL: database.url, ADMIN_TOKEN: 'secret', MEDIA_FETCH_ALLOW_HOSTS: '127.0.0.1' };
-    const first = await startServer(env, ['src/cli.ts', 'serve', '--no-worker']);
+    const first = await startServer(env, ['src/cli/main.ts', 'serve', '--no-worker']);
     servers.push(first);
     const call = async (base: string, method: string, path: string, body?: unknown, token = 'secret', headers = {}) => {
       const response = await fetch(`${base}${path}`, {
@@ -88,7 +88,7 @@ describe.skipIf(!onPostgres)('a send killed mid-request', { timeout: 180_000 }, 
     const killedAt = Date.now();
 
     stall = false;
-    const second = await startServer(env, ['src/cli.ts', 'serve', '--no-worker']);
+    const second = await startServer(env, ['src/cli/main.ts', 'serve', '--no-worker']);
     servers.push(second);
     const answers: number[] = [];
     const accepted = await waitUntil(

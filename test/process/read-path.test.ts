@@ -29,7 +29,11 @@ async function startServers(env: Record<string, string>, count = 2) {
   const database = await createPostgresDatabase();
   const servers = await Promise.all(
     Array.from({ length: count }, () =>
-      startServer({ DATABASE_URL: database.url, ADMIN_TOKEN: ADMIN, ...env }, ['src/cli.ts', 'serve', '--no-worker']),
+      startServer({ DATABASE_URL: database.url, ADMIN_TOKEN: ADMIN, ...env }, [
+        'src/cli/main.ts',
+        'serve',
+        '--no-worker',
+      ]),
     ),
   );
   cleanups.push(async () => {

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/database.ts';
-import { runCli, startServer } from '../helpers/process.ts';
+import { freePort, runCli, startServer } from '../helpers/process.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 const onPGlite = process.env.TEST_DB !== 'postgres';
@@ -28,7 +28,8 @@ const get = async (url: string, key?: string) => {
 describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () => {
   it('makes a demo organization on first start, prints its key and a curl once, and keeps data across restarts', async () => {
     const dataDir = tempDir();
-    const first = await startServer({ DATA_DIR: dataDir });
+    // A fixed port: the demo admin's sign-in link is built from http://HOST:PORT (PUBLIC_URL unset).
+    const first = await startServer({ DATA_DIR: dataDir, PORT: String(await freePort()) });
     const key = await waitUntil(
       () => /API key \(shown only this once\): (oak_[A-Za-z0-9_-]+)/.exec(first.output())?.[1],
       {
@@ -43,11 +44,35 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () 
     expect(me.status).toBe(200);
     expect(me.body).toMatchObject({ name: 'Demo organization', trial: true });
     expect(me.headers.get('x-ratelimit-limit')).toBe('5');
+
+    // decisions §17: the console's address and the demo admin's one-time sign-in link, beside the key.
+    expect(first.output()).toContain(`The console: ${first.baseUrl}/app`);
+    const link = /Sign in as admin@demo\.example: open this one-time link[^\n]*\n\s+(\S+)/.exec(first.output())?.[1];
+    expect(link, first.output()).toMatch(new RegExp(`^${first.baseUrl}/app/set-password#token=sil_`));
+    const token = new URL(link as string).hash.replace('#token=', '');
+    const accepted = await fetch(`${first.baseUrl}/app/api/sign-in-links/accept`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: first.baseUrl },
+      body: JSON.stringify({ token, password: 'a demo password' }),
+    });
+    expect(accepted.status, await accepted.clone().text()).toBe(201);
+    const cookie = accepted.headers
+      .getSetCookie()
+      .map((value) => value.split(';')[0])
+      .join('; ');
+    const session = await fetch(`${first.baseUrl}/app/api/session`, { headers: { cookie } });
+    expect(session.status).toBe(200);
+    expect(await session.json()).toMatchObject({
+      user: { email: 'admin@demo.example', role: 'admin' },
+      organization: { id: (me.body as { id: string }).id },
+    });
     expect(await first.stop()).toBe(0);
     expect(first.output()).toContain('shut down cleanly');
 
     const second = await startServer({ DATA_DIR: dataDir });
     expect(second.output()).not.toContain('API key');
+    expect(second.output()).not.toContain('sign-in');
+    expect(second.output()).not.toContain('sil_');
     expect((await get(`${second.baseUrl}/v1/me`, key)).status).toBe(200);
     expect(await second.stop()).toBe(0);
 
@@ -118,7 +143,7 @@ describe.skipIf(onPGlite)('on a PostgreSQL server', { timeout: 120_000 }, () => 
       expect(invalid.status).toBe(2);
       expect(invalid.stderr).toContain('plan');
 
-      const server = await startServer({ ...env, ADMIN_TOKEN: 'secret' }, ['src/cli.ts', 'serve', '--no-worker']);
+      const server = await startServer({ ...env, ADMIN_TOKEN: 'secret' }, ['src/cli/main.ts', 'serve', '--no-worker']);
       try {
         const me = await get(`${server.baseUrl}/v1/me`, apiKey);
         expect(me.status).toBe(200);

@@ -29,7 +29,7 @@ describe.skipIf(!onPostgres)('a worker killed mid-delivery', () => {
       WEBHOOK_ENDPOINT_CONCURRENCY: '6',
       WORKER_POLL_MS: '50',
     };
-    server = await startServer(env, ['src/cli.ts', 'serve', '--no-worker']);
+    server = await startServer(env, ['src/cli/main.ts', 'serve', '--no-worker']);
     processes.push(server);
   });
   afterAll(async () => {

@@ -24,6 +24,8 @@ export interface PlannedItem {
   index: number;
   id: string;
   result: 'created' | 'updated';
+  /** False for an update that leaves the contact as it was: nothing is written and no event is recorded. */
+  changes: boolean;
   write: StoredValue[];
   remove: string[];
 }
@@ -32,6 +34,46 @@ export interface BatchPlan {
   items: PlannedItem[];
   creates: Insertable<ContactsTable>[];
   updates: ContactRecord[];
+  /** Matched contacts that their items leave as they were (answered as they are, not written). */
+  unchanged: ContactRecord[];
+}
+
+const sameScalar = (a: unknown, b: unknown) =>
+  a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : (a ?? null) === (b ?? null);
+
+/** JSON with object keys sorted: a stored jsonb value compares equal to the same value given in another key order. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value ?? null, (_, inner) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
+
+const sameValue = (a: StoredValue, b: StoredValue) =>
+  sameScalar(a.value_text, b.value_text) &&
+  (a.value_number === null || b.value_number === null
+    ? a.value_number === b.value_number
+    : Number(a.value_number) === Number(b.value_number)) &&
+  sameScalar(a.value_bool, b.value_bool) &&
+  sameScalar(a.value_date, b.value_date) &&
+  canonical(a.value_json) === canonical(b.value_json);
+
+/** Whether an update changes a column or a property value of the matched contact (issue 23 point 3). */
+function changesAnything(
+  current: ContactRecord,
+  row: ContactRecord,
+  properties: { write: StoredValue[]; remove: string[] },
+  stored: StoredValue[],
+): boolean {
+  for (const column of Object.keys(row) as (keyof ContactRecord)[]) {
+    if (column !== 'updated_at' && !sameScalar(row[column], current[column])) return true;
+  }
+  const byProperty = new Map(stored.map((value) => [value.property_id, value]));
+  if (properties.remove.some((propertyId) => byProperty.has(propertyId))) return true;
+  return properties.write.some((value) => {
+    const before = byProperty.get(value.property_id);
+    return !before || !sameValue(before, value);
+  });
 }
 
 const DUPLICATE_FIELDS: DuplicateField[] = ['email', 'phone', 'social_handle'];
@@ -78,6 +120,8 @@ export function planBatch(
   definitions: Map<string, Definition>,
   references: References,
   now: Date,
+  /** The property values the matched contacts hold now, by contact id. */
+  storedValues: Map<string, StoredValue[]> = new Map(),
 ): BatchPlan {
   const matched = matchedContacts(body, holders);
   // Who holds each value before the batch (the 409 names that contact, as a single write's 409 would after its
@@ -93,19 +137,23 @@ export function planBatch(
       }
     }
   }
-  const plan: BatchPlan = { items: [], creates: [], updates: [] };
+  const plan: BatchPlan = { items: [], creates: [], updates: [], unchanged: [] };
   for (const [index, item] of body.items.entries()) {
     try {
       const current = matched[index];
       const properties = checkProperties(definitions, item.properties ?? {}, current === undefined);
       let next: Pick<ContactRecord, DuplicateField>;
       let id: string;
+      let changes = true;
       if (current) {
         const row: ContactRecord = { ...current, ...patchColumns(current, item, references, now) };
         checkStage(references, item.funnel_stage_id);
         ({ id } = current);
         next = row;
-        plan.updates.push(row);
+        // An update that changes nothing changes nothing: no write, no updated_at, no contact.updated event.
+        changes = changesAnything(current, row, properties, storedValues.get(id) ?? []);
+        if (changes) plan.updates.push(row);
+        else plan.unchanged.push(current);
       } else {
         id = newId('ct');
         const row = newContactRow(orgId, id, item, references, now);
@@ -126,7 +174,13 @@ export function planBatch(
         const value = next[field];
         if (value) holderOf.set(held(field, value), id);
       }
-      plan.items.push({ index, id, result: current ? 'updated' : 'created', ...properties });
+      plan.items.push({
+        index,
+        id,
+        result: current ? 'updated' : 'created',
+        changes,
+        ...(changes ? properties : { write: [], remove: [] }),
+      });
     } catch (error) {
       throw atItem(error, index);
     }

@@ -3,6 +3,7 @@
 // in one update.
 import { type Insertable, type Kysely, sql } from 'kysely';
 import type { ContactsTable, DB } from '../../db/schema.ts';
+import type { StoredValue } from '../properties/property-values.ts';
 import { CONTACT_COLUMNS, type ContactRecord } from './contacts.repo.ts';
 
 export interface HeldValues {
@@ -76,4 +77,26 @@ export async function updateContacts(db: Kysely<DB>, orgId: string, rows: Contac
     where c.org_id = ${orgId} and c.id = v.id and c.deleted_at is null
     returning ${sql.join(CONTACT_COLUMNS.map((column) => sql.ref(`c.${column}`)))}`.execute(db);
   return result.rows;
+}
+
+/** The property values the matched contacts hold, by contact id (to tell an update that changes nothing). */
+export async function storedValuesOf(
+  db: Kysely<DB>,
+  orgId: string,
+  contactIds: string[],
+): Promise<Map<string, StoredValue[]>> {
+  const byContact = new Map<string, StoredValue[]>();
+  if (contactIds.length === 0) return byContact;
+  const rows = await db
+    .selectFrom('contact_property_values')
+    .select(['contact_id', 'property_id', 'value_text', 'value_number', 'value_bool', 'value_date', 'value_json'])
+    .where('org_id', '=', orgId)
+    .where('contact_id', 'in', contactIds)
+    .execute();
+  for (const { contact_id, ...value } of rows) {
+    const list = byContact.get(contact_id) ?? [];
+    list.push(value as StoredValue);
+    byContact.set(contact_id, list);
+  }
+  return byContact;
 }

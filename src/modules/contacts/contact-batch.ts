@@ -11,7 +11,7 @@ import type { ValidationIssue } from '../../http/schemas.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { recordEvents } from '../events/events.ts';
 import type { Definition } from '../properties/property-values.ts';
-import { insertContacts, lockHolders, updateContacts } from './contact-batch.repo.ts';
+import { insertContacts, lockHolders, storedValuesOf, updateContacts } from './contact-batch.repo.ts';
 import { atItem, heldValues, matchedContacts, planBatch } from './contact-batch-plan.ts';
 import { loadReferences } from './contact-rules.ts';
 import { presentRows } from './contact-view.ts';
@@ -73,7 +73,12 @@ async function upsertSetBased(deps: BatchDeps, trx: Kysely<DB>, orgId: string, b
   // decisions §5: the initial stage is read only when some item creates a contact without a stage of its own.
   const initialStage = body.items.some((item, index) => !matched[index] && !item.funnel_stage_id);
   const references = await loadReferences(trx, orgId, body.items, { initialStage });
-  const plan = planBatch(orgId, body, holders, definitions, references, now);
+  const storedValues = await storedValuesOf(
+    trx,
+    orgId,
+    matched.flatMap((contact) => (contact ? [contact.id] : [])),
+  );
+  const plan = planBatch(orgId, body, holders, definitions, references, now, storedValues);
   // Updates first: a value an item takes from a contact that an earlier item changed is free by then. New rows in
   // match-value order, so that concurrent batches inserting the same values wait on each other, never deadlock.
   const updated = await updateContacts(trx, orgId, plan.updates);
@@ -92,24 +97,29 @@ async function upsertSetBased(deps: BatchDeps, trx: Kysely<DB>, orgId: string, b
     orgId,
     plan.items.flatMap((item) => item.write.map((value) => ({ ...value, contact_id: item.id }))),
   );
-  const contacts = new Map((await presentRows(trx, orgId, [...updated, ...inserted])).map((c) => [c.id, c]));
-  const items: BatchItem[] = plan.items.map(({ index, id, result }) => {
+  const contacts = new Map(
+    (await presentRows(trx, orgId, [...updated, ...inserted, ...plan.unchanged])).map((c) => [c.id, c]),
+  );
+  const items: (BatchItem & { changes: boolean })[] = plan.items.map(({ index, id, result, changes }) => {
     const contact = contacts.get(id);
     // The rows were locked (updated) or made here (created): a missing one is a fault, not a client error.
     if (!contact) throw new Error(`batch upsert lost contact ${id}`);
-    return { index, result, contact };
+    return { index, result, contact, changes };
   });
-  // decisions §11: the events in the transaction of the change, in input order, one statement.
+  // decisions §11: the events in the transaction of the change, in input order, one statement; an update that
+  // changed nothing has none (issue 23 point 3: a batch sent again after an interrupted import is silent).
   await recordEvents(
     trx,
     orgId,
-    items.map(({ result, contact }) => ({
-      type: result === 'created' ? ('contact.created' as const) : ('contact.updated' as const),
-      data: contact,
-    })),
+    items
+      .filter(({ changes }) => changes)
+      .map(({ result, contact }) => ({
+        type: result === 'created' ? ('contact.created' as const) : ('contact.updated' as const),
+        data: contact,
+      })),
     now,
   );
-  return { items };
+  return { items: items.map(({ index, result, contact }) => ({ index, result, contact })) };
 }
 
 /**

@@ -103,3 +103,17 @@ export const removeChannel = (db: Kysely<DB>, orgId: string, accountId: string, 
     .where('status', '=', 'live')
     .returning('id')
     .executeTakeFirst();
+
+/** Whether the database holds any organization at all (the demo of a first start is made only on an empty one). */
+export const anyOrganization = async (db: Kysely<DB>) =>
+  (await db.selectFrom('organizations').select('id').limit(1).executeTakeFirst()) !== undefined;
+
+/** A process-wide marker in `app_state` (the demo's "seeded once"), or undefined. */
+export const findAppState = (db: Kysely<DB>, key: string) =>
+  db.selectFrom('app_state').select(['key', 'value']).where('key', '=', key).executeTakeFirst();
+
+export const insertAppState = (db: Kysely<DB>, key: string, value: unknown) =>
+  db
+    .insertInto('app_state')
+    .values({ key, value: JSON.stringify(value) })
+    .execute();

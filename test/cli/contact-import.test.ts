@@ -1,11 +1,13 @@
 // `crm contacts import` (decisions §12) against a live server through the SDK: batches of 100, refused rows with
-// their reasons in FILE.rejected.csv while the rest loads, and a second run that resumes instead of starting over.
+// their CSV line and their own reasons in FILE.rejected.csv (in line order) while the rest loads, and a second run
+// that resumes instead of starting over, without writing a refused row twice.
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient } from '../../sdk/src/index.ts';
-import { importContacts } from '../../src/contact-import.ts';
+import { fileFingerprint, importContacts } from '../../src/cli/contact-import.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -31,31 +33,43 @@ describe('contacts import', () => {
     const file = join(dir, 'people.csv');
     const lines = ['email,first_name,country,properties.plan'];
     for (let index = 0; index < 250; index++) {
-      // Row 10 has a bad country, row 120 no email: both refused, the rest loads.
+      // Row 10 (line 12) has a bad country, row 120 (line 122) no email: both refused, the rest loads.
       const country = index === 10 ? 'mexico' : 'MX';
       lines.push(`${index === 120 ? '' : `p${index}@example.com`},"Person, ${index}",${country},gold`);
     }
     writeFileSync(file, `${lines.join('\n')}\n`);
     const client = new CrmClient({ apiKey: key, baseUrl });
 
-    // An interruption after the first batch: the state file says 100 rows are done.
-    const first = await importContacts(client, file, 'email', quiet());
+    const first = await importContacts(client, file, 'email', { output: quiet() });
     expect(first).toEqual({ rows: 250, imported: 248, rejected: 2, skipped: 0 });
     expect(await countContacts(org.id)).toBe(248);
-    const rejected = readFileSync(join(dir, 'people.rejected.csv'), 'utf8').trim().split('\n');
-    expect(rejected[0]).toBe('email,first_name,country,properties.plan,reason');
-    expect(rejected).toHaveLength(3);
-    expect(rejected[1]).toContain('p10@example.com');
-    expect(rejected[1]).toContain('country');
-    expect(rejected[2]).toContain('email: required');
+    const rejectedFile = join(dir, 'people.rejected.csv');
+    const rejected = () => parse(readFileSync(rejectedFile), { columns: true }) as Record<string, string>[];
+    // In CSV line order, whichever batch answered first; each with its own line and only its own reasons.
+    expect(rejected().map((row) => [row.line, row.email, row.country])).toEqual([
+      ['12', 'p10@example.com', 'mexico'],
+      ['122', '', 'MX'],
+    ]);
+    expect(rejected()[0]?.reason).toMatch(/^country: /);
+    expect(rejected()[0]?.reason).not.toContain(';');
+    expect(rejected()[1]?.reason).toBe('email: required (--match-on email)');
+    expect(readFileSync(rejectedFile, 'utf8').split('\n')[0]).toBe(
+      'email,first_name,country,properties.plan,line,reason',
+    );
     const contact = (await h.api('GET', '/v1/contacts?q=p42%40example.com', { key })).body.items[0];
     expect(contact).toMatchObject({ first_name: 'Person, 42', properties: { plan: { value_text: 'gold' } } });
 
-    writeFileSync(`${file}.import-state.json`, JSON.stringify({ rows: 100 }));
+    // An interruption after the first batch: the state says 100 rows of this very file are done.
+    writeFileSync(
+      `${file}.import-state.json`,
+      JSON.stringify({ file: await fileFingerprint(file), match_on: 'email', rows: 100 }),
+    );
     const output = quiet();
-    const resumed = await importContacts(client, file, 'email', output);
-    expect(resumed).toMatchObject({ rows: 250, skipped: 100, imported: 149, rejected: 1 });
+    const resumed = await importContacts(client, file, 'email', { output });
+    expect(resumed).toEqual({ rows: 250, skipped: 100, imported: 149, rejected: 1 });
     expect(output.lines).toHaveLength(2);
     expect(await countContacts(org.id)).toBe(248);
+    // Line 122 was refused again, and is written once.
+    expect(rejected().map((row) => row.line)).toEqual(['12', '122']);
   });
 });

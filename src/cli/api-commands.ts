@@ -2,8 +2,9 @@
 // CRM_BASE_URL. Nothing here touches the database, so these commands work beside a running server and against a
 // remote one alike.
 import { existsSync } from 'node:fs';
-import { ApiError, ConnectionError, CrmClient } from '../sdk/src/index.ts';
-import { importClient, importContacts } from './contact-import.ts';
+import { ApiError, ConnectionError, CrmClient } from '../../sdk/src/index.ts';
+import { importClient, importContacts, stateFileOf } from './contact-import.ts';
+import { Interrupted, print, UsageError } from './output.ts';
 
 export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CRM_BASE_URL unless http://127.0.0.1:8080):
   me                            the organization behind the key
@@ -12,12 +13,12 @@ export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CR
   contacts get CONTACT_ID
   contacts import FILE.csv --match-on email|phone
                                 loads the file in batches of 100 (decisions §12); refused rows go to
-                                FILE.rejected.csv; an interrupted run resumes (FILE.csv.import-state.json)`;
+                                FILE.rejected.csv with their CSV line and reasons; a later row with the
+                                match value of an earlier one is refused; Ctrl-C stops cleanly (exit 130)
+                                and the same command resumes (FILE.csv.import-state.json, tied to the
+                                file's size and SHA-256: a changed file is refused)`;
 
 export const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
-
-/** A mistake in how the command was called (exit code 2, like the other usage errors). */
-export class ApiUsageError extends Error {}
 
 export interface ApiCommandValues {
   limit?: string | undefined;
@@ -29,17 +30,15 @@ export interface ApiCommandValues {
 
 function clientFromEnv(env: NodeJS.ProcessEnv): CrmClient {
   const apiKey = env.CRM_API_KEY;
-  if (!apiKey) throw new ApiUsageError('CRM_API_KEY is required for the public API commands (an oak_… key)');
+  if (!apiKey) throw new UsageError('CRM_API_KEY is required for the public API commands (an oak_… key)');
   return new CrmClient({ apiKey, baseUrl: env.CRM_BASE_URL || DEFAULT_BASE_URL });
 }
 
 function pageSize(value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
-  if (!/^\d+$/.test(value)) throw new ApiUsageError('--limit must be a whole number');
+  if (!/^\d+$/.test(value)) throw new UsageError('--limit must be a whole number');
   return Number(value);
 }
-
-const print = (value: unknown): void => void process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 
 export async function apiCommand(
   command: string,
@@ -64,27 +63,41 @@ export async function apiCommand(
     }
     case 'contacts get': {
       const id = rest[0];
-      if (!id) throw new ApiUsageError('CONTACT_ID is required');
+      if (!id) throw new UsageError('CONTACT_ID is required');
       return print(await client.contacts.get(id));
     }
     case 'contacts import': {
       const file = rest[0];
-      if (!file) throw new ApiUsageError('FILE.csv is required');
-      if (!existsSync(file)) throw new ApiUsageError(`no such file: ${file}`);
+      if (!file) throw new UsageError('FILE.csv is required');
+      if (!existsSync(file)) throw new UsageError(`no such file: ${file}`);
       const matchOn = values['match-on'];
-      if (matchOn !== 'email' && matchOn !== 'phone') throw new ApiUsageError('--match-on must be email or phone');
+      if (matchOn !== 'email' && matchOn !== 'phone') throw new UsageError('--match-on must be email or phone');
       // Its own client: every answer tells the import's budget the organization's rate limit.
       const { client: budgeted, budget } = importClient(env.CRM_API_KEY ?? '', client.baseUrl);
-      return print(await importContacts(budgeted, file, matchOn, undefined, budget));
+      // Ctrl-C: no new batch starts, the ones in flight finish and are recorded, and the command says how to resume
+      // (exit 130); a second Ctrl-C stops at once.
+      const stop = new AbortController();
+      process.once('SIGINT', () => {
+        stop.abort();
+        process.once('SIGINT', () => process.exit(130));
+      });
+      const result = await importContacts(budgeted, file, matchOn, { budget, signal: stop.signal });
+      print(result);
+      if (result.interrupted) {
+        throw new Interrupted(
+          `interrupted after ${result.skipped + result.imported + result.rejected} of the file's rows (${stateFileOf(file)} ` +
+            `records them); run the same command again to resume: crm contacts import ${file} --match-on ${matchOn}`,
+        );
+      }
+      return;
     }
     default:
-      throw new ApiUsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
+      throw new UsageError(`unknown command: ${[command, sub].filter(Boolean).join(' ')}`);
   }
 }
 
 /** The message and exit code for an error of the API commands, or undefined when it is not one of theirs. */
 export function describeApiFailure(error: unknown): { message: string; exitCode: number } | undefined {
-  if (error instanceof ApiUsageError) return { message: error.message, exitCode: 2 };
   if (error instanceof ApiError) {
     return { message: JSON.stringify({ status: error.status, code: error.code, detail: error.detail }), exitCode: 1 };
   }

@@ -5,11 +5,9 @@
 // server on it. PostgreSQL (DATABASE_URL) is backed up with pg_dump and restored with pg_restore: both refuse.
 import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { Config } from './config.ts';
-import { DataDirLockedError, LOCK_FILE } from './db/data-dir-lock.ts';
-
-/** A refusal with a sentence for the operator (exit code 1). */
-export class BackupRefused extends Error {}
+import type { Config } from '../config.ts';
+import { DataDirLockedError, LOCK_FILE } from '../db/data-dir-lock.ts';
+import { CommandRefused } from './output.ts';
 
 export const BACKUP_USAGE = `Backups of the embedded database (DATA_DIR; for PostgreSQL use pg_dump and pg_restore):
   backup FILE                   a consistent copy, also while a server runs (it is asked through /admin/v1:
@@ -18,7 +16,7 @@ export const BACKUP_USAGE = `Backups of the embedded database (DATA_DIR; for Pos
 
 function refusePostgres(config: Config, command: 'backup' | 'restore'): void {
   if (!config.databaseUrl) return;
-  throw new BackupRefused(
+  throw new CommandRefused(
     command === 'backup'
       ? 'DATABASE_URL is set: this database is a PostgreSQL server; back it up with pg_dump (see the README).'
       : 'DATABASE_URL is set: this database is a PostgreSQL server; restore it with pg_restore or psql (see the README).',
@@ -34,7 +32,7 @@ function writeAtomically(file: string, bytes: Uint8Array): void {
 
 async function backupFromServer(config: Config, env: NodeJS.ProcessEnv, holder: DataDirLockedError) {
   if (!config.adminToken) {
-    throw new BackupRefused(
+    throw new CommandRefused(
       `a server (pid ${holder.pid}) holds ${holder.dataDir}, and only it can take a consistent copy: set ADMIN_TOKEN ` +
         '(and CRM_BASE_URL if it does not listen on http://HOST:PORT) so that `crm backup` can ask it, or stop it.',
     );
@@ -46,25 +44,27 @@ async function backupFromServer(config: Config, env: NodeJS.ProcessEnv, holder: 
       headers: { authorization: `Bearer ${config.adminToken}` },
     });
   } catch (error) {
-    throw new BackupRefused(
+    throw new CommandRefused(
       `a server (pid ${holder.pid}) holds ${holder.dataDir} but does not answer at ${baseUrl} ` +
         `(${(error as Error).message}): set CRM_BASE_URL to its address.`,
     );
   }
   if (response.status !== 200) {
-    throw new BackupRefused(`the server at ${baseUrl} refused the backup: ${response.status} ${await response.text()}`);
+    throw new CommandRefused(
+      `the server at ${baseUrl} refused the backup: ${response.status} ${await response.text()}`,
+    );
   }
   return new Uint8Array(await response.arrayBuffer());
 }
 
 export async function backupCommand(config: Config, file: string, env: NodeJS.ProcessEnv = process.env) {
   refusePostgres(config, 'backup');
-  const { openDatabase } = await import('./db/database.ts');
+  const { openDatabase } = await import('../db/database.ts');
   let archive: Uint8Array;
   try {
     const database = await openDatabase({ dataDir: config.dataDir });
     try {
-      if (!database.backup) throw new BackupRefused('this database cannot be backed up by crm');
+      if (!database.backup) throw new CommandRefused('this database cannot be backed up by crm');
       archive = await database.backup();
     } finally {
       await database.close();
@@ -79,19 +79,19 @@ export async function backupCommand(config: Config, file: string, env: NodeJS.Pr
 
 export async function restoreCommand(config: Config, file: string) {
   refusePostgres(config, 'restore');
-  if (!existsSync(file)) throw new BackupRefused(`${file} does not exist`);
+  if (!existsSync(file)) throw new CommandRefused(`${file} does not exist`);
   const archive = new Uint8Array(readFileSync(file));
   const dataDir = resolve(config.dataDir);
   const present = existsSync(dataDir) ? readdirSync(dataDir).filter((name) => name !== LOCK_FILE) : [];
   if (present.length > 0) {
-    throw new BackupRefused(
+    throw new CommandRefused(
       `${dataDir} is not empty: a restore never overwrites a database. Restore into a new directory ` +
         `(DATA_DIR=./data-restored crm restore ${file}), then point DATA_DIR at it.`,
     );
   }
   const [{ openDatabase }, { migrateToLatest }] = await Promise.all([
-    import('./db/database.ts'),
-    import('./db/migrate.ts'),
+    import('../db/database.ts'),
+    import('../db/migrate.ts'),
   ]);
   let database: Awaited<ReturnType<typeof openDatabase>>;
   try {
@@ -102,7 +102,7 @@ export async function restoreCommand(config: Config, file: string) {
     // Nothing half-restored stays behind: the directory was empty before.
     for (const name of readdirSync(dataDir))
       if (name !== LOCK_FILE) rmSync(resolve(dataDir, name), { recursive: true });
-    throw new BackupRefused(`${file} is not a backup made by crm backup (${(error as Error).message})`);
+    throw new CommandRefused(`${file} is not a backup made by crm backup (${(error as Error).message})`);
   }
   try {
     // A backup of an earlier version is brought up to date, as a start would.

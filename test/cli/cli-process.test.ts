@@ -8,7 +8,7 @@ import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/database.ts';
-import { runCli, startServer } from '../helpers/process.ts';
+import { freePort, runCli, startServer } from '../helpers/process.ts';
 
 const onPGlite = process.env.TEST_DB !== 'postgres';
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -48,7 +48,7 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
         expect(refused.stderr).toContain('/admin/v1');
       }
       // A second server on the same directory refuses to start, whichever way it is started.
-      for (const args of [['src/main.ts'], ['src/cli.ts', 'serve']]) {
+      for (const args of [['src/main.ts'], ['src/cli/main.ts', 'serve']]) {
         const second = spawnSync(process.execPath, args, {
           cwd: root,
           env: { PATH: process.env.PATH ?? '', ...env, PORT: '0', ADMIN_TOKEN: 'secret' },
@@ -74,6 +74,94 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
     const keys = runCli(['key', 'list', '--org', orgId], env);
     expect(keys.status, keys.stderr).toBe(0);
     expect(json(keys.stdout)).toEqual([]);
+  });
+
+  it('adds a console user with a one-time sign-in link that the server then accepts (crm user add)', async () => {
+    const dataDir = tempDir();
+    const port = String(await freePort());
+    const env = { DATA_DIR: dataDir, PORT: port };
+    const orgId = json(runCli(['org', 'create', '--name', 'People'], env).stdout).id as string;
+    const added = runCli(['user', 'add', '--org', orgId, '--email', 'ana@example.com', '--role', 'agent'], env);
+    expect(added.status, added.stderr).toBe(0);
+    const user = json(added.stdout);
+    expect(user).toMatchObject({ email: 'ana@example.com', role: 'agent', last_sign_in_at: null });
+    expect(user.sign_in_url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/app/set-password#token=sil_`));
+
+    const twice = runCli(['user', 'add', '--org', orgId, '--email', 'ana@example.com', '--role', 'admin'], env);
+    expect(twice.status).toBe(1);
+    expect(twice.stderr).toContain('duplicate_user');
+    const badRole = runCli(['user', 'add', '--org', orgId, '--email', 'bo@example.com', '--role', 'owner'], env);
+    expect(badRole.status).toBe(2);
+    expect(badRole.stderr).toContain('invalid input');
+    const noEmail = runCli(['user', 'add', '--org', orgId, '--role', 'admin'], env);
+    expect(noEmail.status).toBe(2);
+    expect(noEmail.stderr).toContain('--email is required');
+    const noOrg = runCli(['user', 'add', '--org', 'org_missing', '--email', 'cy@example.com', '--role', 'admin'], env);
+    expect(noOrg.status).toBe(1);
+    expect(noOrg.stderr).toContain('not_found');
+
+    const server = await startServer({ ...env, ADMIN_TOKEN: 'secret' });
+    try {
+      const token = new URL(user.sign_in_url).hash.replace('#token=', '');
+      const accepted = await fetch(`${server.baseUrl}/app/api/sign-in-links/accept`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: server.baseUrl },
+        body: JSON.stringify({ token, password: 'ana chooses this' }),
+      });
+      expect(accepted.status, await accepted.clone().text()).toBe(201);
+      expect(await accepted.json()).toMatchObject({
+        user: { email: 'ana@example.com', role: 'agent' },
+        organization: { id: orgId },
+      });
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  });
+
+  it('finds the data directory like the server, names it, and never creates a database to read from (issue 23)', () => {
+    // bin/crm run from another directory: the project's data directory, as `npm start` uses, not ./data there.
+    const elsewhere = tempDir();
+    const projectData = join(root, 'data');
+    const hadDatabase = existsSync(join(projectData, 'PG_VERSION'));
+    const fromElsewhere = spawnSync(join(root, 'bin/crm'), ['org', 'list'], {
+      cwd: elsewhere,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(fromElsewhere.stderr).toContain(`using the embedded database in ${projectData} (the default`);
+    expect(existsSync(join(elsewhere, 'data'))).toBe(false);
+    if (!hadDatabase) {
+      expect(fromElsewhere.status).toBe(1);
+      expect(fromElsewhere.stderr).toContain(`there is no database in ${projectData}`);
+      expect(existsSync(join(projectData, 'PG_VERSION'))).toBe(false);
+    }
+
+    // The commands that read refuse a directory without a database, and create nothing there.
+    const fresh = join(tempDir(), 'fresh');
+    for (const args of [
+      ['org', 'list'],
+      ['org', 'show', 'org_x'],
+      ['key', 'list', '--org', 'org_x'],
+      ['backup', join(elsewhere, 'b.tar.gz')],
+    ]) {
+      const refused = runCli(args, { DATA_DIR: fresh });
+      expect(refused.status, args.join(' ')).toBe(1);
+      expect(refused.stdout).toBe('');
+      expect(refused.stderr).toContain(`using the embedded database in ${fresh} (DATA_DIR)`);
+      expect(refused.stderr).toContain(`there is no database in ${fresh} (DATA_DIR)`);
+      expect(existsSync(fresh), args.join(' ')).toBe(false);
+    }
+    // A mistake in how a command is called is found before any database is opened (or created).
+    const mistaken = runCli(['org', 'create', '--name', 'x', '--plan', 'gold'], { DATA_DIR: fresh });
+    expect(mistaken.status).toBe(2);
+    expect(mistaken.stderr).toContain('plan');
+    expect(existsSync(fresh)).toBe(false);
+    // A command that writes makes it; then the reads work.
+    expect(runCli(['org', 'create', '--name', 'First'], { DATA_DIR: fresh }).status).toBe(0);
+    const listed = runCli(['org', 'list'], { DATA_DIR: fresh });
+    expect(listed.status, listed.stderr).toBe(0);
+    expect(json(listed.stdout).map((row: { name: string }) => row.name)).toEqual(['First']);
   });
 
   it('takes over the lock of a server killed with SIGKILL', async () => {

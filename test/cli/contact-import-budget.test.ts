@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { importClient, importContacts } from '../../src/contact-import.ts';
+import { fileFingerprint, importClient, importContacts } from '../../src/cli/contact-import.ts';
 import type { RateLimitStore } from '../../src/http/rate-limit.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { delay } from '../helpers/wait.ts';
@@ -58,7 +58,7 @@ describe('contacts import within the rate budget', () => {
     const { baseUrl, key, countContacts } = await serve(slow);
     perWindow.clear();
     const { client, budget } = importClient(key, baseUrl);
-    const result = await importContacts(client, csvOf(2000), 'email', quiet, budget);
+    const result = await importContacts(client, csvOf(2000), 'email', { output: quiet, budget });
     expect(result).toEqual({ rows: 2000, imported: 2000, rejected: 0, skipped: 0 });
     expect(await countContacts()).toBe(2000);
     expect(most).toBeGreaterThanOrEqual(3);
@@ -79,7 +79,7 @@ describe('contacts import within the rate budget', () => {
     const { baseUrl, key, countContacts } = await serve(spent);
     refused = 0;
     const { client, budget } = importClient(key, baseUrl);
-    const result = await importContacts(client, csvOf(300), 'email', quiet, budget);
+    const result = await importContacts(client, csvOf(300), 'email', { output: quiet, budget });
     expect(refused).toBe(3);
     expect(result).toEqual({ rows: 300, imported: 300, rejected: 0, skipped: 0 });
     expect(await countContacts()).toBe(300);
@@ -91,16 +91,16 @@ describe('resuming with batches finished out of order', () => {
     const { h, org, baseUrl, key, countContacts } = await serve();
     const file = csvOf(350, 'o');
     // An interrupted run: rows 1–100 done, and the batch of rows 201–300 finished before the one of 101–200.
-    writeFileSync(`${file}.import-state.json`, JSON.stringify({ rows: 100, ahead: [201] }));
+    writeFileSync(
+      `${file}.import-state.json`,
+      JSON.stringify({ file: await fileFingerprint(file), match_on: 'email', rows: 100, ahead: [201] }),
+    );
     const { client, budget } = importClient(key, baseUrl);
     const lines: string[] = [];
-    const result = await importContacts(
-      client,
-      file,
-      'email',
-      { tty: false, write: (line) => lines.push(line) },
+    const result = await importContacts(client, file, 'email', {
+      output: { tty: false, write: (line) => lines.push(line) },
       budget,
-    );
+    });
     expect(result).toEqual({ rows: 350, imported: 150, rejected: 0, skipped: 200 });
     expect(await countContacts()).toBe(150);
     const rows = await h.database.db.selectFrom('contacts').select('email').where('org_id', '=', org.id).execute();
@@ -109,7 +109,12 @@ describe('resuming with batches finished out of order', () => {
     expect(emails).toContain('o349@example.com');
     expect(emails).not.toContain('o0@example.com');
     expect(emails).not.toContain('o250@example.com');
-    expect(JSON.parse(readFileSync(`${file}.import-state.json`, 'utf8'))).toEqual({ rows: 350, finished: true });
+    expect(JSON.parse(readFileSync(`${file}.import-state.json`, 'utf8'))).toEqual({
+      file: await fileFingerprint(file),
+      match_on: 'email',
+      rows: 350,
+      finished: true,
+    });
   });
 });
 
@@ -132,7 +137,7 @@ describe('the import as a process', { timeout: 120_000 }, () => {
   it('draws a progress bar with rows per second on a terminal (stderr, or stdout alone), and plain lines into a pipe', async () => {
     const { baseUrl, key, countContacts } = await serve();
     const env = { CRM_API_KEY: key, CRM_BASE_URL: baseUrl };
-    const cli = [process.execPath, join(root, 'src/cli.ts'), 'contacts', 'import'];
+    const cli = [process.execPath, join(root, 'src/cli/main.ts'), 'contacts', 'import'];
 
     const piped = await run(cli[0] as string, [...cli.slice(1), csvOf(250), '--match-on', 'email'], env);
     expect(piped.status, piped.stderr).toBe(0);

@@ -1,0 +1,372 @@
+// `crm contacts import FILE.csv --match-on email|phone` (decisions §12): loads a CSV through the public API in
+// batches of 100. Refused rows go with their CSV line and their own reasons to FILE.rejected.csv (in line order) and
+// the rest still loads. The rows done are recorded after each batch in FILE.csv.import-state.json, with the size
+// and SHA-256 of the file: a run that was interrupted resumes where it stopped, and a different file under the same
+// name is refused instead of being skipped. As many batches are in flight as the organization's rate budget allows
+// (rate-budget.ts): one call counts once, so at 20 requests a second an import loads about 2,000 contacts a second.
+// A progress bar on a terminal, plain lines otherwise. One duplicate rule (docs/decisions.md, "CSV import"): the
+// first row of the file with a match value is the one sent; a later row with the same value is refused.
+import { createHash } from 'node:crypto';
+import { createReadStream, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { appendFile } from 'node:fs/promises';
+import cliProgress from 'cli-progress';
+import { type Info, parse } from 'csv-parse';
+import { parse as parseSync } from 'csv-parse/sync';
+import { stringify } from 'csv-stringify/sync';
+import { ApiError, CrmClient, contactItemOf, RateLimitError, refusedItems } from '../../sdk/src/index.ts';
+import { CommandRefused } from './output.ts';
+import { RateBudget } from './rate-budget.ts';
+
+export const IMPORT_BATCH = 100;
+
+type Row = Record<string, string>;
+interface Item {
+  /** The row's position among the file's rows (1 = the first after the header). */
+  row: number;
+  /** The CSV line the row is on (the header is line 1). */
+  line: number;
+  values: Row;
+  body: Record<string, unknown>;
+}
+
+export interface ImportResult {
+  rows: number;
+  imported: number;
+  rejected: number;
+  skipped: number;
+  /** Present when the run was stopped (Ctrl-C) before the end of the file; running it again resumes. */
+  interrupted?: true;
+}
+
+export interface ImportOutput {
+  /** A progress bar (a terminal) or one plain line per batch (a pipe, a file). */
+  tty: boolean;
+  write(line: string): void;
+}
+
+export interface ImportOptions {
+  output?: ImportOutput;
+  budget?: RateBudget;
+  /** Aborted: no new batch starts; the batches in flight finish and are recorded, then the import returns. */
+  signal?: AbortSignal;
+}
+
+/** The progress bar goes to stderr when stderr or stdout is a terminal (stdout keeps the final JSON). */
+export const processOutput = (): ImportOutput => ({
+  tty: Boolean(process.stderr.isTTY || process.stdout.isTTY),
+  write: (line) => void process.stderr.write(`${line}\n`),
+});
+
+/** A client whose every answer tells `budget` the organization's rate budget; 429s are the importer's to wait out. */
+export function importClient(apiKey: string, baseUrl: string, budget: RateBudget = new RateBudget()) {
+  return { client: new CrmClient({ apiKey, baseUrl, maxRetries: 0, fetch: budget.fetch }), budget };
+}
+
+/** The file an import state belongs to: its size and the SHA-256 of its bytes. */
+export interface FileFingerprint {
+  size: number;
+  sha256: string;
+}
+
+/** How the file's rows stand: the first `rows` are done, and so are the batches starting at the rows in `ahead`. */
+export interface ImportState {
+  file: FileFingerprint;
+  match_on: 'email' | 'phone';
+  rows: number;
+  ahead?: number[];
+  finished?: boolean;
+}
+
+export async function fileFingerprint(file: string): Promise<FileFingerprint> {
+  const hash = createHash('sha256');
+  let size = 0;
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    hash.update(chunk);
+    size += chunk.length;
+  }
+  return { size, sha256: hash.digest('hex') };
+}
+
+export const stateFileOf = (file: string) => `${file}.import-state.json`;
+export const rejectedFileOf = (file: string) => `${file.replace(/\.csv$/i, '')}.rejected.csv`;
+
+/**
+ * The state of an earlier run on this file, or a fresh one. A state recorded for other bytes (the file was edited or
+ * replaced) or another --match-on is refused: resuming it would skip rows of a file that never loaded.
+ */
+function readState(file: string, fingerprint: FileFingerprint, matchOn: 'email' | 'phone'): ImportState {
+  const stateFile = stateFileOf(file);
+  const fresh: ImportState = { file: fingerprint, match_on: matchOn, rows: 0 };
+  if (!existsSync(stateFile)) return fresh;
+  const state = JSON.parse(readFileSync(stateFile, 'utf8')) as Partial<ImportState>;
+  const recorded = state.file;
+  const startOver = `Nothing was sent. To import this file from its first row, delete ${stateFile} (and ${rejectedFileOf(file)}) and run the command again.`;
+  if (!recorded || recorded.size !== fingerprint.size || recorded.sha256 !== fingerprint.sha256) {
+    throw new CommandRefused(
+      `${file} is not the file that ${stateFile} records: ${
+        recorded
+          ? `it recorded ${recorded.size} bytes (sha256 ${recorded.sha256.slice(0, 12)}…), this file has ${fingerprint.size} bytes (sha256 ${fingerprint.sha256.slice(0, 12)}…)`
+          : 'it records no size or hash (an older import)'
+      }, ${state.rows ?? 0} rows done. ${startOver}`,
+    );
+  }
+  if (state.match_on !== matchOn) {
+    throw new CommandRefused(
+      `${stateFile} records an import with --match-on ${state.match_on}, not ${matchOn}. ${startOver}`,
+    );
+  }
+  return {
+    ...fresh,
+    rows: state.rows ?? 0,
+    ...(state.ahead ? { ahead: state.ahead } : {}),
+    ...(state.finished ? { finished: true } : {}),
+  };
+}
+
+/** Written whole or not at all (a rename), so an interruption never leaves a state the next run cannot read. */
+function writeState(file: string, state: ImportState): void {
+  const stateFile = stateFileOf(file);
+  writeFileSync(`${stateFile}.tmp`, JSON.stringify(state));
+  renameSync(`${stateFile}.tmp`, stateFile);
+}
+
+/** The rejected rows an earlier run wrote, as CSV records (header first), or none. */
+function readRejected(rejectedFile: string): string[][] {
+  if (!existsSync(rejectedFile) || statSync(rejectedFile).size === 0) return [];
+  return parseSync(readFileSync(rejectedFile), { relax_column_count: true }) as string[][];
+}
+
+/** The rows of a CSV file (a second pass, for the progress bar's total). */
+async function countRows(file: string): Promise<number> {
+  let rows = 0;
+  for await (const _ of createReadStream(file).pipe(parse({ bom: true, from_line: 2 }))) rows += 1;
+  return rows;
+}
+
+/** Up to this many 429s or 503s in a row for one batch before the import gives up. */
+const MAX_WAITS = 30;
+
+/** Refused before anything ran, with a Retry-After: over the budget (429), or the database unreachable (503). */
+const isTransient = (error: unknown): error is ApiError =>
+  error instanceof RateLimitError || (error instanceof ApiError && error.status === 503);
+
+/** The duplicate rule's key of a match value: emails compare case-insensitively (as the server does), phones exactly. */
+const matchKey = (matchOn: 'email' | 'phone', value: unknown) =>
+  matchOn === 'email' ? String(value).toLowerCase() : String(value);
+
+export async function importContacts(
+  client: CrmClient,
+  file: string,
+  matchOn: 'email' | 'phone',
+  options: ImportOptions = {},
+): Promise<ImportResult> {
+  const output = options.output ?? processOutput();
+  const budget = options.budget ?? new RateBudget();
+  const rejectedFile = rejectedFileOf(file);
+  const fingerprint = await fileFingerprint(file);
+  const state = readState(file, fingerprint, matchOn);
+  const done = state.rows;
+  const ahead = new Set(state.ahead ?? []);
+  if (state.finished) output.write(`${file} was imported already (${stateFileOf(file)}): nothing to send`);
+  // Rows an earlier run refused are not written twice (a batch in flight at an interruption is sent again).
+  const earlier = done === 0 && ahead.size === 0 ? [] : readRejected(rejectedFile);
+  if (earlier.length === 0) writeFileSync(rejectedFile, '');
+  const lineColumn = (earlier[0] ?? []).length - 2;
+  const rejectedLines = new Set(earlier.slice(1).map((record) => Number(record[lineColumn])));
+  const result: ImportResult = { rows: 0, imported: 0, rejected: 0, skipped: done };
+  let header: string[] | undefined;
+  const bar = output.tty
+    ? new cliProgress.SingleBar(
+        {
+          format: 'import [{bar}] {percentage}% | {value}/{total} rows | {speed} rows/s | ETA {eta_formatted}',
+          // On the terminal: stderr, or stdout when only stdout is one (stderr sent to a file).
+          stream: process.stderr.isTTY || !process.stdout.isTTY ? process.stderr : process.stdout,
+        },
+        cliProgress.Presets.shades_classic,
+      )
+    : undefined;
+  const started = Date.now();
+  bar?.start(bar ? await countRows(file) : 0, done, { speed: 0 });
+  let processed = done;
+
+  // Rejected rows are appended as their answers come (so that an interruption keeps them); the finished file is
+  // rewritten in CSV line order.
+  let rejecting = Promise.resolve();
+  const reject = (refused: { item: Item; reason: string }[]) => {
+    result.rejected += refused.length;
+    const fresh = refused.filter(({ item }) => !rejectedLines.has(item.line));
+    for (const { item } of fresh) rejectedLines.add(item.line);
+    if (fresh.length === 0) return rejecting;
+    rejecting = rejecting.then(async () => {
+      const columns = [...(header ?? []), 'line', 'reason'];
+      const lines = fresh.map(({ item, reason }) => [
+        ...(header ?? []).map((column) => item.values[column] ?? ''),
+        String(item.line),
+        reason,
+      ]);
+      const existing = existsSync(rejectedFile) && statSync(rejectedFile).size > 0;
+      await appendFile(rejectedFile, stringify(existing ? lines : [columns, ...lines]));
+    });
+    return rejecting;
+  };
+
+  /** One call within the budget (`held`: its first try already holds a start); a 429 or 503 waits, tries again. */
+  const send = async (items: Item[], held: boolean) => {
+    for (let limited = 0; ; limited++) {
+      if (!held) await budget.acquire();
+      held = false;
+      try {
+        await client.request('POST', '/v1/contacts/batch-upsert', {
+          body: { match_on: matchOn, items: items.map((item) => item.body) },
+        });
+        return;
+      } catch (error) {
+        if (!isTransient(error) || limited >= MAX_WAITS) throw error;
+        // The budget learned the wait from the answer's Retry-After (its fetch saw it): acquire() honours it.
+        budget.observe(error.status, error.headers);
+      } finally {
+        budget.release();
+      }
+    }
+  };
+
+  // Batches finish in any order: the state keeps the rows done from the top, and the batches done beyond them.
+  const inFlight = new Set<number>();
+  const completed = new Set<number>(ahead);
+  let dispatched = done;
+  const record = (finished = false) => {
+    const rows = inFlight.size > 0 ? Math.min(...inFlight) - 1 : dispatched;
+    for (const start of completed) if (start <= rows) completed.delete(start);
+    writeState(file, {
+      file: fingerprint,
+      match_on: matchOn,
+      rows,
+      ...(completed.size > 0 ? { ahead: [...completed].sort((x, y) => x - y) } : {}),
+      ...(finished ? { finished: true } : {}),
+    });
+  };
+  const settle = (first: number, size: number) => {
+    inFlight.delete(first);
+    completed.add(first);
+    processed += size;
+    record();
+  };
+
+  /** A refused item's reasons name other items by their place in the batch: name their CSV lines instead. */
+  const inLines = (reason: string, pending: Item[]) =>
+    reason.replace(/\bitem (\d+)\b/g, (whole, index) => {
+      const other = pending[Number(index)];
+      return other ? `line ${other.line}` : whole;
+    });
+
+  const flush = async (first: number, batch: Item[], refusedHere: { item: Item; reason: string }[], held: boolean) => {
+    let pending = batch;
+    if (refusedHere.length > 0) await reject(refusedHere);
+    if (pending.length === 0 && held) budget.release();
+    // All or nothing per call: every item the refusal names is set aside with its own reasons, in one pass, and
+    // the rest of the batch is sent again.
+    while (pending.length > 0) {
+      try {
+        await send(pending, held);
+        result.imported += pending.length;
+        break;
+      } catch (error) {
+        const refused = refusedItems(error);
+        if (!refused || [...refused.keys()].some((index) => !pending[index])) throw error;
+        await reject(
+          [...refused].map(([index, reasons]) => ({
+            item: pending[index] as Item,
+            reason: inLines(reasons.join('; '), pending),
+          })),
+        );
+        pending = pending.filter((_, position) => !refused.has(position));
+      } finally {
+        held = false;
+      }
+    }
+    await rejecting;
+    settle(first, batch.length + refusedHere.length);
+    const speed = Math.round((result.imported / Math.max(1, Date.now() - started)) * 1000);
+    if (bar) bar.update(processed, { speed });
+    else output.write(`${processed} rows, ${result.imported} imported, ${result.rejected} rejected, ${speed} rows/s`);
+  };
+
+  // As many batches in flight as the budget allows; the first failure stops new ones and is thrown once the others
+  // have settled (and recorded themselves in the state).
+  const running = new Set<Promise<void>>();
+  let failure: { error: unknown } | undefined;
+  const dispatch = async (group: Item[]) => {
+    const first = (group[0] as Item).row;
+    const last = (group.at(-1) as Item).row;
+    if (ahead.has(first)) {
+      result.skipped += group.length;
+      processed += group.length;
+      dispatched = last;
+      return;
+    }
+    // The duplicate rule, decided in file order whatever batch a row is in.
+    const batch: Item[] = [];
+    const refusedHere: { item: Item; reason: string }[] = [];
+    for (const item of group) {
+      const value = item.body[matchOn];
+      if (value === undefined) refusedHere.push({ item, reason: `${matchOn}: required (--match-on ${matchOn})` });
+      else {
+        const firstLine = firstLineOf.get(matchKey(matchOn, value));
+        if (firstLine !== item.line)
+          refusedHere.push({ item, reason: `${matchOn}: same ${matchOn} as line ${firstLine} (the first row wins)` });
+        else batch.push(item);
+      }
+    }
+    await budget.acquire();
+    inFlight.add(first);
+    dispatched = last;
+    const task: Promise<void> = flush(first, batch, refusedHere, true)
+      .catch((error: unknown) => {
+        failure ??= { error };
+      })
+      .finally(() => running.delete(task));
+    running.add(task);
+  };
+
+  // The first line of each match value in the file, rows already done included (they decide later duplicates).
+  const firstLineOf = new Map<string, number>();
+  let group: Item[] = [];
+  const parser = createReadStream(file).pipe(
+    parse({ columns: (names: string[]) => (header = names), bom: true, trim: true, info: true }),
+  );
+  for await (const { record, info } of parser as AsyncIterable<{ record: Row; info: Info }>) {
+    if (options.signal?.aborted) break;
+    result.rows += 1;
+    const item = { row: result.rows, line: info.lines, values: record, body: contactItemOf(record) };
+    const value = item.body[matchOn];
+    if (value !== undefined && !firstLineOf.has(matchKey(matchOn, value)))
+      firstLineOf.set(matchKey(matchOn, value), item.line);
+    if (result.rows <= done) continue;
+    group.push(item);
+    if (group.length === IMPORT_BATCH) {
+      await dispatch(group);
+      group = [];
+      if (failure) break;
+    }
+  }
+  const interrupted = options.signal?.aborted === true;
+  if (group.length > 0 && !failure && !interrupted) await dispatch(group);
+  await Promise.all(running);
+  bar?.stop();
+  if (failure) throw failure.error;
+  if (interrupted) {
+    record();
+    return { ...result, interrupted: true };
+  }
+  record(true);
+  // The finished file in CSV line order, each rejected line once.
+  const rows = readRejected(rejectedFile);
+  if (rows.length > 1) {
+    const column = (rows[0] as string[]).length - 2;
+    const byLine = new Map(rows.slice(1).map((row) => [Number(row[column]), row]));
+    const sorted = [...byLine.keys()].sort((a, b) => a - b).map((line) => byLine.get(line) as string[]);
+    writeFileSync(`${rejectedFile}.tmp`, stringify([rows[0] as string[], ...sorted]));
+    renameSync(`${rejectedFile}.tmp`, rejectedFile);
+  }
+  return result;
+}

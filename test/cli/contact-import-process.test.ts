@@ -1,0 +1,202 @@
+// `crm contacts import` as a real process against a real server (issue 23 points 1–4): each refused row with its
+// own reasons and its CSV line, every bad item of a 422 dropped in one pass (requests counted at the server), one
+// duplicate rule for the whole file, the import state tied to the file's bytes, and Ctrl-C that finishes the
+// batches in flight, exits 130 and says how to resume — the resumed run sends no batch twice and writes no
+// rejected row twice.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse } from 'csv-parse/sync';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RateLimitStore } from '../../src/http/rate-limit.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+import { delay, waitUntil } from '../helpers/wait.ts';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const harnesses: Harness[] = [];
+afterAll(async () => {
+  for (const h of harnesses) await h.close();
+});
+
+/** A server whose organizations are never limited, counting each organization's requests (and slowing them). */
+async function serve(delayMs = 0) {
+  const requests = new Map<string, number>();
+  const counting: RateLimitStore = {
+    hit: async (key) => {
+      requests.set(key, (requests.get(key) ?? 0) + 1);
+      if (delayMs > 0 && key.startsWith('org:')) await delay(delayMs);
+      return 1;
+    },
+    close: async () => {},
+  };
+  const h = await startHarness({ rateLimitStore: counting });
+  harnesses.push(h);
+  const baseUrl = await h.app.listen({ port: 0, host: '127.0.0.1' });
+  const { org, key } = await h.createOrg();
+  const contacts = async () =>
+    (await h.database.db.selectFrom('contacts').select('id').where('org_id', '=', org.id).execute()).length;
+  return { h, org, key, baseUrl, contacts, requests: () => requests.get(`org:${org.id}`) ?? 0 };
+}
+
+function importProcess(file: string, env: Record<string, string>) {
+  const child = spawn(
+    process.execPath,
+    [join(root, 'src/cli/main.ts'), 'contacts', 'import', file, '--match-on', 'email'],
+    {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', ...env },
+    },
+  );
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const done = new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (status) => resolve({ status, stdout, stderr })),
+  );
+  return { child, done, stderr: () => stderr };
+}
+
+const run = (file: string, env: Record<string, string>) => importProcess(file, env).done;
+const rejectedOf = (file: string) =>
+  parse(readFileSync(file.replace(/\.csv$/, '.rejected.csv')), { columns: true }) as Record<string, string>[];
+const csv = (header: string, rows: string[]) => `${[header, ...rows].join('\n')}\n`;
+
+describe('the import as a process', { timeout: 240_000 }, () => {
+  it('gives each refused row its own reasons and line, drops every bad item of a 422 in one pass', async () => {
+    const { key, baseUrl, contacts, requests } = await serve();
+    const dir = mkdtempSync(join(tmpdir(), 'import-reasons-'));
+    const file = join(dir, 'people.csv');
+    const rows = Array.from({ length: 150 }, (_, index) => {
+      // Row n of the file is on line n + 2 (line 1 is the header).
+      const email =
+        index === 16
+          ? 'not-an-email'
+          : index === 59
+            ? 'R2@Example.com'
+            : index === 129
+              ? 'r20@example.com'
+              : `r${index}@example.com`;
+      const phone = index === 39 ? '12' : `+1555${2_000_000 + index}`;
+      const country = index === 4 ? 'mexico' : 'MX';
+      return `${email},${phone},${country},Row ${index}`;
+    });
+    writeFileSync(file, csv('email,phone,country,first_name', rows));
+    const before = requests();
+    const result = await run(file, { CRM_API_KEY: key, CRM_BASE_URL: baseUrl });
+    expect(result.status, result.stderr).toBe(0);
+    expect(JSON.parse(result.stdout)).toEqual({ rows: 150, imported: 145, rejected: 5, skipped: 0 });
+    expect(await contacts()).toBe(145);
+    // The first batch: one 422 naming three items, then the other 97 in one call; the second batch: one call.
+    expect(requests() - before).toBe(3);
+
+    const rejected = rejectedOf(file);
+    expect(rejected.map((row) => [row.line, row.email])).toEqual([
+      ['6', 'r4@example.com'],
+      ['18', 'not-an-email'],
+      ['41', 'r39@example.com'],
+      ['61', 'R2@Example.com'],
+      ['131', 'r20@example.com'],
+    ]);
+    const reasons = rejected.map((row) => (row.reason as string).split('; '));
+    expect(reasons[0]?.every((part) => part.startsWith('country: '))).toBe(true);
+    expect(reasons[1]?.every((part) => part.startsWith('email: '))).toBe(true);
+    expect(reasons[2]?.every((part) => part.startsWith('phone: '))).toBe(true);
+    // One duplicate rule, in the same batch as in a later one: the first row of the file with the value wins.
+    expect(reasons[3]).toEqual(['email: same email as line 4 (the first row wins)']);
+    expect(reasons[4]).toEqual(['email: same email as line 22 (the first row wins)']);
+  });
+
+  it('ties the import state to the file: another file under the same name is refused, and says so', async () => {
+    const { key, baseUrl, contacts, requests } = await serve();
+    const dir = mkdtempSync(join(tmpdir(), 'import-state-'));
+    const file = join(dir, 'people.csv');
+    const env = { CRM_API_KEY: key, CRM_BASE_URL: baseUrl };
+    const people = (prefix: string) =>
+      csv(
+        'email,first_name',
+        Array.from({ length: 120 }, (_, index) => `${prefix}${index}@example.com,${prefix} ${index}`),
+      );
+    writeFileSync(file, people('a'));
+    const first = await run(file, env);
+    expect(first.status, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ imported: 120 });
+
+    // The same name, other rows: nothing is sent, nothing is skipped in silence.
+    writeFileSync(file, people('b'));
+    const sent = requests();
+    const other = await run(file, env);
+    expect(other.status).toBe(1);
+    expect(other.stdout).toBe('');
+    expect(other.stderr).toContain(`${file} is not the file that ${file}.import-state.json records`);
+    expect(other.stderr).toContain('Nothing was sent');
+    expect(requests()).toBe(sent);
+    expect(await contacts()).toBe(120);
+
+    rmSync(`${file}.import-state.json`);
+    const fresh = await run(file, env);
+    expect(fresh.status, fresh.stderr).toBe(0);
+    expect(JSON.parse(fresh.stdout)).toEqual({ rows: 120, imported: 120, rejected: 0, skipped: 0 });
+    expect(await contacts()).toBe(240);
+  });
+
+  it('on Ctrl-C finishes the batches in flight, exits 130 with how to resume; the resumed run repeats nothing', async () => {
+    const { h, org, key, baseUrl, contacts, requests } = await serve(100);
+    const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['*'] },
+    });
+    expect(endpoint.status).toBe(201);
+    const dir = mkdtempSync(join(tmpdir(), 'import-sigint-'));
+    const file = join(dir, 'people.csv');
+    // 2,000 rows, two bad ones in each batch of 100 (a country that is not ISO 3166-1 alpha-2).
+    const rows = Array.from(
+      { length: 2000 },
+      (_, index) => `i${index}@example.com,${index % 50 === 25 ? 'mexico' : 'MX'},Person ${index}`,
+    );
+    writeFileSync(file, csv('email,country,first_name', rows));
+    const env = { CRM_API_KEY: key, CRM_BASE_URL: baseUrl };
+    const before = requests();
+
+    const first = importProcess(file, env);
+    await waitUntil(() => /^\d+ rows, \d+ imported/m.test(first.stderr()), {
+      timeoutMs: 60_000,
+      message: 'the first progress line',
+    });
+    first.child.kill('SIGINT');
+    const stopped = await first.done;
+    expect(stopped.status, stopped.stderr).toBe(130);
+    expect(stopped.stderr).toContain(
+      `run the same command again to resume: crm contacts import ${file} --match-on email`,
+    );
+    const partial = JSON.parse(stopped.stdout);
+    expect(partial.interrupted).toBe(true);
+    expect(partial.imported + partial.rejected).toBeLessThan(2000);
+
+    const resumed = await run(file, env);
+    expect(resumed.status, resumed.stderr).toBe(0);
+    const rest = JSON.parse(resumed.stdout);
+    expect(rest.skipped).toBe(partial.imported + partial.rejected);
+    expect(rest.skipped + rest.imported + rest.rejected).toBe(2000);
+    expect(partial.imported + rest.imported).toBe(1960);
+    expect(await contacts()).toBe(1960);
+    // Every batch was sent once (with its one 422), across both runs: 20 batches, 40 requests.
+    expect(requests() - before).toBe(40);
+    const rejected = rejectedOf(file).map((row) => Number(row.line));
+    expect(rejected).toEqual(Array.from({ length: 40 }, (_, index) => 27 + 50 * index));
+    const events = await h.database.db
+      .selectFrom('webhook_events')
+      .select(['type'])
+      .where('org_id', '=', org.id)
+      .where('type', '!=', 'ping')
+      .execute();
+    expect(events.filter((event) => event.type === 'contact.created')).toHaveLength(1960);
+    expect(events.filter((event) => event.type === 'contact.updated')).toHaveLength(0);
+  });
+});
