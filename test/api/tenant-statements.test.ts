@@ -1,0 +1,220 @@
+// Issue 20 point 5 (docs/scaling.md): every statement the service runs on a tenant table constrains `org_id`, so that
+// on Citus it routes to one organization's shard. A broad tour of the product through HTTP (and the worker steps it
+// causes) runs with a Kysely plugin on the app's own database handle that compiles and records every statement; each
+// statement naming a tenant table must compare or join on `org_id`, unless it is one of the global statements listed
+// below BY DESIGN (each with its reason). An allowlisted pattern that the tour no longer runs fails the test too.
+import { type KyselyPlugin, PostgresQueryCompiler } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+import { NAMED_BODY, phones, recipientsFor, sender } from '../helpers/sends.ts';
+
+// The tenant tables of docs/scaling.md ("Distributed by org_id, co-located").
+const TENANT_TABLES = [
+  'contacts',
+  'contact_property_values',
+  'contact_sort_versions',
+  'contact_counts',
+  'crm_properties',
+  'funnel_stages',
+  'sub_origins',
+  'api_keys',
+  'messaging_accounts',
+  'channels',
+  'channel_send_windows',
+  'templates',
+  'broadcasts',
+  'broadcast_recipients',
+  'messaging_windows',
+  'messaging_window_phones',
+  'messaging_window_recounts',
+  'conversations',
+  'messages',
+  'reply_handoffs',
+  'idempotency_keys',
+  'processed_webhook_events',
+  'webhook_endpoints',
+  'webhook_events',
+  'webhook_deliveries',
+  'users',
+  'user_sessions',
+  'user_sign_in_links',
+  'console_streams',
+];
+
+const statements: string[] = [];
+const compiler = new PostgresQueryCompiler();
+const recorder: KyselyPlugin = {
+  transformQuery: (args) => {
+    statements.push(compiler.compileQuery(args.node, args.queryId).sql);
+    return args.node;
+  },
+  transformResult: async (args) => args.result,
+};
+
+/** The tenant tables a statement reads or writes (after from / join / update / into / using, quoted or not). */
+function tenantTablesOf(statement: string): string[] {
+  const named = new Set<string>();
+  for (const match of statement.matchAll(/\b(?:from|join|update|into|using)\s+(?:"?public"?\.)?"?([a-z_]+)"?/gi)) {
+    const table = (match[1] as string).toLowerCase();
+    if (TENANT_TABLES.includes(table)) named.add(table);
+  }
+  return [...named];
+}
+
+/**
+ * Whether a statement constrains org_id: a comparison or IN on it (either side, qualified or not), or a list that
+ * leads with it (an insert's columns, a conflict target, a row comparison `(org_id, id) in (...)`).
+ */
+function constrainsOrg(statement: string): boolean {
+  if (/^\s*insert into [^(]+\([^)]*"?org_id"?[,)]/i.test(statement)) return true;
+  return /"?org_id"?\s*(=|in\b)|=\s*(?:"?[a-z_]+"?\.)?"?org_id"?|\(\s*(?:"?[a-z_]+"?\.)?"?org_id"?/i.test(statement);
+}
+
+// Global BY DESIGN (docs/scaling.md "Global lookups" and "The queues per shard"): each pattern with its reason.
+const ALLOWED: { pattern: RegExp; reason: string }[] = [
+  {
+    pattern: /^select "org_id" from "messaging_accounts" where "business_account_id" = \$1$/,
+    reason: 'platform webhook routing: the organization of a business account id (account_routes on Citus)',
+  },
+  {
+    pattern: /from "broadcasts" where "started_at" is null .* for update skip locked$/,
+    reason: 'the audience start claim: due broadcasts of every organization in due order (claimed per shard on Citus)',
+  },
+  {
+    pattern: /from "broadcasts" where "phase" = \$1 and "started_at" is not null order by "started_at"/,
+    reason: 'the audience materialization queue: started broadcasts of every organization in start order',
+  },
+  {
+    pattern: /from "broadcasts" where "held_until" <= now\(\)/,
+    reason: 'the release of held broadcasts across organizations, in due order',
+  },
+  {
+    pattern: /^select \* from "messaging_accounts" where "id" = \$1$/,
+    reason: 'operator path (admin token, no organization in the URL) names an account by its global id; not tenant API',
+  },
+  {
+    pattern:
+      /^select "business_account_id", "platform_template_id", .* from "templates" where "id" = \$1 and "deleted_at" is null$/,
+    reason: 'sandbox operator control (POST /sandbox/templates/{id}/review) names a template by its global id',
+  },
+];
+
+let test: TestDatabase;
+let h: Harness;
+beforeAll(async () => {
+  test = await createTestDatabase();
+  h = await startHarness({
+    database: { ...test.database, db: test.database.db.withPlugin(recorder) },
+    unlimited: true,
+    audienceChunk: 3,
+  });
+});
+afterAll(async () => {
+  await h?.close();
+  await test?.drop();
+});
+
+async function ok(response: { status: number; text: string }, below = 300) {
+  expect(response.status, response.text).toBeLessThan(below);
+  return response;
+}
+
+describe('the statements of a tour of the product', () => {
+  it('each constrains org_id on every tenant table it names, but the allowlisted global ones', async () => {
+    const { key, account, template } = await sender(h, { components: NAMED_BODY });
+    await ok(await h.api('POST', '/v1/properties', { key, body: { key: 'tier', label: 'Tier', kind: 'TEXT' } }));
+    const stage = await ok(await h.api('POST', '/v1/funnel-stages', { key, body: { name: 'Lead' } }));
+    await ok(await h.api('GET', `/v1/funnel-stages/${stage.body.id}`, { key }));
+    const endpoint = await ok(
+      await h.api('POST', '/v1/webhook-endpoints', { key, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } }),
+    );
+    const list = phones(6);
+    const made = [];
+    for (const [index, phone] of list.slice(0, 3).entries()) {
+      made.push(
+        await ok(
+          await h.api('POST', '/v1/contacts', {
+            key,
+            body: {
+              first_name: `P${index}`,
+              phone,
+              country: 'MX',
+              properties: { tier: { kind: 'TEXT', value_text: 'gold' } },
+            },
+          }),
+        ),
+      );
+    }
+    await ok(
+      await h.api('POST', '/v1/contacts/batch-upsert', {
+        key,
+        body: {
+          match_on: 'phone',
+          items: list.slice(2).map((phone, index) => ({ phone, first_name: `B${index}`, country: 'MX' })),
+        },
+      }),
+    );
+    await ok(await h.api('PATCH', `/v1/contacts/${made[0]?.body.id}`, { key, body: { last_name: 'Z' } }));
+    await ok(await h.api('GET', `/v1/contacts/${made[0]?.body.id}`, { key }));
+    await ok(await h.api('GET', '/v1/contacts?limit=2', { key }));
+    await ok(await h.api('GET', '/v1/contacts?q=P1', { key }));
+    await ok(await h.api('GET', '/v1/contacts?property_filter=tier:eq:gold&sort=name', { key }));
+    await ok(await h.api('GET', '/v1/properties', { key }));
+    await ok(await h.api('GET', '/v1/templates', { key }));
+    const send = await ok(
+      await h.api('POST', `/v1/templates/${template.id}/send`, {
+        key,
+        headers: { 'idempotency-key': `tour-${Date.now()}` },
+        body: {
+          recipients: recipientsFor(list.slice(0, 2), { 'body.first_name': 'Ana', 'body.order_id': 'A-1' }),
+        },
+      }),
+    );
+    await h.fanout.drain();
+    await ok(await h.api('GET', `/v1/broadcasts/${send.body.id}`, { key }));
+    await ok(await h.api('GET', `/v1/broadcasts/${send.body.id}/recipients`, { key }));
+    await ok(
+      await h.api('POST', '/v1/broadcasts', {
+        key,
+        body: { template_id: template.id, audience: { country: ['MX'] }, variables: { 'body.order_id': 'A-7' } },
+      }),
+    );
+    await h.audiences.drain();
+    await h.fanout.drain();
+    await ok(await h.api('GET', '/v1/broadcasts', { key }));
+    await ok(
+      await h.admin('POST', '/sandbox/inbound', { channel_id: account.numbers[0].id, from: list[0], text: 'hello' }),
+    );
+    const conversations = await ok(await h.api('GET', '/v1/conversations', { key }));
+    const conversation = conversations.body.items.find((item: { last_inbound_at: unknown }) => item.last_inbound_at)
+      .id as string;
+    await ok(await h.api('GET', `/v1/conversations/${conversation}/messages`, { key }));
+    await ok(
+      await h.api('POST', `/v1/conversations/${conversation}/messages`, { key, body: { type: 'text', text: 'hi' } }),
+    );
+    await h.fanout.drain();
+    await ok(await h.api('POST', `/v1/conversations/${conversation}/read`, { key }));
+    await h.deliveries.drain();
+    await ok(await h.api('GET', `/v1/webhook-endpoints/${endpoint.body.id}/deliveries`, { key }));
+    await ok(await h.api('GET', '/v1/me', { key }));
+
+    const seen = new Set<number>();
+    const offending = new Set<string>();
+    let checked = 0;
+    for (const statement of statements) {
+      if (tenantTablesOf(statement).length === 0) continue;
+      checked++;
+      const allowed = ALLOWED.findIndex((entry) => entry.pattern.test(statement));
+      if (allowed >= 0) {
+        seen.add(allowed);
+        continue;
+      }
+      if (!constrainsOrg(statement)) offending.add(statement);
+    }
+    console.info(`tenant-statements: ${statements.length} statements, ${checked} on tenant tables`);
+    expect([...offending]).toEqual([]);
+    expect(ALLOWED.filter((_, index) => !seen.has(index)).map((entry) => entry.reason)).toEqual([]);
+    expect(checked).toBeGreaterThan(50);
+  });
+});
