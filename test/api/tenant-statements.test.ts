@@ -115,7 +115,7 @@ afterAll(async () => {
   await test?.drop();
 });
 
-async function ok(response: { status: number; text: string }, below = 300) {
+async function ok<T extends { status: number; text: string }>(response: T, below = 300): Promise<T> {
   expect(response.status, response.text).toBeLessThan(below);
   return response;
 }
