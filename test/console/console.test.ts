@@ -189,22 +189,38 @@ describe('the console', { timeout: 60_000 }, () => {
     await page.getByRole('definition').filter({ hasText: 'Gold' }).waitFor();
   });
 
-  it('contacts: imports a CSV with a progress bar and offers the rejected rows', async () => {
+  it('contacts: imports a CSV with a progress bar, each refused row with its own reasons, in one retry', async () => {
     await nav('Contacts');
     await page.getByRole('link', { name: 'Import CSV' }).click();
     await checkPage('Import contacts', 'contacts-import');
     const file = join(tmpdir(), `console-import-${Date.now()}.csv`);
     writeFileSync(
       file,
-      'first_name,email,country\nEva,eva@example.com,ES\nFred,not-an-email,US\nGus,gus@example.com,AR\n',
+      'first_name,email,country\nEva,eva@example.com,ES\nFred,not-an-email,US\nGus,gus@example.com,AR\n' +
+        'Hal,hal@example.com,not-a-country\n',
     );
+    const batches: string[] = [];
+    const count = (request: { url(): string; method(): string }) => {
+      if (request.method() === 'POST' && request.url().includes('/v1/contacts/batch-upsert'))
+        batches.push(request.url());
+    };
+    page.on('request', count);
     const chooser = page.waitForEvent('filechooser');
     await page.getByRole('button', { name: 'Choose a CSV file' }).click();
     await (await chooser).setFiles(file);
     await page.getByText(/Chosen: console-import/).waitFor();
     await page.getByRole('button', { name: 'Import', exact: true }).click();
-    await page.getByText('2 imported, 1 rejected. Done.').waitFor();
-    expect(await page.getByRole('progressbar', { name: 'Import progress' }).getAttribute('aria-valuenow')).toBe('3');
+    await page.getByText('2 imported, 2 rejected. Done.').waitFor();
+    page.off('request', count);
+    // Both bad rows of the batch are named by one 422: one refused call, one retry.
+    expect(batches).toHaveLength(2);
+    const rows = await page.getByRole('list', { name: 'Rejected rows' }).getByRole('listitem').allTextContents();
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).toMatch(/^Line 3: email: /);
+    expect(rows[0]).not.toMatch(/country/);
+    expect(rows[1]).toMatch(/^Line 5: country: /);
+    expect(rows[1]).not.toMatch(/email/);
+    expect(await page.getByRole('progressbar', { name: 'Import progress' }).getAttribute('aria-valuenow')).toBe('4');
     const download = page.waitForEvent('download');
     await page.getByRole('link', { name: 'Download the rejected rows' }).click();
     expect((await download).suggestedFilename()).toMatch(/\.rejected\.csv$/);

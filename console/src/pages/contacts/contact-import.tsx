@@ -1,7 +1,8 @@
 // CSV import (decisions §12, §17): the file is read in the browser and loaded through the batch upsert, 100 rows a
-// call, with a progress bar. A refused row is set aside with its reason and the rest of its batch is sent again, as
-// the CLI does (the row rules live in the SDK); the rejected rows download as a CSV.
-import { type ApiError, type CsvRow, contactItemOf, refusalReason, refusedItemIndex } from '@crm-messaging/sdk';
+// call, with a progress bar. Every row a refusal names is set aside with its own reasons and its CSV line, in one
+// pass, and the rest of its batch is sent again, as the CLI does (the row rules live in the SDK); the rejected rows
+// are listed and download as a CSV.
+import { type CsvRow, contactItemOf, refusedItems } from '@crm-messaging/sdk';
 import { useQueryClient } from '@tanstack/react-query';
 import Papa from 'papaparse';
 import { useMemo, useState } from 'react';
@@ -14,26 +15,44 @@ import { Page } from '../../ui/page.tsx';
 
 const BATCH = 100;
 type MatchOn = 'email' | 'phone';
-interface Rejected {
+/** A row of the file with its line (the header is line 1). */
+interface Line {
   row: CsvRow;
+  line: number;
+}
+interface Rejected extends Line {
   reason: string;
 }
 
-async function loadBatch(matchOn: MatchOn, rows: CsvRow[], reject: (r: Rejected) => void): Promise<number> {
-  let pending = rows.filter((row) => {
-    const present = Boolean(row[matchOn]?.trim());
-    if (!present) reject({ row, reason: `${matchOn}: required` });
-    return present;
+/** A refused item's reasons name other items by their place in the batch: name their CSV lines instead. */
+const inLines = (reason: string, pending: Line[]) =>
+  reason.replace(/\bitem (\d+)\b/g, (whole, index) => {
+    const other = pending[Number(index)];
+    return other ? `line ${other.line}` : whole;
   });
+
+async function loadBatch(matchOn: MatchOn, rows: Line[], reject: (r: Rejected[]) => void): Promise<number> {
+  const missing = rows.filter(({ row }) => !row[matchOn]?.trim());
+  if (missing.length > 0) reject(missing.map((line) => ({ ...line, reason: `${matchOn}: required` })));
+  let pending = rows.filter(({ row }) => Boolean(row[matchOn]?.trim()));
   while (pending.length > 0) {
     try {
-      await api.contacts.batchUpsert({ match_on: matchOn, items: pending.map(contactItemOf) as never });
+      await api.contacts.batchUpsert({
+        match_on: matchOn,
+        items: pending.map(({ row }) => contactItemOf(row)) as never,
+      });
       return pending.length;
     } catch (error) {
-      const index = refusedItemIndex(error);
-      if (index === undefined || !pending[index]) throw error;
-      reject({ row: pending[index], reason: refusalReason(error as ApiError) });
-      pending = pending.filter((_, position) => position !== index);
+      const refused = refusedItems(error);
+      if (!refused || [...refused.keys()].some((index) => !pending[index])) throw error;
+      const current = pending;
+      reject(
+        [...refused].map(([index, reasons]) => ({
+          ...(current[index] as Line),
+          reason: inLines(reasons.join('; '), current),
+        })),
+      );
+      pending = current.filter((_, position) => !refused.has(position));
     }
   }
   return 0;
@@ -54,13 +73,16 @@ export function ImportContactsPage() {
     setFailure(null);
     setRejected([]);
     try {
-      const parsed = Papa.parse<CsvRow>(await file.text(), { header: true, skipEmptyLines: true });
-      const rows = parsed.data;
+      // Blank lines are kept while parsing so that a row's place gives its line, then dropped.
+      const parsed = Papa.parse<CsvRow>(await file.text(), { header: true, skipEmptyLines: false });
+      const rows = parsed.data
+        .map((row, index) => ({ row, line: index + 2 }))
+        .filter(({ row }) => Object.values(row).some((value) => String(value ?? '').trim() !== ''));
       let imported = 0;
       setProgress({ done: 0, total: rows.length, imported });
       for (let start = 0; start < rows.length; start += BATCH) {
         imported += await loadBatch(matchOn, rows.slice(start, start + BATCH), (r) =>
-          setRejected((all) => [...all, r]),
+          setRejected((all) => [...all, ...r]),
         );
         setProgress({ done: Math.min(rows.length, start + BATCH), total: rows.length, imported });
       }
@@ -74,7 +96,7 @@ export function ImportContactsPage() {
 
   const rejectedUrl = useMemo(() => {
     if (rejected.length === 0) return null;
-    const csv = Papa.unparse(rejected.map(({ row, reason }) => ({ ...row, reason })));
+    const csv = Papa.unparse(rejected.map(({ row, line, reason }) => ({ ...row, line, reason })));
     return URL.createObjectURL(new Blob([csv], { type: 'text/csv' }));
   }, [rejected]);
 
@@ -130,6 +152,15 @@ export function ImportContactsPage() {
             {progress.imported} imported, {rejected.length} rejected
             {!running && progress.done === progress.total ? '. Done.' : ''}
           </p>
+          {rejected.length > 0 ? (
+            <ul aria-label="Rejected rows">
+              {rejected.map(({ line, reason }) => (
+                <li key={line}>
+                  Line {line}: {reason}
+                </li>
+              ))}
+            </ul>
+          ) : null}
           {rejectedUrl ? (
             <a
               className="button"
