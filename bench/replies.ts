@@ -69,7 +69,7 @@ async function bareBaseline(url: string): Promise<number[]> {
 }
 
 function startWorkerProcess(databaseUrl: string): ChildProcess {
-  return spawn(process.execPath, [...process.execArgv, 'src/cli.ts', 'worker'], {
+  return spawn(process.execPath, [...process.execArgv, 'src/cli/main.ts', 'worker'], {
     cwd: root,
     env: { PATH: process.env.PATH ?? '', DATABASE_URL: databaseUrl, ADMIN_TOKEN: ADMIN, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],

@@ -20,13 +20,22 @@ afterAll(async () => {
   for (const h of harnesses) await h.close();
 });
 
-/** A server whose organizations are never limited, counting each organization's requests (and slowing them). */
-async function serve(delayMs = 0) {
+/**
+ * A server whose organizations are never limited, counting each organization's requests. With `holdAfter`, every
+ * request of an organization after that many waits until `release()` — so a test can interrupt the import while
+ * batches are surely in flight, however fast the machine.
+ */
+async function serve(holdAfter = Number.POSITIVE_INFINITY) {
   const requests = new Map<string, number>();
+  let release = () => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   const counting: RateLimitStore = {
     hit: async (key) => {
-      requests.set(key, (requests.get(key) ?? 0) + 1);
-      if (delayMs > 0 && key.startsWith('org:')) await delay(delayMs);
+      const count = (requests.get(key) ?? 0) + 1;
+      requests.set(key, count);
+      if (key.startsWith('org:') && count > holdAfter) await released;
       return 1;
     },
     close: async () => {},
@@ -37,7 +46,7 @@ async function serve(delayMs = 0) {
   const { org, key } = await h.createOrg();
   const contacts = async () =>
     (await h.database.db.selectFrom('contacts').select('id').where('org_id', '=', org.id).execute()).length;
-  return { h, org, key, baseUrl, contacts, requests: () => requests.get(`org:${org.id}`) ?? 0 };
+  return { h, org, key, baseUrl, contacts, release, requests: () => requests.get(`org:${org.id}`) ?? 0 };
 }
 
 function importProcess(file: string, env: Record<string, string>) {
@@ -147,7 +156,7 @@ describe('the import as a process', { timeout: 240_000 }, () => {
   });
 
   it('on Ctrl-C finishes the batches in flight, exits 130 with how to resume; the resumed run repeats nothing', async () => {
-    const { h, org, key, baseUrl, contacts, requests } = await serve(100);
+    const { h, org, key, baseUrl, contacts, requests, release } = await serve(1); // the webhook endpoint below is the one request let through
     const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
       key,
       body: { url: 'http://127.0.0.1:9/hook', events: ['*'] },
@@ -165,11 +174,11 @@ describe('the import as a process', { timeout: 240_000 }, () => {
     const before = requests();
 
     const first = importProcess(file, env);
-    await waitUntil(() => /^\d+ rows, \d+ imported/m.test(first.stderr()), {
-      timeoutMs: 60_000,
-      message: 'the first progress line',
-    });
+    // Every batch waits at the server until released: the import is interrupted with batches surely in flight.
+    await waitUntil(() => requests() > before, { timeoutMs: 60_000, message: 'the first batch at the server' });
     first.child.kill('SIGINT');
+    await delay(300);
+    release();
     const stopped = await first.done;
     expect(stopped.status, stopped.stderr).toBe(130);
     expect(stopped.stderr).toContain(

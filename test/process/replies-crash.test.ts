@@ -44,7 +44,7 @@ describe.skipIf(!onPostgres)('workers killed while replies are handed off', () =
       WORKER_POLL_MS: '50',
       LOG_LEVEL: 'info',
     };
-    server = await startServer(env, ['src/cli.ts', 'serve', '--no-worker']);
+    server = await startServer(env, ['src/cli/main.ts', 'serve', '--no-worker']);
     processes.push(server);
     fake.deliverStatusesTo({ url: `${server.baseUrl}/webhooks/messaging`, appSecret: SECRET, businessAccountId: WABA });
   });

@@ -17,7 +17,7 @@ describe.skipIf(!onPostgres)('a reply wakes a worker in another process', () => 
   beforeAll(async () => {
     database = await createPostgresDatabase();
     env = { DATABASE_URL: database.url, ADMIN_TOKEN: 'secret', WORKER_POLL_MS: '60000', LOG_LEVEL: 'info' };
-    server = await startServer(env, ['src/cli.ts', 'serve', '--no-worker']);
+    server = await startServer(env, ['src/cli/main.ts', 'serve', '--no-worker']);
     processes.push(server);
   });
   afterAll(async () => {
