@@ -17,6 +17,7 @@ const BENCHES = [
   { name: 'import', script: 'bench/import.ts' },
   { name: 'audience', script: 'bench/audience.ts' },
   { name: 'replies', script: 'bench/replies.ts' },
+  { name: 'noisy', script: 'bench/noisy-neighbour.ts' },
 ];
 const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
 

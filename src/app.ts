@@ -2,6 +2,7 @@
 // built by the one wiring (wiring.ts); nothing here opens, queries or builds a service.
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { isPoolBusy } from './db/database.ts';
 import { createV1Guard } from './http/auth.ts';
 import { registerBodyParsers } from './http/body-parser.ts';
 import { registerConsole } from './http/console.ts';
@@ -59,7 +60,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
   registerValidation(app);
   registerBodyParsers(app);
   registerQueryArrays(app);
-  registerErrorHandling(app, { unavailable: (error) => database.health.report(error) });
+  registerErrorHandling(app, { unavailable: (error) => database.health.report(error), busy: isPoolBusy });
   // Callback hooks (not async) on every request: no promise per hook on the read path.
   app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-Id', request.id);
@@ -98,6 +99,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
       v1.addHook('onRoute', scopeFromTable);
       v1.addHook('onRequest', guard.guard);
       v1.addHook('onSend', guard.settle);
+      bulkheadHooks(v1, wiring.bulkhead);
       v1.setNotFoundHandler(notFoundHandler(app));
       v1.get('/openapi.json', { config: { public: true }, schema: { hide: true } }, async () => app.swagger());
       v1Operations(v1, services);
@@ -135,6 +137,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
       await consoleApi.register(
         async (mounted) => {
           mounted.addHook('onRoute', scopeFromTable);
+          bulkheadHooks(mounted, wiring.bulkhead);
           mounted.addHook('onRoute', (route) => {
             route.schema = { ...route.schema, hide: true };
           });
@@ -165,6 +168,13 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
 
   await app.ready();
   return app;
+}
+
+/** issue 19 point 2: a place in the organization's bulkhead from before the handler until its answer is ready. */
+function bulkheadHooks(scope: FastifyInstance, bulkhead: Wiring['bulkhead']): void {
+  scope.addHook('preHandler', bulkhead.hooks.preHandler);
+  scope.addHook('onSend', bulkhead.hooks.onSend);
+  scope.addHook('onResponse', bulkhead.hooks.onResponse);
 }
 
 /** The /v1 operations: registered once under /v1 (API keys) and once under /app/api/v1 (console sessions). */

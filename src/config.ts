@@ -48,6 +48,15 @@ export interface Config {
   /** METRICS_TOKEN: /metrics requires `Authorization: Bearer <token>` when set. */
   metricsToken: string | undefined;
   shutdownGraceMs: number;
+  /** The database connections (issue 19 point 2): the pool, and the bounded wait for a busy pool's connection. */
+  database: {
+    poolSize: number;
+    /** DATABASE_POOL_WAIT_MS: past it a request is answered 503 `service_busy` (the database is not marked down). */
+    poolWaitMs: number;
+    poolQueue: number;
+  };
+  /** The per-organization bulkhead (issue 19 point 2): expensive requests of one organization at once, per process. */
+  bulkhead: { limit: number; queue: number; waitMs: number };
   fanout: {
     batchSize: number;
     concurrency: number;
@@ -110,6 +119,28 @@ export const WEBHOOK_DEFAULTS = {
   /** decisions §11: an endpoint whose attempts have all failed for this long is disabled (`failing`). */
   failingDisableAfterMs: 5 * 24 * 60 * 60 * 1000,
   pollMs: WORKER_POLL_MS,
+};
+
+/** The database connections (issue 19 point 2); openDatabase falls back to them too. */
+export const DATABASE_DEFAULTS = {
+  poolSize: 10,
+  /** How long a request waits for a busy pool's connection before 503 `service_busy`. */
+  poolWaitMs: 2000,
+  /** Requests waiting for a connection at once; one more is answered 503 `service_busy` at once. */
+  poolQueue: 200,
+};
+
+/** The per-organization bulkhead (issue 19 point 2): expensive requests of one organization at once, per process. */
+export const BULKHEAD_DEFAULTS = {
+  /**
+   * One expensive request per organization and process: on a 2-CPU machine two of them already take every CPU
+   * (measured: `npm run bench:noisy`, decisions D133); raise it with the machine's CPUs.
+   */
+  limit: 1,
+  /** Requests of one organization waiting for a place. */
+  queue: 8,
+  /** How long one waits for a place before 503 `service_busy`. */
+  waitMs: 1000,
 };
 
 function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
@@ -227,6 +258,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl: publicUrl(env),
     metricsToken: text(env, 'METRICS_TOKEN'),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000) as number,
+    database: {
+      poolSize: integer(env, 'DATABASE_POOL_SIZE', DATABASE_DEFAULTS.poolSize, 1) as number,
+      poolWaitMs: integer(env, 'DATABASE_POOL_WAIT_MS', DATABASE_DEFAULTS.poolWaitMs, 1) as number,
+      poolQueue: integer(env, 'DATABASE_POOL_QUEUE', DATABASE_DEFAULTS.poolQueue, 0) as number,
+    },
+    bulkhead: {
+      limit: integer(env, 'ORG_CONCURRENCY', BULKHEAD_DEFAULTS.limit, 1) as number,
+      queue: integer(env, 'ORG_QUEUE', BULKHEAD_DEFAULTS.queue, 0) as number,
+      waitMs: integer(env, 'ORG_QUEUE_WAIT_MS', BULKHEAD_DEFAULTS.waitMs, 1) as number,
+    },
     fanout: {
       batchSize: integer(env, 'FANOUT_BATCH_SIZE', FANOUT_DEFAULTS.batchSize, 1) as number,
       concurrency: integer(env, 'FANOUT_CONCURRENCY', FANOUT_DEFAULTS.concurrency, 1) as number,

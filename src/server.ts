@@ -51,6 +51,9 @@ export async function openConfiguredDatabase(config: Config, log?: ReturnType<ty
   return openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    poolSize: config.database.poolSize,
+    poolWaitMs: config.database.poolWaitMs,
+    poolQueue: config.database.poolQueue,
     // Connection-level errors are handled where they happen; the log tells the operator.
     ...(log
       ? { onError: (error: Error, where: string) => log.warn({ err: error, where }, 'database connection error') }
@@ -145,6 +148,7 @@ export function wireFromConfig(
     webhookAllowHosts: config.webhookAllowHosts,
     ...(keyring ? { keyring } : {}),
     webhookDeliveries: config.webhooks,
+    bulkhead: config.bulkhead,
     fanout: config.fanout,
     worker: {
       pollMs: config.fanout.pollMs,

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
 import { DEFAULT_AUDIENCE_CHUNK } from './config.ts';
 import type { Database } from './db/database.ts';
+import { createBulkhead } from './http/bulkhead.ts';
 import type { ReadinessCheck } from './http/health.ts';
 import { createKeyUsage } from './http/key-usage.ts';
 import { createMetrics, type Metrics } from './http/metrics.ts';
@@ -93,6 +94,8 @@ export interface WiringInput {
   metricsToken?: string | undefined;
   /** Extra named checks of /readyz besides the database and its migrations (say, Redis). */
   readinessChecks?: Record<string, ReadinessCheck>;
+  /** The per-organization bulkhead's limits (ORG_CONCURRENCY, ORG_QUEUE, ORG_QUEUE_WAIT_MS); defaults when absent. */
+  bulkhead?: Partial<{ limit: number; queue: number; waitMs: number }>;
 }
 
 export type Wiring = ReturnType<typeof wire>;
@@ -229,6 +232,8 @@ export function wire(input: WiringInput) {
 
   // decisions §18: keys' last use, written at most once a minute per key by the guard of every API mount.
   const keyUsage = createKeyUsage(db, log);
+  // issue 19 point 2: an organization's requests at once in this process, on every API mount.
+  const bulkhead = createBulkhead(input.bulkhead);
 
   return {
     database,
@@ -240,6 +245,7 @@ export function wire(input: WiringInput) {
     rateLimitStore,
     cacheKeys,
     keyUsage,
+    bulkhead,
     adminToken: input.adminToken,
     webhookVerifyToken: input.webhookVerifyToken,
     readinessChecks: input.readinessChecks ?? {},

@@ -1448,6 +1448,7 @@ export interface components {
          *       "phone": "+15551234567",
          *       "status": "delivered",
          *       "error": null,
+         *       "error_message": null,
          *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
          *       "delivered_at": "2026-01-15T09:30:04.000Z",
          *       "read_at": null,
@@ -1459,6 +1460,7 @@ export interface components {
             phone: string;
             status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
             error: string | null;
+            error_message: string | null;
             platform_message_id: string | null;
             delivered_at: string | null;
             read_at: string | null;
@@ -1477,6 +1479,7 @@ export interface components {
          *       "phone": "+15551234567",
          *       "status": "delivered",
          *       "error": null,
+         *       "error_message": null,
          *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
          *       "delivered_at": "2026-01-15T09:30:04.000Z",
          *       "read_at": null,
@@ -1489,6 +1492,7 @@ export interface components {
             phone: string;
             status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
             error: string | null;
+            error_message: string | null;
             platform_message_id: string | null;
             delivered_at: string | null;
             read_at: string | null;
@@ -2097,6 +2101,7 @@ export interface components {
          *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
          *       "status": "delivered",
          *       "error": null,
+         *       "error_message": null,
          *       "created_at": "2026-01-15T09:30:00.000Z",
          *       "sent_at": "2026-01-15T09:30:01.000Z",
          *       "delivered_at": "2026-01-15T09:30:04.000Z",
@@ -2123,6 +2128,7 @@ export interface components {
             platform_message_id: string | null;
             status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
             error: string | null;
+            error_message: string | null;
             media: components["schemas"]["MessageMedia"] | null;
             reply_to: string | null;
             /**
@@ -3026,7 +3032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3184,7 +3190,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3380,7 +3386,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The platform did not answer; nothing was stored, try again. `detail` codes: `service_unavailable`, `platform_unavailable`. */
+            /** @description The platform did not answer; nothing was stored, try again. `detail` codes: `service_unavailable`, `service_busy`, `platform_unavailable`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3548,7 +3554,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3692,7 +3698,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3866,7 +3872,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -3985,7 +3991,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4132,7 +4138,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4291,7 +4297,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4351,6 +4357,7 @@ export interface operations {
                      *           "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
                      *           "status": "delivered",
                      *           "error": null,
+                     *           "error_message": null,
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "sent_at": "2026-01-15T09:30:01.000Z",
                      *           "delivered_at": "2026-01-15T09:30:04.000Z",
@@ -4471,7 +4478,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4539,6 +4546,7 @@ export interface operations {
                      *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
                      *       "status": "delivered",
                      *       "error": null,
+                     *       "error_message": null,
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "sent_at": "2026-01-15T09:30:01.000Z",
                      *       "delivered_at": "2026-01-15T09:30:04.000Z",
@@ -4708,7 +4716,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -4867,7 +4875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5031,7 +5039,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The platform (or the file’s URL) could not give the file now; try again later. `detail` codes: `service_unavailable`, `media_unavailable`. */
+            /** @description The platform (or the file’s URL) could not give the file now; try again later. `detail` codes: `service_unavailable`, `service_busy`, `media_unavailable`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5267,7 +5275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5505,7 +5513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5659,7 +5667,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -5884,7 +5892,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6053,7 +6061,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6106,6 +6114,7 @@ export interface operations {
                      *           "phone": "+15551234567",
                      *           "status": "delivered",
                      *           "error": null,
+                     *           "error_message": null,
                      *           "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
                      *           "delivered_at": "2026-01-15T09:30:04.000Z",
                      *           "read_at": null,
@@ -6224,7 +6233,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6438,7 +6447,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6652,7 +6661,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6866,7 +6875,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7043,7 +7052,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7240,7 +7249,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7451,7 +7460,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7622,7 +7631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7766,7 +7775,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -7988,7 +7997,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8122,7 +8131,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8325,7 +8334,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8512,7 +8521,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8683,7 +8692,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -8827,7 +8836,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9034,7 +9043,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9155,7 +9164,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9334,7 +9343,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9508,7 +9517,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9666,7 +9675,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -9826,7 +9835,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10032,7 +10041,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10150,7 +10159,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10327,7 +10336,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10450,7 +10459,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10622,7 +10631,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10782,7 +10791,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -10926,7 +10935,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -11126,7 +11135,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -11287,7 +11296,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -11468,7 +11477,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -11648,7 +11657,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -11830,7 +11839,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The database is unreachable for now; `Retry-After` says when to try again. `detail` codes: `service_unavailable`. */
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -13809,6 +13818,7 @@ export interface operations {
                  *         "phone": "+15551234567",
                  *         "status": "delivered",
                  *         "error": null,
+                 *         "error_message": null,
                  *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
                  *         "delivered_at": "2026-01-15T09:30:04.000Z",
                  *         "read_at": null,
@@ -14020,6 +14030,7 @@ export interface operations {
                  *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
                  *         "status": "delivered",
                  *         "error": null,
+                 *         "error_message": null,
                  *         "created_at": "2026-01-15T09:30:00.000Z",
                  *         "sent_at": "2026-01-15T09:30:01.000Z",
                  *         "delivered_at": "2026-01-15T09:30:04.000Z",
@@ -14092,6 +14103,7 @@ export interface operations {
                  *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
                  *         "status": "delivered",
                  *         "error": null,
+                 *         "error_message": null,
                  *         "created_at": "2026-01-15T09:30:00.000Z",
                  *         "sent_at": "2026-01-15T09:30:01.000Z",
                  *         "delivered_at": "2026-01-15T09:30:04.000Z",

@@ -3,14 +3,17 @@
 import { mkdirSync } from 'node:fs';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
+import { DATABASE_DEFAULTS } from '../config.ts';
 import { withDataDirLock } from './data-dir-lock.ts';
 import { type DatabaseHealth, steadyHealth, trackHealth } from './health.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { gatedDialect } from './pool-gate.ts';
 import { preparingPool } from './prepared-statements.ts';
 import type { DB } from './schema.ts';
 
 export type { DatabaseHealth } from './health.ts';
 export { isDatabaseUnavailable } from './health.ts';
+export { isPoolBusy, PoolBusyError } from './pool-gate.ts';
 
 export interface PoolStats {
   total: number;
@@ -24,6 +27,11 @@ export interface Database {
   poolStats(): PoolStats;
   /** True when the database answers a trivial query. */
   ping(): Promise<boolean>;
+  /**
+   * Runs a short statement of the probes (/readyz) outside the pool's queue: on PostgreSQL on a connection of its
+   * own, so that a busy pool never reads as an unreachable database (issue 19 point 2).
+   */
+  probe<R>(statement: string): Promise<R[]>;
   /** Whether the database answers: false from a connection failure until a probe gets through again. */
   health: DatabaseHealth;
   /**
@@ -70,8 +78,12 @@ export interface DatabaseOptions {
   poolSize?: number;
   /** Where connection-level errors are reported (they are handled, never thrown); silent when absent. */
   onError?: (error: Error, where: string) => void;
-  /** Milliseconds to wait for a new connection before the request fails (503). */
+  /** Milliseconds to wait for a new connection before the request fails (503 `service_unavailable`). */
   connectTimeoutMs?: number;
+  /** Milliseconds a request waits for a busy pool's connection before it fails (503 `service_busy`). */
+  poolWaitMs?: number;
+  /** Requests that may wait for a busy pool's connection; one more fails at once (503 `service_busy`). */
+  poolQueue?: number;
   /** Milliseconds a statement may run before it fails (server-side, and client-side when the server is silent). */
   statementTimeoutMs?: number;
   /** PGlite: fill an empty data directory from a backup (`crm restore`); refused when it holds a database. */
@@ -81,9 +93,17 @@ export interface DatabaseOptions {
 export const DEFAULT_CONNECT_TIMEOUT_MS = 2000;
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 15_000;
 
+function poolLimits(options: DatabaseOptions, limit: number) {
+  return {
+    limit,
+    waitMs: options.poolWaitMs ?? DATABASE_DEFAULTS.poolWaitMs,
+    queue: options.poolQueue ?? DATABASE_DEFAULTS.poolQueue,
+  };
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options);
-  return withDataDirLock(options.dataDir ?? './data', (dataDir) => openPGlite(dataDir, options.restoreFrom));
+  return withDataDirLock(options.dataDir ?? './data', (dataDir) => openPGlite(dataDir, options));
 }
 
 function openPostgres(connectionString: string, options: DatabaseOptions): Database {
@@ -94,9 +114,10 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   };
   const onError = options.onError ?? (() => {});
   const statementTimeout = options.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
+  const poolSize = options.poolSize ?? DATABASE_DEFAULTS.poolSize;
   const pool = new pg.Pool({
     connectionString,
-    max: options.poolSize ?? 10,
+    max: poolSize,
     // A database that never answers must fail a request fast (503), not hold it until the database returns.
     connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     statement_timeout: statementTimeout,
@@ -116,20 +137,41 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
     client.on('error', (error) => onError(error, 'client'));
   });
   // Statements marked with prepareStatement (the hottest reads) are sent by name: planned once per connection.
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  // Every connection is taken through the gate (pool-gate.ts): the pool is never asked for more than it has.
+  const { dialect, gate } = gatedDialect(
+    new PostgresDialect({ pool: preparingPool(pool) }),
+    poolLimits(options, poolSize),
+  );
+  const db = new Kysely<DB>({ dialect });
+  // The probes' own connection (the health probe, /readyz): a busy pool leaves it free, so "busy" never reads as
+  // "unreachable"; its connect timeout is the same fast one.
+  const probePool = new pg.Pool({
+    connectionString,
+    max: 1,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    statement_timeout: statementTimeout,
+    query_timeout: statementTimeout + 1000,
+    idleTimeoutMillis: 30_000,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        parsers[oid] ?? pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
+    },
+  });
+  probePool.on('error', (error) => onError(error, 'probe client'));
   const health = trackHealth(async () => {
-    await pool.query('select 1');
+    await probePool.query('select 1');
   });
   return {
     db,
     kind: 'postgres',
     ping: pinger(db),
-    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    probe: async <R>(statement: string) => (await probePool.query<R & pg.QueryResultRow>(statement)).rows,
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: gate.waiting + pool.waitingCount }),
     health,
     listen: (channel, handlers) => listenPostgres(connectionString, channel, handlers, onError),
     close: async () => {
       health.stop();
-      await db.destroy();
+      await Promise.all([db.destroy(), probePool.end()]);
     },
   };
 }
@@ -186,7 +228,8 @@ async function listenPostgres(
   };
 }
 
-async function openPGlite(dataDir: string, restoreFrom?: Uint8Array): Promise<Database> {
+async function openPGlite(dataDir: string, options: DatabaseOptions): Promise<Database> {
+  const { restoreFrom } = options;
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
   // Loaded only here: a process on a PostgreSQL server never loads PGlite (≈ 7 MB of RSS, decisions D28).
   const [{ PGlite, types: pgliteTypes }, { btree_gin }, { pg_trgm }] = await Promise.all([
@@ -204,13 +247,21 @@ async function openPGlite(dataDir: string, restoreFrom?: Uint8Array): Promise<Da
       [pgliteTypes.DATE]: (value: string) => value,
     },
   });
-  const dialect = new PGliteDialect(pglite);
+  const sessions = new PGliteDialect(pglite);
+  // One session: requests queue for its lease, a bounded time (pool-gate.ts), like a pool of one connection.
+  const { dialect, gate } = gatedDialect(sessions, poolLimits(options, 1));
   const db = new Kysely<DB>({ dialect });
   return {
     db,
     kind: 'pglite',
     ping: pinger(db),
-    poolStats: () => dialect.driver.stats(),
+    // In-process: a probe's read-only statement runs between the statements of whichever request holds the
+    // session (PGlite runs one statement at a time), not after its whole transaction.
+    probe: async <R>(statement: string) => (await pglite.query<R>(statement)).rows,
+    poolStats: () => {
+      const stats = sessions.driver.stats();
+      return { ...stats, waiting: stats.waiting + gate.waiting };
+    },
     // In-process: there is no connection to lose.
     health: steadyHealth(),
     listen: async (channel, handlers) => {

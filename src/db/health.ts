@@ -20,9 +20,10 @@ const UNREACHABLE_CODES = new Set([
   '57P03', // cannot_connect_now
   '53300', // too_many_connections
 ]);
-// node-postgres reports a lost or silent server with these messages and no code.
+// node-postgres reports a lost or silent server with these messages and no code. Not its "timeout exceeded when
+// trying to connect": that is a wait in its pool's queue, a busy pool and not an unreachable database (pool-gate.ts).
 const UNREACHABLE_MESSAGES =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|Query read timeout|not queryable|Connection refused/i;
+  /Connection terminated|connection timeout|Query read timeout|not queryable|Connection refused/i;
 
 function code(error: unknown): string | undefined {
   const value = (error as { code?: unknown } | null)?.code;

@@ -19,6 +19,7 @@ import * as apiKeyScopes from './migrations/0016-api-key-scopes.ts';
 import * as consoleUsers from './migrations/0017-console-users.ts';
 import * as deliveryLanes from './migrations/0018-delivery-lanes.ts';
 import * as replyWindow from './migrations/0019-reply-window.ts';
+import * as failureCodes from './migrations/0023-failure-codes.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -41,6 +42,7 @@ export const migrations: Record<string, Migration> = {
   '0017-console-users': consoleUsers,
   '0018-delivery-lanes': deliveryLanes,
   '0019-reply-window': replyWindow,
+  '0023-failure-codes': failureCodes,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {

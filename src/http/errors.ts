@@ -17,6 +17,13 @@ export const RETRY_AFTER_SECONDS = 1;
 export const serviceUnavailable = (): ApiError =>
   new ApiError(503, 'service_unavailable', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
 
+/**
+ * Overload, not an outage (issue 19 point 2): every connection, or every place of the organization's bulkhead, is
+ * taken and the bounded wait for one ran out. The database stays marked reachable and /readyz stays green.
+ */
+export const serviceBusy = (): ApiError =>
+  new ApiError(503, 'service_busy', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+
 function send(reply: FastifyReply, status: number, detail: ErrorDetail): FastifyReply {
   // Error bodies bypass the route's success serializer: they are written as they are.
   return reply.code(status).type('application/json; charset=utf-8').serializer(JSON.stringify).send({ detail });
@@ -25,17 +32,23 @@ function send(reply: FastifyReply, status: number, detail: ErrorDetail): Fastify
 export interface ErrorHandlingOptions {
   /** True for a failure that means "the database is unreachable now" (answered 503 with Retry-After). */
   unavailable?: (error: unknown) => boolean;
+  /** True for a failure that means "every connection is busy" (answered 503 `service_busy` with Retry-After). */
+  busy?: (error: unknown) => boolean;
 }
 
 export function registerErrorHandling(app: FastifyInstance, options: ErrorHandlingOptions = {}): void {
   app.setErrorHandler((error: FastifyError | ApiError, request: FastifyRequest, reply: FastifyReply) => {
-    if (!(error instanceof ApiError) && options.unavailable?.(error)) {
+    if (!(error instanceof ApiError) && options.busy?.(error)) {
+      request.log.warn({ err: error }, 'database pool busy');
+      error = serviceBusy();
+    } else if (!(error instanceof ApiError) && options.unavailable?.(error)) {
       request.log.warn({ err: error }, 'database unavailable');
       error = serviceUnavailable();
     }
     if (error instanceof ApiError) {
       for (const [name, value] of Object.entries(error.headers)) reply.header(name, value);
-      if (error.status >= 500) request.log.error({ err: error }, 'request failed');
+      // A busy answer is a normal outcome under load, already logged as a warning where it is decided.
+      if (error.status >= 500 && error.detail !== 'service_busy') request.log.error({ err: error }, 'request failed');
       return send(reply, error.status, error.detail);
     }
     const fastifyError = error as FastifyError;
@@ -80,7 +93,7 @@ export function registerErrorHandling(app: FastifyInstance, options: ErrorHandli
 }
 
 // Answers any /v1 route can give without its code knowing: a URL the router cannot decode (400), a path parameter
-// over the router's length limit (414), a body too large or not JSON (413, 415), and the database away (503).
+// over the router's length limit (414), a body too large or not JSON (413, 415), and the database away or busy (503).
 const FRAMEWORK_ERRORS: [number, string, string, (route: RouteOptions) => boolean][] = [
   [400, 'bad_request', 'Malformed request (e.g. invalid percent-encoding in the path).', () => true],
   [413, 'payload_too_large', 'Body over 1 MiB.', (route) => Boolean(route.schema?.body)],
@@ -89,7 +102,8 @@ const FRAMEWORK_ERRORS: [number, string, string, (route: RouteOptions) => boolea
   [
     503,
     'service_unavailable',
-    'The database is unreachable for now; `Retry-After` says when to try again.',
+    'The database is unreachable for now (`service_unavailable`), or every connection or every place of the ' +
+      "organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again.",
     () => true,
   ],
 ];

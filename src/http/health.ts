@@ -1,9 +1,9 @@
 // Probes for orchestrators beside /healthz: /livez (the process answers) and /readyz (the database is reachable,
 // its migrations are applied, and every extra named check the wiring passes in holds). While the database is known
 // to be unreachable, every other request is answered at once with 503 `service_unavailable` and `Retry-After`
-// instead of waiting on a connection (decisions D24).
+// instead of waiting on a connection (decisions D24). Its checks run outside the pool's queue (Database.probe): a
+// busy pool is not an unready process (issue 19 point 2).
 import type { FastifyInstance } from 'fastify';
-import { sql } from 'kysely';
 import type { Database } from '../db/database.ts';
 import { migrations } from '../db/migrate.ts';
 import { serviceUnavailable } from './errors.ts';
@@ -22,10 +22,16 @@ function withTimeout(check: () => Promise<boolean>): Promise<boolean> {
   return Promise.race([check().catch(() => false), timeout]).finally(() => clearTimeout(timer));
 }
 
-async function migrationsApplied(database: Database): Promise<boolean> {
-  const rows = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
-  const applied = new Set(rows.rows.map((row) => row.name));
-  return Object.keys(migrations).every((name) => applied.has(name));
+/** Whether every migration this process knows is applied; once true it stays true for the process's life. */
+function migrationsCheck(database: Database): () => Promise<boolean> {
+  let applied = false;
+  return async () => {
+    if (applied) return true;
+    const rows = await database.probe<{ name: string }>('select name from kysely_migration');
+    const names = new Set(rows.map((row) => row.name));
+    applied = Object.keys(migrations).every((name) => names.has(name));
+    return applied;
+  };
 }
 
 export function registerHealthRoutes(
@@ -33,6 +39,7 @@ export function registerHealthRoutes(
   deps: { database: Database; checks?: Record<string, ReadinessCheck> },
 ): void {
   const { database } = deps;
+  const migrationsApplied = migrationsCheck(database);
   app.addHook('onRequest', async (request) => {
     if (database.health.available) return;
     if (PROBE_PATHS.has(request.url.split('?')[0] ?? '')) return;
@@ -45,10 +52,10 @@ export function registerHealthRoutes(
     const names = ['database', 'migrations', ...Object.keys(deps.checks ?? {})];
     const results = await Promise.all([
       withTimeout(async () => {
-        await sql`select 1`.execute(database.db);
+        await database.probe('select 1');
         return true;
       }),
-      withTimeout(() => migrationsApplied(database)),
+      withTimeout(migrationsApplied),
       ...Object.values(deps.checks ?? {}).map(withTimeout),
     ]);
     const checks = Object.fromEntries(names.map((name, index) => [name, results[index] ? 'ok' : 'failing']));

@@ -93,7 +93,8 @@ const commonCodes: Record<number, string[]> = {
   422: ['validation_error'],
   429: ['rate_limited'],
   500: ['internal_error'],
-  503: ['service_unavailable'],
+  // issue 19 point 2: the database away, or busy (its pool or the organization's concurrency limit).
+  503: ['service_unavailable', 'service_busy'],
 };
 
 const errorDescriptions: Record<number, string> = {
@@ -175,3 +176,6 @@ export const IdParam = <const N extends string>(name: N) =>
   Type.Object({ [name]: Type.String({ minLength: 1, maxLength: 64 }) } as { [K in N]: TString }, {
     additionalProperties: false,
   });
+
+/** issue 23 point 10: a string format checked against the ISO 3166-1 alpha-2 list (registered in validation.ts). */
+export const COUNTRY_FORMAT = 'iso-3166-1-alpha-2';

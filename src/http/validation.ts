@@ -3,8 +3,9 @@
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
+import countries from 'i18n-iso-countries';
 import { ApiError } from './api-error.ts';
-import type { ValidationIssue } from './schemas.ts';
+import { COUNTRY_FORMAT, type ValidationIssue } from './schemas.ts';
 
 const baseOptions: Options = {
   allErrors: true,
@@ -14,11 +15,20 @@ const baseOptions: Options = {
   removeAdditional: false,
 };
 
+/** issue 23 point 10: the ISO 3166-1 alpha-2 codes in use, from a maintained list (i18n-iso-countries). */
+const ALPHA2 = new Set(Object.keys(countries.getAlpha2Codes()));
+
 function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({ ...baseOptions, coerceTypes });
   // ajv-formats ships a CommonJS default export.
   (addFormats as unknown as (ajv: Ajv) => void)(ajv);
+  addCountryFormat(ajv);
   return ajv;
+}
+
+/** Registers the country format on an Ajv instance (the API's, and the tests' that check answers against the document). */
+export function addCountryFormat(ajv: { addFormat(name: string, format: (value: string) => boolean): unknown }): void {
+  ajv.addFormat(COUNTRY_FORMAT, (value: string) => ALPHA2.has(value));
 }
 
 export function registerValidation(app: FastifyInstance): void {
@@ -187,6 +197,8 @@ function describe(error: ErrorObject, isBody: boolean): Omit<ValidationIssue, 'l
         return { type: 'date_from_datetime_parsing', msg: 'Input should be a valid date in the format YYYY-MM-DD' };
       if (format === 'date-time')
         return { type: 'datetime_from_date_parsing', msg: 'Input should be a valid datetime' };
+      if (format === COUNTRY_FORMAT)
+        return { type: 'value_error', msg: 'Input should be an ISO 3166-1 alpha-2 country code (e.g. MX, US)' };
       if (format === 'email') return { type: 'value_error', msg: 'value is not a valid email address' };
       if (format === 'uri' || format === 'url') return { type: 'url_parsing', msg: 'Input should be a valid URL' };
       return { type: 'value_error', msg: `Input should match format '${format}'` };

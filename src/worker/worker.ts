@@ -3,6 +3,7 @@
 // (doubling up to MAX_BACKOFF_MS), and every task pauses while `paused()` says so (the database is unreachable):
 // nothing a task throws ever leaves the loop (issue 13).
 import type { FastifyBaseLogger } from 'fastify';
+import { isPoolBusy } from '../db/pool-gate.ts';
 
 export interface WorkerTask {
   name: string;
@@ -67,7 +68,10 @@ export function startWorker(tasks: WorkerTask[], log: FastifyBaseLogger, options
             failures++;
             const backoff = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (failures - 1));
             notBefore = Date.now() + backoff;
-            log.error({ err: error, task: task.name, failures, backoffMs: backoff }, 'worker task failed');
+            // A busy pool (issue 19 point 2) is load, not a fault: the task tries again after the back-off.
+            if (isPoolBusy(error))
+              log.warn({ err: error, task: task.name, backoffMs: backoff }, 'worker task: pool busy');
+            else log.error({ err: error, task: task.name, failures, backoffMs: backoff }, 'worker task failed');
           },
         )
         .finally(() => {

@@ -93,13 +93,63 @@ describe('retrying a broadcast’s failures', () => {
     expect(refused.body.detail).toEqual({ code: 'nothing_to_retry', broadcast_id: broadcastId });
     await h.database.db
       .updateTable('broadcast_recipients')
-      .set({ error: 'rate_limited: too many' })
+      .set({ error: 'rate_limited', error_message: 'too many' })
       .where('org_id', '=', org.id)
       .where('broadcast_id', '=', broadcastId)
       .where('position', '=', 2)
       .execute();
     expect((await retry(key, broadcastId, { error_codes: ['other'] })).status).toBe(409);
     expect((await retry(key, broadcastId, { error_codes: ['rate_limited'] })).status).toBe(202);
+  });
+
+  it('shows a stable code with the platform’s words beside it, and error_codes targets platform_error (issue 23 point 10)', async () => {
+    const { key, broadcastId, broken } = await failedBroadcast();
+    const failed = await h.api('GET', `/v1/broadcasts/${broadcastId}/recipients?status=failed`, { key });
+    expect(failed.status).toBe(200);
+    expect(failed.body.items).toEqual([
+      expect.objectContaining({
+        phone: '+15557770404',
+        error: 'not_on_network',
+        error_message: 'Message undeliverable',
+      }),
+      expect.objectContaining({ phone: broken, error: 'platform_error', error_message: 'Something went wrong' }),
+    ]);
+    // The delivered recipient carries neither.
+    const sent = await h.api('GET', `/v1/broadcasts/${broadcastId}/recipients?status=sent`, { key });
+    expect(sent.body.items[0]).toMatchObject({ error: null, error_message: null });
+
+    expect((await retry(key, broadcastId, { error_codes: ['Something went wrong'] })).status).toBe(409);
+    const retried = await retry(key, broadcastId, { error_codes: ['platform_error'] });
+    expect(retried.status).toBe(202);
+    expect(retried.body).toMatchObject({ retry_of: broadcastId, requested: 1 });
+  });
+
+  it('splits the failures stored before as "code: words" or words alone (migration 0023)', async () => {
+    const { org, broadcastId } = await failedBroadcast();
+    const { up } = await import('../../src/db/migrations/0023-failure-codes.ts');
+    const set = (position: number, error: string) =>
+      h.database.db
+        .updateTable('broadcast_recipients')
+        .set({ error, error_message: null })
+        .where('org_id', '=', org.id)
+        .where('broadcast_id', '=', broadcastId)
+        .where('position', '=', position)
+        .execute();
+    await set(1, 'not_on_network: Message undeliverable');
+    await set(2, 'Something went wrong');
+    await up(h.database.db);
+    const rows = await h.database.db
+      .selectFrom('broadcast_recipients')
+      .select(['position', 'error', 'error_message'])
+      .where('org_id', '=', org.id)
+      .where('broadcast_id', '=', broadcastId)
+      .orderBy('position')
+      .execute();
+    expect(rows).toEqual([
+      { position: 0, error: null, error_message: null },
+      { position: 1, error: 'not_on_network', error_message: 'Message undeliverable' },
+      { position: 2, error: 'platform_error', error_message: 'Something went wrong' },
+    ]);
   });
 
   it('answers a replay for the same Idempotency-Key, and refuses bad input without writing', async () => {

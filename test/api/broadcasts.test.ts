@@ -5,6 +5,7 @@ import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../
 import { chargeClaims, claimBatch } from '../../src/modules/broadcasts/recipient-claim.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -174,7 +175,19 @@ describe('the fan-out', () => {
     });
     expect(claimed).toHaveLength(3);
     expect((await h.admin('GET', `/messaging-accounts/${account.id}`)).body.balance).toBe(7);
-    await new Promise((resolve) => setTimeout(resolve, 120));
+    // The dead worker's lease runs out (the rows are claimable again): wait for that, not for a fixed time.
+    await waitUntil(
+      async () =>
+        (
+          await h.database.db
+            .selectFrom('broadcast_recipients')
+            .select((eb) => eb.fn.countAll<number>().as('held'))
+            .where('broadcast_id', '=', response.body.id)
+            .where('lease_until', '>', new Date())
+            .executeTakeFirstOrThrow()
+        ).held === 0,
+      { message: 'the dead claim’s lease to run out' },
+    );
     expect(await h.fanout.drain()).toBe(3);
     expect((await h.api('GET', `/v1/broadcasts/${response.body.id}`, { key })).body).toMatchObject({
       sent: 3,

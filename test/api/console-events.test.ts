@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../helpers/console.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 let h: Harness;
 let base: string;
@@ -154,9 +155,7 @@ describe('GET /app/api/events', () => {
     const admin = await createUser(h, org.id);
     const stream = await openStream(admin.client.cookies);
     expect((await admin.client.call('DELETE', '/app/api/session')).status).toBe(204);
-    const deadline = Date.now() + 40_000;
-    while (!stream.ended() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(stream.ended()).toBe(true);
+    await waitUntil(() => stream.ended(), { timeoutMs: 40_000, intervalMs: 100, message: 'the stream to end' });
     await stream.close();
   }, 60_000);
 });

@@ -2,6 +2,7 @@
 // GET /v1/contacts; decisions §2).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -91,7 +92,8 @@ describe('sorts', () => {
     for (const row of rows) {
       const response = await h.api('POST', '/v1/contacts', { key, body: row });
       ids.push(response.body.id);
-      await new Promise((resolve) => setTimeout(resolve, 3));
+      // Each contact is later than the one before (the `recent` sort): wait for the clock to move past this one.
+      await waitUntil(() => Date.now() > Date.parse(response.body.updated_at), { intervalMs: 1, message: 'the clock' });
     }
     return ids;
   }

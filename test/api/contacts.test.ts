@@ -1,6 +1,7 @@
 // Contacts: create, read, update, delete (contract: Contact; decisions §5).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -76,6 +77,43 @@ describe('create', () => {
     const response = await create(key, { [field]: value });
     expect(response.status).toBe(422);
     expect(response.body.detail[0].loc).toEqual(['body', field]);
+  });
+
+  it.each(['XX', 'ZZ', 'AA', 'UK'])(
+    'refuses the unassigned country code %s with a 422 at the field, on create, update and batch (issue 23 point 10)',
+    async (country) => {
+      const { key } = await h.createOrg();
+      const created = await create(key, { first_name: 'Ana', country });
+      expect(created.status).toBe(422);
+      expect(created.body.detail).toEqual([
+        expect.objectContaining({
+          loc: ['body', 'country'],
+          type: 'value_error',
+          msg: 'Input should be an ISO 3166-1 alpha-2 country code (e.g. MX, US)',
+        }),
+      ]);
+      const contact = await create(key, { first_name: 'Ana', country: 'GB' });
+      expect(contact.status).toBe(201);
+      const patched = await h.api('PATCH', `/v1/contacts/${contact.body.id}`, { key, body: { country } });
+      expect(patched.status).toBe(422);
+      expect(patched.body.detail[0].loc).toEqual(['body', 'country']);
+      const batch = await h.api('POST', '/v1/contacts/batch-upsert', {
+        key,
+        body: { match_on: 'email', items: [{ email: 'bea@example.com', country }] },
+      });
+      expect(batch.status).toBe(422);
+      expect(batch.body.detail[0].loc).toEqual(['body', 'items', 0, 'country']);
+      // Nothing was written by the refused requests.
+      const after = await h.api('GET', `/v1/contacts/${contact.body.id}`, { key });
+      expect(after.body.country).toBe('GB');
+      const listed = await h.api('GET', '/v1/contacts', { key });
+      expect(listed.body.items).toHaveLength(1);
+    },
+  );
+
+  it.each(['MX', 'US', 'DE', 'BR', 'XK'])('accepts the country code %s', async (country) => {
+    const { key } = await h.createOrg();
+    expect((await create(key, { country })).status).toBe(201);
   });
 
   it('accepts the boundaries of the formats', async () => {
@@ -174,7 +212,8 @@ describe('update', () => {
   it('changes only the fields given; null clears; updated_at moves', async () => {
     const { key } = await h.createOrg();
     const contact = await create(key, { first_name: 'Ana', last_name: 'Silva', city: 'Lima', owner_id: 'u1' });
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The next write must be able to show a later time: wait for the clock to pass the creation.
+    await waitUntil(() => Date.now() > Date.parse(contact.body.updated_at), { intervalMs: 1, message: 'the clock' });
     const response = await h.api('PATCH', `/v1/contacts/${contact.body.id}`, {
       key,
       body: { first_name: 'Anna', city: null },

@@ -251,6 +251,24 @@ describe('message statuses', () => {
     expect(message.error).toBeNull();
   });
 
+  it('record a platform failure as the stable platform_error, its words in error_message (issue 23 point 10)', async () => {
+    const { org, key, channels } = await setup();
+    const sent = await outbound(org.id, channels[0]!, '+15556660500');
+    const before = await messageOf(key, sent.conversationId, sent.platformMessageId);
+    expect(before).toMatchObject({ error: null, error_message: null });
+    const failed = await h.admin('POST', `/sandbox/messages/${sent.platformMessageId}/status`, {
+      status: 'failed',
+      error: 'Recipient phone number not in allowed list',
+    });
+    expect(failed.status).toBe(200);
+    const message = await messageOf(key, sent.conversationId, sent.platformMessageId);
+    expect(message).toMatchObject({
+      status: 'failed',
+      error: 'platform_error',
+      error_message: 'Recipient phone number not in allowed list',
+    });
+  });
+
   it('record a failure, and not-on-the-network makes the contact unavailable', async () => {
     const { org, key, channels } = await setup();
     const sent = await outbound(org.id, channels[0]!, '+15556660404');
@@ -260,7 +278,7 @@ describe('message statuses', () => {
     });
     expect(failed.body.webhook.entry[0].changes[0].value.statuses[0].errors[0].code).toBe(131026);
     const message = await messageOf(key, sent.conversationId, sent.platformMessageId);
-    expect(message).toMatchObject({ status: 'failed', error: 'not_on_network' });
+    expect(message).toMatchObject({ status: 'failed', error: 'not_on_network', error_message: expect.any(String) });
     const contact = await h.database.db
       .selectFrom('contacts')
       .select('messaging_status')

@@ -6,6 +6,7 @@ import { buildWebhookPayload } from '../../src/messaging/cloud/webhook-builder.t
 import { type FakeCloudApi, isSend, startFakeCloudApi } from '../fakes/fake-cloud-api.ts';
 import { type Harness, startHarness, WEBHOOK_APP_SECRET } from '../helpers/harness.ts';
 import { phones, recipientsFor } from '../helpers/sends.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 let h: Harness;
 let fake: FakeCloudApi;
@@ -154,9 +155,9 @@ describe('hand-off over the Cloud API', () => {
       expect((await recipientsOf(key, response.body.id))[0].status).toBe('sending');
       await h.fanout.drain();
       expect(fake.requests.filter(isSend)).toHaveLength(1);
-      for (let i = 0; i < 50 && (await recipientsOf(key, response.body.id))[0].status === 'sending'; i++) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      await waitUntil(async () => (await recipientsOf(key, response.body.id))[0].status !== 'sending', {
+        message: 'the late acceptance recorded',
+      });
       const [recipient] = await recipientsOf(key, response.body.id);
       expect(recipient).toMatchObject({ status: 'sent', platform_message_id: fake.accepted[0]?.id });
       expect((await h.api('GET', `/v1/broadcasts/${response.body.id}`, { key })).body.status).toBe('completed');

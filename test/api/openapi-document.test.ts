@@ -7,9 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { seedDemo } from '../../src/demo.ts';
 import { createMemoryRateLimitStore } from '../../src/http/rate-limit.ts';
+import { addCountryFormat } from '../../src/http/validation.ts';
 import { systemClock } from '../../src/lib/clock.ts';
 import { wire } from '../../src/wiring.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 type Json = any;
 
@@ -29,6 +31,7 @@ const operations = () =>
 function schemaValidator() {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   (addFormats as unknown as (instance: Ajv2020) => void)(ajv);
+  addCountryFormat(ajv);
   ajv.addSchema({ $id: 'doc', components: document.components }, 'doc');
   return (schema: Json, value: unknown) => {
     const rooted = JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"doc#/components/'));
@@ -215,12 +218,10 @@ describe('the documented send example', () => {
     const templateExample = document.paths['/v1/templates'].post.requestBody.content['application/json'].example;
     const template = await h.api('POST', '/v1/templates', { key, body: templateExample });
     expect(template.status).toBe(201);
-    let status = template.body.status;
-    for (let attempt = 0; attempt < 100 && status !== 'APPROVED'; attempt++) {
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      status = (await h.api('GET', `/v1/templates/${template.body.id}`, { key })).body.status;
-    }
-    expect(status).toBe('APPROVED');
+    await waitUntil(
+      async () => (await h.api('GET', `/v1/templates/${template.body.id}`, { key })).body.status === 'APPROVED',
+      { message: 'the demo template approved' },
+    );
     const sendExample =
       document.paths['/v1/templates/{template_id}/send'].post.requestBody.content['application/json'].example;
     const sent = await h.api('POST', `/v1/templates/${template.body.id}/send`, { key, body: sendExample });

@@ -1,6 +1,7 @@
 // Custom property definitions (contract: Custom property definition; decisions §1, §6).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -171,7 +172,8 @@ describe('read, list, update', () => {
     const url = `/v1/properties/${p.body.id}`;
     const archived = await h.api('PATCH', url, { key, body: { archived: true } });
     expect(archived.body.archived_at).toEqual(expect.any(String));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // A second archive at a later time would show a later time: wait for the clock to pass the first.
+    await waitUntil(() => Date.now() > Date.parse(archived.body.archived_at), { intervalMs: 1, message: 'the clock' });
     const again = await h.api('PATCH', url, { key, body: { archived: true } });
     expect(again.body.archived_at).toBe(archived.body.archived_at);
     expect((await h.api('PATCH', url, { key, body: { archived: false } })).body.archived_at).toBeNull();

@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -10,12 +11,16 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** Reads until `done` holds (the sandbox's timer acted); fails, saying what it last read, after 10 s. */
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
   let value = await read();
-  for (let i = 0; i < 100 && !done(value); i += 1) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    value = await read();
-  }
+  await waitUntil(
+    async () => {
+      value = await read();
+      return done(value);
+    },
+    { message: 'the sandbox to act' },
+  );
   return value;
 }
 

@@ -8,6 +8,7 @@ import { recordRecipientMoves } from '../../src/modules/broadcasts/recipient-eve
 import { contactsForPhones } from '../../src/modules/contacts/contact-intake.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { approvedTemplate, phones, recipientsFor, sender } from '../helpers/sends.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 let h: Harness;
@@ -209,7 +210,18 @@ describe('broadcast.finished under concurrency', () => {
     });
     await firstMoved;
     const second = h.database.db.transaction().execute((trx) => move(trx, 1));
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Released only once the second waits for the first: on the broadcast's row lock (PostgreSQL) or for the one
+    // session (PGlite).
+    await waitUntil(
+      async () =>
+        h.database.kind === 'pglite'
+          ? h.database.poolStats().waiting > 0
+          : (
+              await sql<{ waiting: number }>`select count(*)::int as waiting from pg_stat_activity
+                where datname = current_database() and wait_event_type = 'Lock'`.execute(h.database.db)
+            ).rows[0]?.waiting,
+      { message: 'the second transaction waiting for the first' },
+    );
     release();
     await Promise.all([first, second]);
     const ends = await hook.events();

@@ -4,6 +4,7 @@
 // validation. Every harness records its exchanges and checks them when it closes.
 import addFormats from 'ajv-formats';
 import { type Document, OpenAPIBackend, SetMatchType } from 'openapi-backend';
+import { addCountryFormat } from '../../src/http/validation.ts';
 
 type Json = any;
 
@@ -60,6 +61,7 @@ export async function createConformanceChecker(document: object) {
     ajvOpts: { strict: false, allErrors: true },
     customizeAjv: (ajv) => {
       (addFormats as unknown as (instance: typeof ajv) => void)(ajv);
+      addCountryFormat(ajv);
       return ajv;
     },
   });

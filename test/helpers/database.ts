@@ -1,7 +1,7 @@
 // Each test file gets its own database: a fresh PostgreSQL database on the server, or a fresh in-memory PGlite.
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { type Database, openDatabase } from '../../src/db/database.ts';
+import { type Database, type DatabaseOptions, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
 
 export type TestDatabaseKind = 'postgres' | 'pglite';
@@ -45,10 +45,16 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop: () 
   };
 }
 
-export async function createTestDatabase(kind: TestDatabaseKind = testDatabaseKind()): Promise<TestDatabase> {
+/** The pool's settings of a test database (a small pool makes "busy" easy to reach). */
+export type TestPoolOptions = Pick<DatabaseOptions, 'poolSize' | 'poolWaitMs' | 'poolQueue'>;
+
+export async function createTestDatabase(
+  kind: TestDatabaseKind = testDatabaseKind(),
+  pool: TestPoolOptions = {},
+): Promise<TestDatabase> {
   if (kind === 'postgres') {
     const created = await createPostgresDatabase();
-    const database = await openDatabase({ databaseUrl: created.url, poolSize: 20 });
+    const database = await openDatabase({ databaseUrl: created.url, poolSize: 20, ...pool });
     await migrateToLatest(database.db);
     return {
       database,
@@ -59,7 +65,7 @@ export async function createTestDatabase(kind: TestDatabaseKind = testDatabaseKi
       },
     };
   }
-  const database = await openDatabase({ dataDir: 'memory://' });
+  const database = await openDatabase({ dataDir: 'memory://', ...pool });
   await migrateToLatest(database.db);
   return { database, url: undefined, drop: () => database.close() };
 }

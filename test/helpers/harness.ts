@@ -20,7 +20,10 @@ export const WEBHOOK_VERIFY_TOKEN = 'test-verify-token';
 export interface HarnessOptions {
   clock?: Clock;
   rateLimitStore?: RateLimitStore;
-  /** Lift the rate limit (for tests that fire many requests at once and are not about the limit). */
+  /**
+   * Lift the rate limit and the organizations' bulkhead (for tests that fire many requests at once and are about
+   * neither; `bulkhead` sets the latter explicitly).
+   */
   unlimited?: boolean;
   /** Reuse a database (for tests that need two apps on one database). */
   database?: Database;
@@ -41,6 +44,8 @@ export interface HarnessOptions {
   audienceChunk?: number;
   /** How often the worker's idle loops poll (for tests that start the worker with `wiring.startWorker()`). */
   pollMs?: number;
+  /** The per-organization bulkhead's limits (issue 19 point 2). */
+  bulkhead?: { limit?: number; queue?: number; waitMs?: number };
 }
 
 export interface Response<T = any> {
@@ -116,6 +121,11 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
           },
         }
       : {}),
+    ...(options.bulkhead
+      ? { bulkhead: options.bulkhead }
+      : options.unlimited
+        ? { bulkhead: { limit: 10_000, queue: 10_000 } }
+        : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
   });

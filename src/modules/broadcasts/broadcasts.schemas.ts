@@ -96,7 +96,17 @@ export const RecipientSchema = Type.Object(
     contact_id: Type.String(),
     phone: Type.String(),
     status: OpenEnum(RECIPIENT_STATUSES),
-    error: Nullable(Type.String({ description: 'Set on failure.' })),
+    error: Nullable(
+      Type.String({
+        description:
+          'Set on failure: a stable code (`platform_error`, `not_on_network`, `opted_out`, `invalid_channel`, ' +
+          '`handoff_unconfirmed`, `missing_variables`, `rate_limited`, `payment_required`, `invalid_parameter`, ' +
+          '`template_paused`, …), the values `error_codes` of a retry matches.',
+      }),
+    ),
+    error_message: Nullable(
+      Type.String({ description: 'On failure, the platform’s own words for it (free text, may change), or null.' }),
+    ),
     platform_message_id: Nullable(Type.String()),
     delivered_at: Nullable(DateTime),
     read_at: Nullable(DateTime),
@@ -112,6 +122,7 @@ export const RecipientSchema = Type.Object(
         phone: '+15551234567',
         status: 'delivered',
         error: null,
+        error_message: null,
         platform_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI',
         delivered_at: '2026-01-15T09:30:04.000Z',
         read_at: null,

@@ -117,6 +117,7 @@ export function createBroadcastsService(db: Kysely<DB>) {
           phone: row.phone,
           status: row.status as RecipientStatus,
           error: row.status === 'failed' ? row.error : null,
+          error_message: row.status === 'failed' ? row.error_message : null,
           platform_message_id: row.platform_message_id,
           delivered_at: row.delivered_at,
           read_at: row.read_at,

@@ -233,7 +233,8 @@ export async function chargeClaims(
     await updateRecipient(trx, row)
       .set({
         status: 'failed',
-        error: 'invalid_channel: the number is no longer connected',
+        error: 'invalid_channel',
+        error_message: 'the number is no longer connected',
         reached_at: sql`coalesce(reached_at, now())`,
         failed_at: sql`now()`,
         lease_until: null,

@@ -17,7 +17,7 @@ export interface MovedRecipient {
 }
 
 /** What a recipient's event says about it, as an UPDATE of `broadcast_recipients as r` can return it. */
-export const RECIPIENT_EVENT_COLUMNS = sql`r.contact_id, r.phone, r.status, r.error, r.platform_message_id,
+export const RECIPIENT_EVENT_COLUMNS = sql`r.contact_id, r.phone, r.status, r.error, r.error_message, r.platform_message_id,
   r.delivered_at, r.read_at, coalesce(r.reached_at, r.queued_at) as created_at`;
 
 export interface RecipientEventRow {
@@ -27,6 +27,7 @@ export interface RecipientEventRow {
   phone: string;
   status: string;
   error: string | null;
+  error_message: string | null;
   platform_message_id: string | null;
   delivered_at: Date | null;
   read_at: Date | null;
@@ -72,6 +73,7 @@ export function recipientEvents(rows: readonly RecipientEventRow[]): EventInput[
         status: row.status as (typeof RECIPIENT_STATUSES)[number],
         // As the recipients list shows it: the error only on a failed recipient.
         error: row.status === 'failed' ? row.error : null,
+        error_message: row.status === 'failed' ? row.error_message : null,
         platform_message_id: row.platform_message_id,
         delivered_at: iso(row.delivered_at),
         read_at: iso(row.read_at),

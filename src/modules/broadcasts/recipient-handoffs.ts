@@ -167,10 +167,12 @@ export async function recordOutcomes(
         trx,
         rows,
         {
-          set: sql`status = 'failed', error = v.error, error_code = v.error_code, failed_at = now(),
+          set: sql`status = 'failed', error = v.error, error_message = v.error_message, error_code = v.error_code,
+            failed_at = now(),
             lease_until = null, charged = 0, updated_at = now()`,
           columns: [
             ['error', 'text', refused.map((outcome) => outcome.verdict.error)],
+            ['error_message', 'text', refused.map((outcome) => outcome.verdict.message)],
             ['error_code', 'int', refused.map((outcome) => outcome.verdict.code)],
           ],
           where: sql`r.status = 'sending'`,
@@ -194,10 +196,11 @@ export async function recordOutcomes(
       const requeued = await updateHeld(trx, rows, {
         // decisions §16: the platform's pacing is not an attempt (`spare` gives the claim's count back).
         set: sql`status = 'queued', handoff_started_at = null, lease_until = null, lease_token = null, charged = 0,
-          error = v.error, error_code = v.error_code, next_attempt_at = now() + make_interval(secs => v.delay),
+          error = v.error, error_message = v.error_message, error_code = v.error_code, next_attempt_at = now() + make_interval(secs => v.delay),
           attempts = r.attempts - v.spare, updated_at = now()`,
         columns: [
           ['error', 'text', retried.map((outcome) => outcome.verdict.error)],
+          ['error_message', 'text', retried.map((outcome) => outcome.verdict.message)],
           ['error_code', 'int', retried.map((outcome) => outcome.verdict.code)],
           ['delay', 'float8', retried.map((outcome) => outcome.verdict.retryAfterMs / 1000)],
           ['spare', 'int', retried.map((outcome) => (outcome.verdict.pacing ? 1 : 0))],

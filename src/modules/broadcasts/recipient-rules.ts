@@ -52,10 +52,11 @@ export function backoffMs(attempt: number, policy: RetryPolicy): number {
 export type HandoffVerdict =
   | { kind: 'accepted'; platformMessageId: string }
   /** The platform refused it: nothing was accepted, so nothing is charged. */
-  | { kind: 'refused'; error: string; code: number | null; notOnNetwork: boolean }
+  | { kind: 'refused'; error: string; message: string; code: number | null; notOnNetwork: boolean }
   | {
       kind: 'retry';
       error: string;
+      message: string;
       code: number | null;
       retryAfterMs: number;
       /** decisions §16: the platform's own pacing, not a failed attempt (platform-pacing.ts). */
@@ -71,14 +72,22 @@ export function verdictOf(result: SendResult, attempts: number, policy: RetryPol
   const pacing = pacingOf(code);
   if (pacing) {
     const { retryAfterMs, ...effects } = pacing;
-    return { kind: 'retry', error: result.message, code, retryAfterMs, pacing: effects };
+    return { kind: 'retry', error: result.reason, message: result.message, code, retryAfterMs, pacing: effects };
   }
   if (result.retryable && attempts < policy.maxAttempts) {
-    return { kind: 'retry', error: result.message, code, retryAfterMs: backoffMs(attempts, policy) };
+    return {
+      kind: 'retry',
+      error: result.reason,
+      message: result.message,
+      code,
+      retryAfterMs: backoffMs(attempts, policy),
+    };
   }
   return {
     kind: 'refused',
-    error: result.reason === 'platform_error' ? result.message : `${result.reason}: ${result.message}`,
+    // issue 23 point 10: the stable code (what `error_codes` of a retry matches), the platform's words beside it.
+    error: result.reason,
+    message: result.message,
     code,
     notOnNetwork: result.reason === 'not_on_network',
   };

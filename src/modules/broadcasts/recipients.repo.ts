@@ -68,7 +68,7 @@ export async function failUnconfirmed(db: Kysely<DB>, olderThanMs: number, limit
   return transactionWithRetry(db, async (trx) => {
     const stale = await sql<ClaimedRow>`
       update broadcast_recipients as r set status = 'failed',
-        error = 'handoff_unconfirmed: the platform never confirmed this message',
+        error = 'handoff_unconfirmed', error_message = 'the platform never confirmed this message',
         failed_at = now(), lease_until = null, charged = 0, updated_at = now()
       from (select org_id, broadcast_id, position, charged from broadcast_recipients
             where status = 'sending' and handoff_started_at is not null
@@ -140,7 +140,8 @@ export async function applyReport(
         lease_until: null,
         lease_token: null,
         charged: 0,
-        error: report.error.message ?? report.error.title ?? 'marketing_cap',
+        error: 'marketing_cap',
+        error_message: report.error.message ?? report.error.title ?? null,
         error_code: MARKETING_CAP,
         next_attempt_at: sql`now() + make_interval(secs => ${MARKETING_CAP_BACKOFF_MS / 1000})`,
         updated_at: at,
@@ -160,7 +161,7 @@ export async function applyReport(
     }
     return 'stale';
   }
-  const error = report.error?.message ?? report.error?.title;
+  const errorMessage = report.error?.message ?? report.error?.title ?? null;
   const changes: Record<string, unknown> = {
     status: target,
     platform_message_id: report.platformMessageId,
@@ -177,7 +178,9 @@ export async function applyReport(
   if (target === 'read') changes.read_at = when;
   if (target === 'failed') {
     changes.failed_at = when;
-    changes.error = error ?? 'failed';
+    // issue 23 point 10: the stable code; the platform's own words in `error_message`.
+    changes.error = report.error?.reason ?? 'platform_error';
+    changes.error_message = errorMessage;
     changes.error_code = report.error?.code ?? null;
   }
   await updateRecipient(db, key).set(changes).execute();
@@ -198,6 +201,7 @@ const LISTED_COLUMNS = [
   'phone',
   'status',
   'error',
+  'error_message',
   'platform_message_id',
   'delivered_at',
   'read_at',

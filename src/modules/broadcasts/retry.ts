@@ -8,16 +8,11 @@ import { newId } from '../../lib/ids.ts';
 import { type AdmittedBroadcast, admitBroadcast, type IdempotencyHold } from './admission.ts';
 import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from './sendable.ts';
 
-/** decisions §13: failures another try cannot fix. `not_on_network` errors carry the platform's message after it. */
+/** decisions §13: failures another try cannot fix. */
 const FINAL_ERRORS = ['opted_out', 'not_on_network'];
 
-const errorMatches = (codes: readonly string[]) =>
-  sql<boolean>`(${sql.join(
-    codes.map((code) => sql`r.error = ${code} or r.error like ${`${escapeLike(code)}:%`}`),
-    sql` or `,
-  )})`;
-
-const escapeLike = (text: string) => text.replace(/[\\%_]/g, (match) => `\\${match}`);
+/** issue 23 point 10: `error` is a stable code alone (the platform's words are in `error_message`). */
+const errorMatches = (codes: readonly string[]) => sql<boolean>`r.error = any(${[...codes]}::text[])`;
 
 /**
  * The original's recipients a retry takes, in their order: `failed`, not for a final reason, their contact not

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
-import { DateTime, Nullable, OpenEnum, Phone, StringEnum } from '../../http/schemas.ts';
+import { COUNTRY_FORMAT, DateTime, Nullable, OpenEnum, Phone, StringEnum } from '../../http/schemas.ts';
 import { PropertyValues, PropertyValuesInput } from '../properties/properties.schemas.ts';
 import { CONTACT_ORIGINS, ContactOriginSchema } from '../sub-origins/sub-origins.schemas.ts';
 
@@ -82,7 +82,16 @@ const fields = {
   last_name: Type.Optional(Name),
   email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254 }))),
   phone: Type.Optional(Nullable(Phone)),
-  country: Type.Optional(Nullable(Type.String({ pattern: COUNTRY_PATTERN, description: 'ISO 3166-1 alpha-2.' }))),
+  // issue 23 point 10: a code of the ISO 3166-1 alpha-2 list (`XX` is refused at the field), not only its shape.
+  country: Type.Optional(
+    Nullable(
+      Type.String({
+        pattern: COUNTRY_PATTERN,
+        format: COUNTRY_FORMAT,
+        description: 'ISO 3166-1 alpha-2, one of the assigned codes (e.g. `MX`, `US`).',
+      }),
+    ),
+  ),
   city: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 120 }))),
   social_handle: Type.Optional(Nullable(Type.String({ pattern: SOCIAL_HANDLE_PATTERN }))),
   sub_origin_id: Type.Optional(Ref),

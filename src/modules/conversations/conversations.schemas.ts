@@ -74,8 +74,12 @@ export const MessageSchema = Type.Object(
     error: Nullable(
       Type.String({
         description:
-          'Why the message failed: `not_on_network`, `window_closed`, `platform_error`, `handoff_unconfirmed`, …',
+          'Why the message failed, a stable code: `not_on_network`, `window_closed`, `platform_error`, ' +
+          '`handoff_unconfirmed`, `rate_limited`, `payment_required`, `invalid_parameter`, …',
       }),
+    ),
+    error_message: Nullable(
+      Type.String({ description: 'The platform’s own words for the failure (free text, may change), beside `error`.' }),
     ),
     media: Nullable(MessageMediaSchema),
     reply_to: Nullable(Type.String({ description: 'decisions §15: the id of the message this one answers.' })),
@@ -104,6 +108,7 @@ export const MessageSchema = Type.Object(
         platform_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI',
         status: 'delivered',
         error: null,
+        error_message: null,
         created_at: '2026-01-15T09:30:00.000Z',
         sent_at: '2026-01-15T09:30:01.000Z',
         delivered_at: '2026-01-15T09:30:04.000Z',

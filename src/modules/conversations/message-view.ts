@@ -1,5 +1,6 @@
 // A message as the API shows it (the Message schema): the row without what stays inside (the organization, the
-// platform's media id, the platform's own words for a failure, the row's clock).
+// platform's media id, the row's clock). The platform's own words for a failure are shown, in `error_message`,
+// beside the stable code in `error` (issue 23 point 10).
 import type { Static } from 'typebox';
 import type { MessageRow } from './conversations.repo.ts';
 import type { MessageMediaSchema } from './conversations.schemas.ts';
@@ -11,11 +12,15 @@ export function messageView(row: MessageRow) {
     org_id: _org,
     updated_at: _updated,
     platform_media_id: _mediaId,
-    error_message: _errorMessage,
     window_account_id: _windowAccount,
     ...message
   } = row;
-  return { ...message, media: (row.media ?? null) as MessageMedia | null, reply_to: row.reply_to ?? null };
+  return {
+    ...message,
+    error_message: row.status === 'failed' ? (row.error_message ?? null) : null,
+    media: (row.media ?? null) as MessageMedia | null,
+    reply_to: row.reply_to ?? null,
+  };
 }
 
 export type MessageView = ReturnType<typeof messageView>;

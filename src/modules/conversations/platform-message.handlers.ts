@@ -50,6 +50,7 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
     platform_message_id: event.platformMessageId,
     status: 'received',
     error: null,
+    error_message: null,
     media,
     reply_to: replyTo ?? null,
     created_at: at,
@@ -115,8 +116,9 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
     failed: {
       status: 'failed',
       failed_at: at,
+      // issue 23 point 10: the stable code, and the platform's own words beside it.
       error: reply ? replyError(event.error?.reason, event.error?.code) : (event.error?.reason ?? 'platform_error'),
-      ...(reply ? { error_message: event.error?.message ?? event.error?.title ?? null } : {}),
+      error_message: event.error?.message ?? event.error?.title ?? null,
     },
   }[event.status];
   // A report about a reply still `sending` settles its hand-off: it reached the platform.

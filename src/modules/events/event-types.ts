@@ -28,6 +28,7 @@ export const RecipientEventData = Type.Object(
         phone: '+15551234567',
         status: 'delivered',
         error: null,
+        error_message: null,
         platform_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI',
         delivered_at: '2026-01-15T09:30:04.000Z',
         read_at: null,

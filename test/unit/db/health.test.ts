@@ -1,6 +1,7 @@
 // Which failures mean "the database is unreachable" (503 and a probe), and the probe's cycle (decisions D24).
 import { describe, expect, it } from 'vitest';
 import { isConnectionFailure, isDatabaseUnavailable, trackHealth } from '../../../src/db/health.ts';
+import { isPoolBusy, PoolBusyError } from '../../../src/db/pool-gate.ts';
 import { delay, waitUntil } from '../../helpers/wait.ts';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
@@ -10,7 +11,7 @@ describe('isDatabaseUnavailable', () => {
     withCode('connect ECONNREFUSED 127.0.0.1:5432', 'ECONNREFUSED'),
     withCode('read ECONNRESET', 'ECONNRESET'),
     new Error('Connection terminated unexpectedly'),
-    new Error('timeout exceeded when trying to connect'),
+    new Error('Connection terminated due to connection timeout'),
     new Error('Query read timeout'),
     withCode('terminating connection due to administrator command', '57P01'),
     withCode('the database system is starting up', '57P03'),
@@ -25,6 +26,15 @@ describe('isDatabaseUnavailable', () => {
     const timeout = withCode('canceling statement due to statement timeout', '57014');
     expect(isDatabaseUnavailable(timeout)).toBe(true);
     expect(isConnectionFailure(timeout)).toBe(false);
+  });
+
+  it('is false for a wait in a busy pool, which is not an outage (issue 19 point 2)', () => {
+    const queued = new Error('timeout exceeded when trying to connect');
+    expect(isDatabaseUnavailable(queued)).toBe(false);
+    expect(isConnectionFailure(queued)).toBe(false);
+    expect(isPoolBusy(queued)).toBe(true);
+    expect(isPoolBusy(new PoolBusyError('database pool', 'wait_timeout'))).toBe(true);
+    expect(isPoolBusy(new Error('Connection terminated due to connection timeout'))).toBe(false);
   });
 
   it.each([
