@@ -1,6 +1,7 @@
 // Three projects: pure unit tests once, and every database-backed test twice: on a real PostgreSQL server and on
 // PGlite. Services that cannot be reached are announced loudly; with REQUIRE_SERVICES=1 (CI) they fail the run.
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { connect } from 'node:net';
 import { defineConfig } from 'vitest/config';
 
@@ -55,6 +56,9 @@ export default defineConfig(async () => {
     test: {
       testTimeout: 60_000,
       hookTimeout: 60_000,
+      // Most of a database-backed file's time is spent waiting (on PostgreSQL, child processes, a browser), not on
+      // the CPU: run more files at once than there are CPUs. Each file has its own database (test/helpers/database.ts).
+      maxWorkers: Number(process.env.TEST_WORKERS ?? Math.max(3, availableParallelism())),
       projects: [
         { extends: true, test: { name: 'unit', include: unitTests, env: shared } },
         // The SDK's own tests (no database); its tests against a live server are under test/sdk.
