@@ -1,8 +1,8 @@
 // Three projects: pure unit tests once, and every database-backed test twice: on a real PostgreSQL server and on
 // PGlite. Services that cannot be reached are announced loudly; with REQUIRE_SERVICES=1 (CI) they fail the run.
 import { existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { connect } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 const postgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';

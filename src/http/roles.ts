@@ -38,10 +38,6 @@ export const AGENT_SCOPES = [
   'account:read',
 ];
 
-/** A `:write` scope includes its `:read` (decisions §18). */
-const agentMay = (scope: string) =>
-  AGENT_SCOPES.includes(scope) || (scope.endsWith(':read') && AGENT_SCOPES.includes(scope.replace(/:read$/, ':write')));
-
 /** The read scope that shows an event of the live stream, by the resource its type names. */
 const EVENT_SCOPES: [string, Scope][] = [
   ['contact.', 'contacts:read'],
