@@ -58,7 +58,7 @@ export default defineConfig(async () => {
       hookTimeout: 60_000,
       // Most of a database-backed file's time is spent waiting (on PostgreSQL, child processes, a browser), not on
       // the CPU: run more files at once than there are CPUs. Each file has its own database (test/helpers/database.ts).
-      maxWorkers: Number(process.env.TEST_WORKERS ?? Math.max(3, availableParallelism())),
+      maxWorkers: Number(process.env.TEST_WORKERS ?? Math.max(2, availableParallelism())),
       projects: [
         { extends: true, test: { name: 'unit', include: unitTests, env: shared } },
         // The SDK's own tests (no database); its tests against a live server are under test/sdk.

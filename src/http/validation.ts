@@ -28,7 +28,8 @@ function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
 
 /** Registers the country format on an Ajv instance (the API's, and the tests' that check answers against the document). */
 export function addCountryFormat(ajv: { addFormat(name: string, format: (value: string) => boolean): unknown }): void {
-  ajv.addFormat(COUNTRY_FORMAT, (value: string) => ALPHA2.has(value));
+  // A value of the wrong shape is the pattern's to refuse: one reason per field, not two.
+  ajv.addFormat(COUNTRY_FORMAT, (value: string) => !/^[A-Z]{2}$/.test(value) || ALPHA2.has(value));
 }
 
 export function registerValidation(app: FastifyInstance): void {
