@@ -56,8 +56,9 @@ export default defineConfig(async () => {
     test: {
       testTimeout: 60_000,
       hookTimeout: 60_000,
-      // Most of a database-backed file's time is spent waiting (on PostgreSQL, child processes, a browser), not on
-      // the CPU: run more files at once than there are CPUs. Each file has its own database (test/helpers/database.ts).
+      // Much of a database-backed file's time is spent waiting (on PostgreSQL, child processes, a browser), so run as
+      // many files at once as there are CPUs, at least two (Vitest's default leaves one CPU idle). Each file has its
+      // own database (test/helpers/database.ts). TEST_WORKERS overrides.
       maxWorkers: Number(process.env.TEST_WORKERS ?? Math.max(2, availableParallelism())),
       projects: [
         { extends: true, test: { name: 'unit', include: unitTests, env: shared } },
