@@ -186,6 +186,8 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
   });
 
   it('shows an inbound image, offers a document by its name, and quotes the message a reply answers', async () => {
+    await page.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);
+    await composer().waitFor();
     const first = (await messagesOf(data.conversationId)).find((m) => m.text === 'Hola, ¿dónde está mi pedido?');
     expect(
       (await inbound({ type: 'image', media_url: `${filesUrl}/photo.png`, caption: 'Así llegó la caja' })).status,
@@ -269,6 +271,8 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
     await form.getByRole('alert').filter({ hasText: 'Some variables of the template are missing.' }).waitFor();
     await variable.fill('Ana');
     await form.getByText('Hello Ana, your order is on its way.').waitFor();
+    await checkPage(page, csp, 'Inbox', 'inbox-template-reply');
+    await screenshot(page, 'inbox-template-reply', { fullPage: true });
 
     // No balance: the 402 as a sentence the agent can act on; nothing is sent.
     const account = await server.admin('GET', `/messaging-accounts/${data.accountId}`);
@@ -292,7 +296,9 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
       .filter({ hasText: 'agent' })
       .first()
       .waitFor();
-    await checkPage(page, csp, 'Inbox', 'inbox-template-reply');
-    await screenshot(page, 'inbox-template-reply', { fullPage: true });
+    // Sent: the form is empty again and the window's refusal is gone.
+    await expect.poll(() => page.getByRole('alert').count()).toBe(0);
+    await form.getByRole('button', { name: 'Send template' }).waitFor();
+    expect(await form.getByRole('button', { name: 'Send template' }).isDisabled()).toBe(true);
   });
 });

@@ -79,7 +79,7 @@ export function ReplyBox({ conversation }: { conversation: Conversation }) {
       ) : (
         <>
           <FormError message={refusal} />
-          <TemplateReply conversationId={conversation.id} />
+          <TemplateReply conversationId={conversation.id} onSent={() => setRefusal(undefined)} />
         </>
       )}
     </section>
@@ -190,7 +190,7 @@ function Composer({
   );
 }
 
-function TemplateReply({ conversationId }: { conversationId: string }) {
+function TemplateReply({ conversationId, onSent }: { conversationId: string; onSent: () => void }) {
   const [templateId, setTemplateId] = useState<string | null>(null);
   const [values, setValues] = useState<TemplateValues>(NO_TEMPLATE_VALUES);
   const templates = useQuery({
@@ -210,6 +210,7 @@ function TemplateReply({ conversationId }: { conversationId: string }) {
   const form = useSendReply(conversationId, () => {
     setTemplateId(null);
     setValues(NO_TEMPLATE_VALUES);
+    onSent();
   });
   if (templates.isPending) return <Loading label="Loading the approved templates…" />;
   if (templates.isError) return <ErrorState error={templates.error} retry={() => void templates.refetch()} />;
