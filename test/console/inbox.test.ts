@@ -258,6 +258,11 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
     const form = page.getByRole('form', { name: 'Send a template' });
     await form.waitFor();
     await page.getByText(/^Window closed since .*: only a template can be sent\.$/).waitFor();
+    await page
+      .getByRole('navigation', { name: 'Conversations' })
+      .getByRole('link', { name: /Ana García/ })
+      .filter({ hasText: 'Closed' })
+      .waitFor();
     expect((await messagesOf(data.conversationId)).some((m) => m.text === '¿Sigue ahí?')).toBe(false);
 
     await page.getByRole('button', { name: /Template/ }).click();

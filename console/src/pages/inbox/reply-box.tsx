@@ -34,12 +34,14 @@ function useSendReply(conversationId: string, onAccepted: () => void) {
     onSuccess: () => {
       idempotency.accepted();
       onAccepted();
-      void queryClient.invalidateQueries({ queryKey: keys.conversations.detail(conversationId) });
+      // The conversation, its messages and the list (ordered by latest activity).
+      void queryClient.invalidateQueries({ queryKey: keys.conversations.all });
     },
     onError: (error) => {
-      // The window closed meanwhile: read the conversation again, so the template form takes the composer's place.
+      // The window closed meanwhile: read the conversations again, so the template form takes the composer's place
+      // and the list shows the window closed.
       if (error instanceof ApiError && error.code === 'conversation_window_closed')
-        void queryClient.invalidateQueries({ queryKey: keys.conversations.detail(conversationId) });
+        void queryClient.invalidateQueries({ queryKey: keys.conversations.all });
     },
   });
   return form;
