@@ -20,7 +20,8 @@ export function contentSecurityPolicy(styleNonce?: string): string {
     "default-src 'self'",
     "script-src 'self'",
     styleNonce ? `style-src 'self' 'nonce-${styleNonce}'` : "style-src 'self'",
-    "img-src 'self' data:",
+    // blob: for a conversation's images, fetched through the API with the session and shown by an object URL.
+    "img-src 'self' data: blob:",
     "connect-src 'self'",
     "font-src 'self'",
     "object-src 'none'",

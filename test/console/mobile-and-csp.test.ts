@@ -157,6 +157,8 @@ describe('the Content-Security-Policy', () => {
     expect(policy).not.toContain('unsafe-eval');
     expect(directives.get('frame-ancestors')).toEqual(["'none'"]);
     expect(directives.get('object-src')).toEqual(["'none'"]);
+    // Images only from this origin, data: and blob: (a conversation's images, fetched with the session).
+    expect(directives.get('img-src')).toEqual(["'self'", 'data:', 'blob:']);
     expect(response.headers.get('x-frame-options')).toBe('DENY');
     expect(['no-referrer', 'same-origin', 'strict-origin', 'strict-origin-when-cross-origin']).toContain(
       response.headers.get('referrer-policy'),

@@ -7,6 +7,8 @@ export const ADMIN_TOKEN = 'console-suite-admin-token';
 
 export interface ConsoleServer {
   baseUrl: string;
+  /** The server's own PostgreSQL database, for a test that must move time (a window closing). */
+  databaseUrl: string;
   /** The operator API (/admin/v1) with the admin token. */
   admin<T = any>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   /** The public API (/v1) with an API key. */
@@ -48,6 +50,7 @@ export async function startConsoleServer(env: Record<string, string> = {}): Prom
   const baseUrl = `http://127.0.0.1:${port}`;
   return {
     baseUrl,
+    databaseUrl: database.url,
     admin: (method, path, body) => call(`${baseUrl}/admin/v1${path}`, method, ADMIN_TOKEN, body),
     api: (key, method, path, body) => call(`${baseUrl}${path}`, method, key, body),
     output: server.output,

@@ -21,6 +21,9 @@ const EVENT_TYPES = [
   'template.status_updated',
 ];
 
+/** How long the events of a burst are gathered before their queries are invalidated (well within §17's 2 s). */
+const BURST_MS = 250;
+
 export function useLiveUpdates(enabled: boolean): void {
   const queryClient = useQueryClient();
   useEffect(() => {
@@ -28,8 +31,17 @@ export function useLiveUpdates(enabled: boolean): void {
     const source = new EventSource(`${API_BASE}/events`);
     let opened = false;
     const refetchAll = () => void queryClient.invalidateQueries();
+    // Events come in bursts (a contact sends three files; a broadcast reports many recipients): the keys they make
+    // stale are gathered for a moment and invalidated once, so a burst costs one refetch per read, not one per event.
+    const stale = new Map<string, readonly string[]>();
+    let flush: ReturnType<typeof setTimeout> | undefined;
     const onEvent = (event: MessageEvent<string>) => {
-      for (const queryKey of keysForEvent(event.type)) void queryClient.invalidateQueries({ queryKey });
+      for (const queryKey of keysForEvent(event.type)) stale.set(JSON.stringify(queryKey), queryKey);
+      flush ??= setTimeout(() => {
+        flush = undefined;
+        for (const queryKey of stale.values()) void queryClient.invalidateQueries({ queryKey });
+        stale.clear();
+      }, BURST_MS);
     };
     source.addEventListener('open', () => {
       if (opened) refetchAll();
@@ -37,6 +49,9 @@ export function useLiveUpdates(enabled: boolean): void {
     });
     source.addEventListener('resync', refetchAll);
     for (const name of EVENT_TYPES) source.addEventListener(name, onEvent as EventListener);
-    return () => source.close();
+    return () => {
+      clearTimeout(flush);
+      source.close();
+    };
   }, [enabled, queryClient]);
 }

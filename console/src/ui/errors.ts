@@ -21,11 +21,13 @@ const SENTENCES: Record<string, string> = {
   rate_limited: 'Too many attempts. Wait a moment and try again.',
   forbidden_for_role: 'Your role does not allow this. Ask an admin.',
   not_found: 'It no longer exists: it may have been deleted.',
-  conversation_window_closed: 'The 24-hour window is closed: only a template can be sent now.',
+  conversation_window_closed:
+    'The 24-hour window has closed: the contact has not written in the last 24 hours. Send a template instead.',
   channel_unavailable: 'The number of this conversation is no longer connected.',
   contact_opted_out: 'The contact opted out of marketing messages.',
-  messaging_limit_exceeded: 'The 24-hour messaging limit is reached.',
-  messaging_insufficient_balance: 'The messaging balance is too low for this send.',
+  messaging_limit_exceeded:
+    'The 24-hour messaging limit is reached: no more conversations can be started with a template until it frees up.',
+  messaging_insufficient_balance: 'The messaging balance is too low for this send. An admin can add funds in Settings.',
   template_not_sendable: 'This template cannot be sent (it is not approved, or lacks what it needs).',
   missing_variables: 'Some variables of the template are missing.',
   unknown_variables: 'Some variables are not in the template.',

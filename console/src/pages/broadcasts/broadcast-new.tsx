@@ -3,45 +3,31 @@
 // organization's timezone, and a name. Sent with an Idempotency-Key that stays the same while the body does, so a
 // second press (or a retry after a lost answer) cannot start a second broadcast. The server is the one judge: a 422
 // shows at its field, a 409/402 as a sentence; the 202 lands on the broadcast's page.
-import type { components, SendRequirements } from '@crm-messaging/sdk';
+import type { components } from '@crm-messaging/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useRef, useState } from 'react';
+import { useState } from 'react';
 import { Button, Form, Label, Link, Radio, RadioGroup } from 'react-aria-components';
 import { useNavigate } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
 import { FormError, useApiForm } from '../../ui/form.tsx';
+import { useIdempotencyKey } from '../../ui/idempotency.ts';
 import { usePhones } from '../../ui/lookups.ts';
 import { Page } from '../../ui/page.tsx';
 import { useSession, useTime } from '../../ui/session.tsx';
 import { Empty, ErrorState, Loading } from '../../ui/states.tsx';
+import {
+  NO_TEMPLATE_VALUES,
+  sendFieldsOf,
+  TemplateFields,
+  TemplatePreview,
+  type TemplateValues,
+} from '../../ui/template-fields.tsx';
 import { utcToZonedInput, zonedToUtc } from '../../ui/time.ts';
 import { AudienceFilters, type AudienceForm, audienceOf, EMPTY_AUDIENCE } from './audience-filters.tsx';
 
-type Variable = SendRequirements['variables'][number];
 type BroadcastInput = components['schemas']['AudienceBroadcastRequest'];
-
-/** `body {{1}}`, `header {{first_name}}`, `card 1 body {{2}}`: a token as the template shows it. */
-function placeholderLabel(variable: Variable): string {
-  const card = variable.card_index === null ? '' : `Card ${variable.card_index + 1} `;
-  const component = variable.component === 'header' ? 'Header' : 'Body';
-  return `${card}${card ? component.toLowerCase() : component} {{${variable.placeholder}}}`;
-}
-
-/** The body text with each placeholder filled by its value (or left as `{{…}}`), for the preview. */
-function previewOf(text: string, component: 'header' | 'body', values: Record<string, string>): string {
-  return text.replace(/\{\{\s*([a-z0-9_]+)\s*\}\}/g, (match, placeholder: string) => {
-    const value = values[`${component}.${placeholder}`];
-    return value ? value : match;
-  });
-}
-
-function componentText(components: unknown, type: string): string | undefined {
-  if (!Array.isArray(components)) return undefined;
-  const found = components.find((c) => (c as { type?: string }).type === type) as { text?: string } | undefined;
-  return found?.text;
-}
 
 export function NewBroadcastPage() {
   const navigate = useNavigate();
@@ -52,13 +38,10 @@ export function NewBroadcastPage() {
   const [templateId, setTemplateId] = useState<string | null>(null);
   const [channelId, setChannelId] = useState<string | null>(null);
   const [audience, setAudience] = useState<AudienceForm>(EMPTY_AUDIENCE);
-  const [variables, setVariables] = useState<Record<string, string>>({});
-  const [suffixes, setSuffixes] = useState<Record<string, string>>({});
-  const [headerMedia, setHeaderMedia] = useState('');
-  const [coupon, setCoupon] = useState('');
+  const [values, setValues] = useState<TemplateValues>(NO_TEMPLATE_VALUES);
   const [when, setWhen] = useState<'now' | 'later'>('now');
   const [sendAtLocal, setSendAtLocal] = useState('');
-  const attempt = useRef<{ body: string; key: string } | null>(null);
+  const idempotency = useIdempotencyKey();
 
   const templates = useQuery({
     queryKey: keys.templates.list({ status: ['APPROVED'], limit: 200 }),
@@ -95,21 +78,10 @@ export function NewBroadcastPage() {
     };
     if (name.trim()) body.name = name.trim();
     if (channelId) body.channel_id = channelId;
-    const filled = Object.fromEntries(
-      Object.entries(variables).filter(([token, value]) => value && req?.variables.some((v) => v.token === token)),
-    );
-    if (Object.keys(filled).length > 0) body.variables = filled;
-    const urlSuffixes = Object.fromEntries(
-      Object.entries(suffixes).filter(([k, value]) => value && req?.url_suffixes.some((s) => s.key === k)),
-    );
-    if (Object.keys(urlSuffixes).length > 0) body.url_suffixes = urlSuffixes;
-    if (headerMedia && req?.media.some((m) => m.token === 'header.media')) body.header_media_url = headerMedia;
-    if (coupon && req?.coupon_code.required) body.coupon_code = coupon;
+    Object.assign(body, sendFieldsOf(values, req));
     // The time as typed, even when it is not a full date and time: the server's 422 says what is wrong with it.
     if (when === 'later') body.send_at = sendAt ?? sendAtLocal;
-    const json = JSON.stringify(body);
-    if (attempt.current?.body !== json) attempt.current = { body: json, key: crypto.randomUUID() };
-    form.mutate({ body, key: attempt.current.key });
+    form.mutate({ body, key: idempotency.keyFor(body) });
   };
 
   if (templates.isPending || phones.isPending)
@@ -134,8 +106,6 @@ export function NewBroadcastPage() {
   const approved = templates.data.items;
   const numbers = phones.data.items;
   const req = requirements.data;
-  const body = componentText(template.data?.components, 'BODY');
-  const header = componentText(template.data?.components, 'HEADER');
   const now = new Date();
 
   return (
@@ -171,8 +141,7 @@ export function NewBroadcastPage() {
               value={templateId}
               onChange={(id) => {
                 setTemplateId(id);
-                setVariables({});
-                setSuffixes({});
+                setValues(NO_TEMPLATE_VALUES);
               }}
               placeholder="Choose an approved template"
               options={approved.map((t) => ({ id: t.id, label: `${t.name} (${t.language}, ${t.category})` }))}
@@ -206,57 +175,19 @@ export function NewBroadcastPage() {
             ) : (
               <fieldset className="card">
                 <legend>Variables</legend>
-                {req && req.variables.length + req.url_suffixes.length + req.media.length === 0 ? (
-                  <p className="muted">This template has no variables.</p>
-                ) : null}
-                {req?.variables.map((variable) => {
-                  const fromContact = variable.resolves_from ?? null;
-                  return (
-                    <TextInput
-                      key={variable.token}
-                      label={placeholderLabel(variable)}
-                      name={`variables.${variable.token}`}
-                      value={variables[variable.token] ?? ''}
-                      onChange={(value) => setVariables((current) => ({ ...current, [variable.token]: value }))}
-                      description={
-                        fromContact
-                          ? `Filled from each contact's ${fromContact} where it is set; this value is for the others.`
-                          : variable.example
-                            ? `The same for every contact. For example: ${variable.example}`
-                            : 'The same for every contact.'
-                      }
-                      error={form.fieldError(`variables.${variable.token}`) ?? form.fieldError('variables')}
-                    />
-                  );
-                })}
-                {req?.url_suffixes.map((suffix) => (
-                  <TextInput
-                    key={suffix.key}
-                    label={`Link suffix of button ${suffix.button_index + 1}`}
-                    name={`url_suffixes.${suffix.key}`}
-                    description={`Appended to ${suffix.url}`}
-                    value={suffixes[suffix.key] ?? ''}
-                    onChange={(value) => setSuffixes((current) => ({ ...current, [suffix.key]: value }))}
-                    error={form.fieldErrorUnder(`url_suffixes.${suffix.key}`)}
-                  />
-                ))}
-                {req?.media.some((m) => m.token === 'header.media') ? (
-                  <TextInput
-                    label="Header media URL"
-                    name="header_media_url"
-                    type="url"
-                    value={headerMedia}
-                    onChange={setHeaderMedia}
-                    error={form.fieldError('header_media_url')}
-                  />
-                ) : null}
-                {req?.coupon_code.required ? (
-                  <TextInput
-                    label="Coupon code"
-                    name="coupon_code"
-                    value={coupon}
-                    onChange={setCoupon}
-                    error={form.fieldError('coupon_code')}
+                {req ? (
+                  <TemplateFields
+                    requirements={req}
+                    values={values}
+                    onChange={setValues}
+                    errors={form}
+                    describe={(variable) =>
+                      variable.resolves_from
+                        ? `Filled from each contact's ${variable.resolves_from} where it is set; this value is for the others.`
+                        : variable.example
+                          ? `The same for every contact. For example: ${variable.example}`
+                          : 'The same for every contact.'
+                    }
                   />
                 ) : null}
               </fieldset>
@@ -301,15 +232,7 @@ export function NewBroadcastPage() {
           </Form>
           <section aria-labelledby="preview-title" className="sticky-aside">
             <h2 id="preview-title">Preview</h2>
-            <div className="preview">
-              {header ? <strong>{previewOf(header, 'header', variables)}</strong> : null}
-              {header ? '\n' : ''}
-              {body ? (
-                previewOf(body, 'body', variables)
-              ) : (
-                <span className="muted">Choose a template to see its message.</span>
-              )}
-            </div>
+            <TemplatePreview components={template.data?.components} variables={values.variables} />
           </section>
         </div>
       )}

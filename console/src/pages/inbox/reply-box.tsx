@@ -1,87 +1,224 @@
-// The reply box (decisions §15): text or media by URL while the window is open; when it is closed, a template with
-// its variables. The server decides: a 409 conversation_window_closed is shown as its sentence.
-import type { Template } from '@crm-messaging/sdk';
+// The reply box (decisions §15, §17 flow 2): the customer-service window's state in the organization's timezone; while
+// it is open, a composer for text (Enter sends, Shift+Enter starts a new line) or media by URL; once it is closed, a
+// template with its variables by name. One Idempotency-Key per body, so a retry after a lost answer never sends twice.
+// The server is the one judge: its refusals are shown as sentences, a 422 at its field.
+import { ApiError, type BodyOf, type Conversation } from '@crm-messaging/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useState } from 'react';
-import { Button, Form } from 'react-aria-components';
+import { useEffect, useReducer, useState } from 'react';
+import { Button, FieldError, Form, Label, Text, TextArea, TextField } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
 import { FormError, useApiForm } from '../../ui/form.tsx';
+import { useIdempotencyKey } from '../../ui/idempotency.ts';
+import { useTime } from '../../ui/session.tsx';
+import { ErrorState, Loading } from '../../ui/states.tsx';
+import {
+  NO_TEMPLATE_VALUES,
+  sendFieldsOf,
+  TemplateFields,
+  TemplatePreview,
+  type TemplateValues,
+} from '../../ui/template-fields.tsx';
+import { windowOpen } from './conversation-types.ts';
 
-type ReplyBody =
-  | { type: 'text'; text: string }
-  | { type: 'image' | 'document'; media_url: string; caption?: string }
-  | { type: 'template'; template_id: string; variables: Record<string, string> };
+type ReplyBody = BodyOf<'replyToConversation'>;
+type MediaType = 'image' | 'video' | 'audio' | 'document';
 
-export function ReplyBox({ conversationId, open, known }: { conversationId: string; open: boolean; known: boolean }) {
+function useSendReply(conversationId: string, onAccepted: () => void) {
   const queryClient = useQueryClient();
-  const [text, setText] = useState('');
-  const [mediaUrl, setMediaUrl] = useState('');
+  const idempotency = useIdempotencyKey();
   const form = useApiForm({
     mutationFn: (body: ReplyBody) =>
-      api.request('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/messages`, {
-        body,
-        headers: { 'idempotency-key': crypto.randomUUID() },
-      }),
+      api.conversations.reply(conversationId, body, { idempotencyKey: idempotency.keyFor(body) }),
     onSuccess: () => {
-      setText('');
-      setMediaUrl('');
-      void queryClient.invalidateQueries({ queryKey: keys.conversations.detail(conversationId) });
+      idempotency.accepted();
+      onAccepted();
+      // The conversation, its messages and the list (ordered by latest activity).
+      void queryClient.invalidateQueries({ queryKey: keys.conversations.all });
+    },
+    onError: (error) => {
+      // The window closed meanwhile: read the conversations again, so the template form takes the composer's place
+      // and the list shows the window closed.
+      if (error instanceof ApiError && error.code === 'conversation_window_closed')
+        void queryClient.invalidateQueries({ queryKey: keys.conversations.all });
     },
   });
-  if (known && !open) return <TemplateReply conversationId={conversationId} />;
+  return form;
+}
+
+/** Re-renders when the window's end passes, so an open window turns closed on screen without a reload. */
+function useRerenderAt(iso: string | null) {
+  const [, tick] = useReducer((n: number) => n + 1, 0);
+  useEffect(() => {
+    if (!iso) return;
+    const wait = Date.parse(iso) - Date.now();
+    if (wait <= 0 || wait > 2 ** 31 - 1) return;
+    const timer = setTimeout(tick, wait + 50);
+    return () => clearTimeout(timer);
+  }, [iso]);
+}
+
+export function ReplyBox({ conversation }: { conversation: Conversation }) {
+  const time = useTime();
+  useRerenderAt(conversation.window_expires_at);
+  const open = windowOpen(conversation);
+  // A refusal that ends the composer (the window closed meanwhile) stays visible above the template form.
+  const [refusal, setRefusal] = useState<string | undefined>();
+  // biome-ignore lint/correctness/useExhaustiveDependencies: a refusal belongs to one conversation
+  useEffect(() => setRefusal(undefined), [conversation.id]);
+  return (
+    <section className="reply" aria-label="Reply">
+      <p className={`window-state ${open ? 'window-open' : 'window-closed'}`}>
+        {open
+          ? `Window open until ${time(conversation.window_expires_at)}`
+          : conversation.window_expires_at
+            ? `Window closed since ${time(conversation.window_expires_at)}: only a template can be sent.`
+            : 'Window closed: the contact has not written yet, so only a template can be sent.'}
+      </p>
+      {open ? (
+        <Composer conversationId={conversation.id} onWindowClosed={setRefusal} />
+      ) : (
+        <>
+          <FormError message={refusal} />
+          <TemplateReply conversationId={conversation.id} onSent={() => setRefusal(undefined)} />
+        </>
+      )}
+    </section>
+  );
+}
+
+function Composer({
+  conversationId,
+  onWindowClosed,
+}: {
+  conversationId: string;
+  onWindowClosed: (sentence: string) => void;
+}) {
+  const [text, setText] = useState('');
+  const [mediaUrl, setMediaUrl] = useState('');
+  const [mediaType, setMediaType] = useState<MediaType>('image');
+  const [filename, setFilename] = useState('');
+  const form = useSendReply(conversationId, () => {
+    setText('');
+    setMediaUrl('');
+    setFilename('');
+  });
+  useEffect(() => {
+    if (form.error instanceof ApiError && form.error.code === 'conversation_window_closed')
+      onWindowClosed(form.shown.message ?? '');
+  }, [form.error, form.shown.message, onWindowClosed]);
+
+  const bodyOf = (): ReplyBody | undefined => {
+    if (mediaUrl.trim()) {
+      const body: Record<string, unknown> = { type: mediaType, media_url: mediaUrl.trim() };
+      if (text && mediaType !== 'audio') body.caption = text;
+      if (filename && mediaType === 'document') body.filename = filename;
+      return body as ReplyBody;
+    }
+    return text.trim() ? { type: 'text', text } : undefined;
+  };
+  const send = () => {
+    const body = bodyOf();
+    if (body && !form.isPending) form.mutate(body);
+  };
   return (
     <Form
       validationBehavior="aria"
-      className="form"
-      aria-label="Reply"
+      className="form composer"
+      aria-label="Reply to the contact"
       onSubmit={(event) => {
         event.preventDefault();
-        form.mutate(
-          mediaUrl ? { type: 'image', media_url: mediaUrl, caption: text || undefined } : { type: 'text', text },
-        );
+        send();
       }}
     >
       <FormError message={form.shown.message} />
-      <TextInput label="Reply" name="text" multiline value={text} onChange={setText} error={form.fieldError('text')} />
-      <TextInput
-        label="Image URL (optional)"
-        name="media_url"
-        type="url"
-        value={mediaUrl}
-        onChange={setMediaUrl}
-        error={form.fieldError('media_url')}
-      />
-      <Button type="submit" className="primary" isDisabled={form.isPending || (!text && !mediaUrl)}>
-        Send reply
+      <TextField
+        className="field"
+        name="text"
+        value={text}
+        onChange={setText}
+        isInvalid={Boolean(form.fieldError('text') ?? form.fieldError('caption'))}
+      >
+        <Label>{mediaUrl ? 'Caption' : 'Message'}</Label>
+        <TextArea
+          rows={3}
+          onKeyDown={(event) => {
+            if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
+              event.preventDefault();
+              send();
+            }
+          }}
+        />
+        <Text slot="description">Enter sends; Shift+Enter starts a new line.</Text>
+        <FieldError>{form.fieldError('text') ?? form.fieldError('caption')}</FieldError>
+      </TextField>
+      <details className="attach">
+        <summary>Attach a file by URL</summary>
+        <TextInput
+          label="File URL"
+          name="media_url"
+          type="url"
+          value={mediaUrl}
+          onChange={setMediaUrl}
+          error={form.fieldError('media_url')}
+        />
+        <SelectInput
+          label="File type"
+          name="type"
+          value={mediaType}
+          onChange={(value) => setMediaType((value ?? 'image') as MediaType)}
+          options={[
+            { id: 'image', label: 'Image' },
+            { id: 'video', label: 'Video' },
+            { id: 'audio', label: 'Audio' },
+            { id: 'document', label: 'Document' },
+          ]}
+        />
+        {mediaType === 'document' ? (
+          <TextInput
+            label="File name (optional)"
+            name="filename"
+            value={filename}
+            onChange={setFilename}
+            error={form.fieldError('filename')}
+          />
+        ) : null}
+      </details>
+      <Button type="submit" className="primary" isDisabled={form.isPending || bodyOf() === undefined}>
+        {form.isPending ? 'Sending…' : 'Send reply'}
       </Button>
     </Form>
   );
 }
 
-function TemplateReply({ conversationId }: { conversationId: string }) {
-  const queryClient = useQueryClient();
+function TemplateReply({ conversationId, onSent }: { conversationId: string; onSent: () => void }) {
   const [templateId, setTemplateId] = useState<string | null>(null);
-  const [variables, setVariables] = useState<Record<string, string>>({});
+  const [values, setValues] = useState<TemplateValues>(NO_TEMPLATE_VALUES);
   const templates = useQuery({
-    queryKey: keys.templates.list({ status: 'APPROVED' }),
-    queryFn: () => api.templates.list({ limit: 100 }),
+    queryKey: keys.templates.list({ status: ['APPROVED'], limit: 200 }),
+    queryFn: () => api.templates.list({ status: ['APPROVED'], limit: 200 }),
+  });
+  const template = useQuery({
+    queryKey: keys.templates.detail(templateId ?? ''),
+    queryFn: () => api.templates.get(templateId!),
+    enabled: templateId !== null,
   });
   const requirements = useQuery({
     queryKey: [...keys.templates.detail(templateId ?? ''), 'requirements'],
     queryFn: () => api.templates.sendRequirements(templateId!),
     enabled: templateId !== null,
   });
-  const form = useApiForm({
-    mutationFn: () =>
-      api.request('POST', `/v1/conversations/${encodeURIComponent(conversationId)}/messages`, {
-        body: { type: 'template', template_id: templateId, variables },
-        headers: { 'idempotency-key': crypto.randomUUID() },
-      }),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: keys.conversations.detail(conversationId) }),
+  const form = useSendReply(conversationId, () => {
+    setTemplateId(null);
+    setValues(NO_TEMPLATE_VALUES);
+    onSent();
   });
-  const approved = (templates.data?.items ?? []).filter((template: Template) => template.status === 'APPROVED');
+  if (templates.isPending) return <Loading label="Loading the approved templates…" />;
+  if (templates.isError) return <ErrorState error={templates.error} retry={() => void templates.refetch()} />;
+  const approved = templates.data.items;
+  if (approved.length === 0)
+    return <p className="muted">No template is approved yet: an admin can create one under Templates.</p>;
   return (
     <Form
       validationBehavior="aria"
@@ -89,35 +226,51 @@ function TemplateReply({ conversationId }: { conversationId: string }) {
       aria-label="Send a template"
       onSubmit={(event) => {
         event.preventDefault();
-        form.mutate();
+        if (templateId === null) return;
+        form.mutate({
+          type: 'template',
+          template_id: templateId,
+          ...sendFieldsOf(values, requirements.data),
+        } as ReplyBody);
       }}
     >
-      <p className="notice" role="status">
-        The 24-hour window is closed: the contact has not written in the last 24 hours. Only a template can be sent.
-      </p>
       <FormError message={form.shown.message} />
       <SelectInput
         label="Template"
         name="template_id"
         value={templateId}
-        onChange={setTemplateId}
-        options={approved.map((template) => ({ id: template.id, label: `${template.name} (${template.language})` }))}
+        onChange={(id) => {
+          setTemplateId(id);
+          setValues(NO_TEMPLATE_VALUES);
+        }}
+        placeholder="Choose an approved template"
+        options={approved.map((t) => ({ id: t.id, label: `${t.name} (${t.language}, ${t.category})` }))}
         error={form.fieldError('template_id')}
       />
-      {(requirements.data?.variables ?? [])
-        .filter((variable) => !requirements.data?.contact_resolvable_tokens.includes(variable.token))
-        .map((variable) => (
-          <TextInput
-            key={variable.token}
-            label={`Variable ${variable.token}`}
-            name={variable.token}
-            value={variables[variable.token] ?? ''}
-            onChange={(value) => setVariables((current) => ({ ...current, [variable.token]: value }))}
-            description={variable.example ? `For example: ${variable.example}` : undefined}
+      {templateId === null ? null : requirements.isPending ? (
+        <Loading label="Reading the template's variables…" />
+      ) : requirements.isError ? (
+        <ErrorState error={requirements.error} retry={() => void requirements.refetch()} />
+      ) : (
+        <>
+          <TemplateFields
+            requirements={requirements.data}
+            values={values}
+            onChange={setValues}
+            errors={form}
+            describe={(variable) =>
+              variable.resolves_from
+                ? `Filled from the contact's ${variable.resolves_from} when left empty.`
+                : variable.example
+                  ? `For example: ${variable.example}`
+                  : undefined
+            }
           />
-        ))}
+          <TemplatePreview components={template.data?.components} variables={values.variables} />
+        </>
+      )}
       <Button type="submit" className="primary" isDisabled={form.isPending || templateId === null}>
-        Send template
+        {form.isPending ? 'Sending…' : 'Send template'}
       </Button>
     </Form>
   );
