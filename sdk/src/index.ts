@@ -28,6 +28,7 @@ export {
 } from './errors.ts';
 export type { CallOptions, TransportOptions } from './http.ts';
 export type { components, operations, paths } from './openapi.ts';
+export { type ApiKeyScope, apiKeyScopes } from './operations.ts';
 export { type Page, walk } from './pagination.ts';
 export type * from './types.ts';
 export {

@@ -56,3 +56,21 @@ export const operationTable = {
   listWebhookDeliveries: { method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries' },
   retryWebhookDelivery: { method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry' },
 } as const;
+
+/** The scopes an API key may be limited to (decisions §18), without `*` (every operation, given alone). */
+export const apiKeyScopes = [
+  'account:read',
+  'contacts:read',
+  'contacts:write',
+  'properties:read',
+  'properties:write',
+  'conversations:read',
+  'conversations:write',
+  'templates:read',
+  'templates:write',
+  'broadcasts:read',
+  'broadcasts:write',
+  'webhooks:read',
+  'webhooks:write',
+] as const;
+export type ApiKeyScope = (typeof apiKeyScopes)[number];

@@ -225,6 +225,49 @@ describe('update', () => {
     expect((await h.api('GET', `/v1/contacts/${contact.body.id}`, { key })).body).toEqual(response.body);
   });
 
+  it('changes nothing for a PATCH that changes nothing: no updated_at, no contact.updated (issue 23)', async () => {
+    const { org, key } = await h.createOrg();
+    await h.api('POST', '/v1/properties', { key, body: { key: 'plan', label: 'Plan', kind: 'TEXT' } });
+    const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['*'] },
+    });
+    expect(endpoint.status).toBe(201);
+    const plan = { plan: { kind: 'TEXT', value_text: 'gold' } };
+    const contact = await create(key, { first_name: 'Ana', city: 'Lima', email: 'ana@example.com', properties: plan });
+    expect(contact.status).toBe(201);
+    const url = `/v1/contacts/${contact.body.id}`;
+    const events = async () =>
+      (
+        await h.database.db
+          .selectFrom('webhook_events')
+          .select('type')
+          .where('org_id', '=', org.id)
+          .where('type', '=', 'contact.updated')
+          .execute()
+      ).length;
+    await waitUntil(() => Date.now() > Date.parse(contact.body.updated_at), { intervalMs: 1, message: 'the clock' });
+    // The stored values sent again: answered as they are, nothing written.
+    const same = await h.api('PATCH', url, {
+      key,
+      body: { first_name: 'Ana', city: 'Lima', email: 'ana@example.com', opted_out: false, properties: plan },
+    });
+    expect(same.status).toBe(200);
+    expect(same.body).toEqual(contact.body);
+    expect(await events()).toBe(0);
+    expect((await h.api('GET', url, { key })).body.updated_at).toBe(contact.body.updated_at);
+    // A real change moves updated_at and records one event; a changed property value alone is a change too.
+    const moved = await h.api('PATCH', url, { key, body: { city: 'Quito' } });
+    expect(moved.body.updated_at > contact.body.updated_at).toBe(true);
+    expect(await events()).toBe(1);
+    const valued = await h.api('PATCH', url, {
+      key,
+      body: { properties: { plan: { kind: 'TEXT', value_text: 'x' } } },
+    });
+    expect(valued.body.properties.plan.value_text).toBe('x');
+    expect(await events()).toBe(2);
+  });
+
   it('moves messaging_status with the phone (decisions §5)', async () => {
     const { key } = await h.createOrg();
     const contact = await create(key, {});

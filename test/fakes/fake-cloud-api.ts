@@ -78,7 +78,8 @@ export interface FakeCloudApi {
   /** After this, every accepted send is followed by a signed `sent` status webhook carrying its callback data. */
   deliverStatusesTo(target: WebhookTarget): void;
   /** Accepted sends (message ids and recipients), in order. */
-  accepted: { id: string; to: string; callbackData?: string }[];
+  /** Each send the platform took: its id, recipient, message `type` (text, template, image…) and callback data. */
+  accepted: { id: string; to: string; type: string; callbackData?: string }[];
   /** Holds `media` under `id`: `GET /{id}` answers its URL, and that URL its bytes (with the token only). */
   addMedia(id: string, media: FakeMedia): void;
   /** Bytes of media `id` written to the socket so far (a reader that stops reading stops this growing). */
@@ -120,7 +121,7 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
   const token = options.token ?? 'test-token';
   const requests: RecordedRequest[] = [];
   const scripts: { matcher: RequestMatcher; response: ScriptedResponse; remaining: number }[] = [];
-  const accepted: { id: string; to: string; callbackData?: string }[] = [];
+  const accepted: { id: string; to: string; type: string; callbackData?: string }[] = [];
   const media = new Map<string, FakeMedia>();
   const mediaSent = new Map<string, number>();
   const mediaEnded = new Map<string, boolean>();
@@ -134,7 +135,8 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
     const id = `wamid.FAKE${String(sequence).padStart(6, '0')}`;
     const to = typeof body.to === 'string' ? body.to : '';
     const callbackData = typeof body.biz_opaque_callback_data === 'string' ? body.biz_opaque_callback_data : undefined;
-    accepted.push({ id, to, ...(callbackData ? { callbackData } : {}) });
+    const type = typeof body.type === 'string' ? body.type : '';
+    accepted.push({ id, to, type, ...(callbackData ? { callbackData } : {}) });
     const target = webhookTarget;
     if (target) {
       const { rawBody, signature } = buildSignedWebhook(

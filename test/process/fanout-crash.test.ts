@@ -5,139 +5,54 @@
 // request left fails as `handoff_unconfirmed` (never sent, refunded) once the reconciler's wait is over.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildSignedWebhook } from '../../src/messaging/cloud/webhook-builder.ts';
-import { type FakeCloudApi, startFakeCloudApi } from '../fakes/fake-cloud-api.ts';
-import { createPostgresDatabase } from '../helpers/database.ts';
-import { type ServerProcess, startServer, startWorkerProcess } from '../helpers/process.ts';
+import { type CrashRig, startCrashRig } from '../helpers/crash-rig.ts';
+import type { ServerProcess } from '../helpers/process.ts';
 import { phones } from '../helpers/sends.ts';
 
 const onPostgres = process.env.TEST_DB === 'postgres';
-const SECRET = 'crash-test-secret';
-const WABA = '301234567890123';
-const PHONE_NUMBER_ID = '401234567890123';
 
 describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
-  let fake: FakeCloudApi;
-  let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
-  let server: ServerProcess;
-  const processes: { stop(signal?: NodeJS.Signals): Promise<number | null> }[] = [];
-  let env: Record<string, string>;
+  let rig: CrashRig;
 
   beforeAll(async () => {
-    fake = await startFakeCloudApi();
-    database = await createPostgresDatabase();
-    env = {
-      DATABASE_URL: database.url,
-      ADMIN_TOKEN: 'secret',
-      MESSAGING_PLATFORM: 'cloud',
-      CLOUD_API_BASE_URL: fake.baseUrl,
-      CLOUD_API_TOKEN: fake.token,
-      WEBHOOK_APP_SECRET: SECRET,
-      FANOUT_LEASE_MS: '1500',
-      FANOUT_BATCH_SIZE: '50',
-      FANOUT_CONCURRENCY: '16',
-      FANOUT_BATCHES_IN_FLIGHT: '3',
-      FANOUT_RECONCILE_AFTER_MS: '8000',
-      FANOUT_PER_NUMBER_PER_SECOND: '0',
-      WORKER_POLL_MS: '50',
-      LOG_LEVEL: 'info',
-    };
-    server = await startServer(env, ['src/cli/main.ts', 'serve', '--no-worker']);
-    processes.push(server);
-    fake.deliverStatusesTo({ url: `${server.baseUrl}/webhooks/messaging`, appSecret: SECRET, businessAccountId: WABA });
+    rig = await startCrashRig({
+      cloud: {
+        secret: 'crash-test-secret',
+        businessAccountId: '301234567890123',
+        phoneNumberId: '401234567890123',
+        phone: '+15550100001',
+      },
+      env: {
+        FANOUT_LEASE_MS: '1500',
+        FANOUT_BATCH_SIZE: '50',
+        FANOUT_CONCURRENCY: '16',
+        FANOUT_BATCHES_IN_FLIGHT: '3',
+        FANOUT_RECONCILE_AFTER_MS: '8000',
+        FANOUT_PER_NUMBER_PER_SECOND: '0',
+      },
+    });
   });
-  afterAll(async () => {
-    await Promise.all(processes.map((child) => child.stop('SIGKILL')));
-    await fake.close();
-    await database.drop();
-  });
-
-  const call = async (method: string, path: string, body?: unknown, key = 'secret') => {
-    for (let attempt = 0; ; attempt++) {
-      try {
-        const response = await fetch(`${server.baseUrl}${path}`, {
-          method,
-          headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-          ...(body ? { body: JSON.stringify(body) } : {}),
-        });
-        return { status: response.status, body: (await response.json()) as any };
-      } catch (error) {
-        // A kept-alive connection the server closed as this request left is reset: a GET may be tried again. A
-        // server that died is not: say so, with its last words.
-        if (server.child.exitCode !== null || method !== 'GET' || attempt >= 3) {
-          throw new Error(
-            `${method} ${path}: ${String(error)}; server exit ${server.child.exitCode}\n${server.output().slice(-3000)}`,
-          );
-        }
-      }
-    }
-  };
+  afterAll(() => rig?.close());
 
   it('finishes 10,000 recipients with each handed off at most once, none lost, nothing overcharged', async () => {
     const BROADCASTS = 100;
     const TOTAL = BROADCASTS * 100;
     const BALANCE = 2 * TOTAL;
-    const org = (await call('POST', '/admin/v1/organizations', { name: 'Crash test', plan: 'scale' })).body;
-    const key = (await call('POST', `/admin/v1/organizations/${org.id}/api-keys`, {})).body.key as string;
-    const account = (
-      await call('POST', `/admin/v1/organizations/${org.id}/messaging-accounts`, {
-        business_account_id: WABA,
-        balance: BALANCE,
-        messaging_limit_24h: TOTAL,
-        numbers: [{ phone: '+15550100001', phone_number_id: PHONE_NUMBER_ID }],
-      })
-    ).body;
-    const template = (
-      await call(
-        'POST',
-        '/v1/templates',
-        {
-          name: 'crash_notice',
-          language: 'en_US',
-          category: 'UTILITY',
-          components: [{ type: 'BODY', text: 'Code {{1}}', example: { body_text: [['1']] } }],
-        },
-        key,
-      )
-    ).body;
-    const approval = buildSignedWebhook(
-      [
-        {
-          kind: 'template_status',
-          businessAccountId: WABA,
-          platformTemplateId: template.platform_template_id,
-          templateName: 'crash_notice',
-          language: 'en_US',
-          event: 'APPROVED',
-        },
-      ],
-      SECRET,
-    );
-    const approved = await fetch(`${server.baseUrl}/webhooks/messaging`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-hub-signature-256': approval.signature },
-      body: approval.rawBody,
+    const { call, fake, server } = rig;
+    const { org, key, account } = await rig.organization('Crash test', {
+      balance: BALANCE,
+      messaging_limit_24h: TOTAL,
     });
-    expect(approved.status).toBe(200);
+    const template = await rig.approvedTemplate(key, 'crash_notice', 'Code {{1}}');
 
     const broadcasts: string[] = [];
     for (let i = 0; i < BROADCASTS; i++) {
-      let sent = await call(
+      const sent = await call(
         'POST',
         `/v1/templates/${template.id}/send`,
         { recipients: phones(100).map((phone) => ({ phone, variables: { 'body.1': String(i) } })) },
         key,
       );
-      // The organization's budget is 20 requests a second: wait out a 429 and send again.
-      while (sent.status === 429) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        sent = await call(
-          'POST',
-          `/v1/templates/${template.id}/send`,
-          { recipients: phones(100).map((phone) => ({ phone, variables: { 'body.1': String(i) } })) },
-          key,
-        );
-      }
       expect(sent.status).toBe(202);
       broadcasts.push(sent.body.id);
     }
@@ -145,8 +60,7 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
     // Slow enough that the kill rounds below happen while most of the queue is still pending (the fan-out records a
     // group in fewer round trips than when 40 ms was chosen, and a replacement worker starts slowly on a busy machine).
     fake.setSendDelay(100);
-    const workers = await Promise.all([startWorkerProcess(env), startWorkerProcess(env)]);
-    processes.push(...workers);
+    const workers = await Promise.all([rig.startWorker(), rig.startWorker()]);
     // One list request reads every broadcast with its counts (the budget is 20 requests a second).
     const pendingNow = async () => {
       let list = await call('GET', '/v1/broadcasts?limit=100', undefined, key);
@@ -169,9 +83,7 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
       const victim = workers[round % 2] as ServerProcess;
       await victim.stop('SIGKILL');
       kills += 1;
-      const replacement = await startWorkerProcess(env);
-      processes.push(replacement);
-      workers[round % 2] = replacement;
+      workers[round % 2] = await rig.startWorker();
     }
     expect(kills).toBeGreaterThanOrEqual(3);
 
@@ -191,7 +103,7 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
 
     // Every recipient is accounted for: sent exactly when the platform took it (with that message id), or failed
     // as an unconfirmed hand-off that never reached the platform.
-    const client = new pg.Client({ connectionString: database.url });
+    const client = new pg.Client({ connectionString: rig.database.url });
     await client.connect();
     try {
       const rows = (
@@ -227,10 +139,10 @@ describe.skipIf(!onPostgres)('a worker killed mid-broadcast', () => {
       expect(TOTAL - sent).toBeLessThanOrEqual(kills * 48);
       // Each message charged once, and only the ones the platform took.
       // (read through the pool of a server still busy with the webhook flood: a 503 is tried again, as above)
-      let accountNow = await call('GET', `/admin/v1/messaging-accounts/${account.id}`);
+      let accountNow = await call('GET', `/admin/v1/messaging-accounts/${account?.id}`);
       for (let tries = 0; accountNow.status === 503 && tries < 240; tries++) {
         await new Promise((resolve) => setTimeout(resolve, 250));
-        accountNow = await call('GET', `/admin/v1/messaging-accounts/${account.id}`);
+        accountNow = await call('GET', `/admin/v1/messaging-accounts/${account?.id}`);
       }
       expect(accountNow.status, JSON.stringify(accountNow.body)).toBe(200);
       expect(accountNow.body.balance).toBe(BALANCE - sent);

@@ -2,8 +2,7 @@
 // two restarted workers, sharing one PostgreSQL, deliver every event (at least once; receivers deduplicate by
 // `webhook-id`). The receiver is a real HTTP server that verifies each request with `standardwebhooks`.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresDatabase } from '../helpers/database.ts';
-import { type ServerProcess, startServer, startWorkerProcess } from '../helpers/process.ts';
+import { type CrashRig, startCrashRig } from '../helpers/crash-rig.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 const onPostgres = process.env.TEST_DB === 'postgres';
@@ -11,51 +10,28 @@ const CONTACTS = 60;
 
 describe.skipIf(!onPostgres)('a worker killed mid-delivery', () => {
   let receiver: WebhookReceiver;
-  let database: Awaited<ReturnType<typeof createPostgresDatabase>>;
-  let server: ServerProcess;
-  const processes: ServerProcess[] = [];
-  let env: Record<string, string>;
+  let rig: CrashRig;
 
   beforeAll(async () => {
     receiver = await startWebhookReceiver();
-    database = await createPostgresDatabase();
-    env = {
-      DATABASE_URL: database.url,
-      ADMIN_TOKEN: 'secret',
-      WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
-      WEBHOOK_TIMEOUT_MS: '1000',
-      WEBHOOK_LEASE_MS: '1000',
-      WEBHOOK_CONCURRENCY: '6',
-      WEBHOOK_ENDPOINT_CONCURRENCY: '6',
-      WORKER_POLL_MS: '50',
-    };
-    server = await startServer(env, ['src/cli/main.ts', 'serve', '--no-worker']);
-    processes.push(server);
+    rig = await startCrashRig({
+      env: {
+        WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+        WEBHOOK_TIMEOUT_MS: '1000',
+        WEBHOOK_LEASE_MS: '1000',
+        WEBHOOK_CONCURRENCY: '6',
+        WEBHOOK_ENDPOINT_CONCURRENCY: '6',
+      },
+    });
   });
   afterAll(async () => {
-    await Promise.all(processes.map((child) => child.stop('SIGKILL')));
-    await receiver.close();
-    await database.drop();
+    await rig?.close();
+    await receiver?.close();
   });
 
-  const call = async (method: string, path: string, body?: unknown, key = 'secret') => {
-    for (;;) {
-      const response = await fetch(`${server.baseUrl}${path}`, {
-        method,
-        headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-        ...(body ? { body: JSON.stringify(body) } : {}),
-      });
-      if (response.status === 429) {
-        await new Promise((resolve) => setTimeout(resolve, 250));
-        continue;
-      }
-      return { status: response.status, body: (await response.json()) as any };
-    }
-  };
-
   it('delivers every event after the kill', async () => {
-    const org = (await call('POST', '/admin/v1/organizations', { name: 'Crash test', plan: 'scale' })).body;
-    const key = (await call('POST', `/admin/v1/organizations/${org.id}/api-keys`, {})).body.key as string;
+    const { call } = rig;
+    const { key } = await rig.organization('Crash test');
     const endpoint = (
       await call('POST', '/v1/webhook-endpoints', { url: `${receiver.baseUrl}/crm`, events: ['contact.created'] }, key)
     ).body;
@@ -69,16 +45,14 @@ describe.skipIf(!onPostgres)('a worker killed mid-delivery', () => {
     // A slow receiver, so that the kill lands while attempts are in flight.
     receiver.answer('/crm', { status: 200, delayMs: 300 });
 
-    const first = await startWorkerProcess(env);
-    processes.push(first);
+    const first = await rig.startWorker();
     await receiver.waitFor('/crm', 12, 60_000);
     await first.stop('SIGKILL');
     const beforeKill = receiver.at('/crm').length;
     expect(beforeKill).toBeLessThan(CONTACTS);
 
     receiver.answer('/crm', { status: 200, delayMs: 20 });
-    const restarted = await Promise.all([startWorkerProcess(env), startWorkerProcess(env)]);
-    processes.push(...restarted);
+    await Promise.all([rig.startWorker(), rig.startWorker()]);
 
     const delivered = new Set<string>();
     const deadline = Date.now() + 90_000;

@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openapiTypes, operationsModule } from '../../sdk/scripts/openapi-types.ts';
+import { SCOPES } from '../../src/http/scopes.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -23,4 +24,9 @@ it('sdk/src/openapi.ts is generated from the served document (run `npm run sdk:g
   expect(table, 'sdk/src/operations.ts is out of date: run `npm run sdk:generate`').toBe(
     operationsModule(served.json()),
   );
+});
+
+it("the SDK's API-key scopes (the console's one list) are the server's SCOPES, in order, without `*`", async () => {
+  const sdk = await import('../../sdk/src/index.ts');
+  expect(sdk.apiKeyScopes).toEqual([...SCOPES]);
 });

@@ -8,6 +8,7 @@ import { ApiError } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Definition, StoredValue } from '../properties/property-values.ts';
 import type { HeldValues } from './contact-batch.repo.ts';
+import { changesAnything } from './contact-changes.ts';
 import {
   checkProperties,
   checkStage,
@@ -36,44 +37,6 @@ export interface BatchPlan {
   updates: ContactRecord[];
   /** Matched contacts that their items leave as they were (answered as they are, not written). */
   unchanged: ContactRecord[];
-}
-
-const sameScalar = (a: unknown, b: unknown) =>
-  a instanceof Date && b instanceof Date ? a.getTime() === b.getTime() : (a ?? null) === (b ?? null);
-
-/** JSON with object keys sorted: a stored jsonb value compares equal to the same value given in another key order. */
-const canonical = (value: unknown): string =>
-  JSON.stringify(value ?? null, (_, inner) =>
-    inner && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : inner,
-  );
-
-const sameValue = (a: StoredValue, b: StoredValue) =>
-  sameScalar(a.value_text, b.value_text) &&
-  (a.value_number === null || b.value_number === null
-    ? a.value_number === b.value_number
-    : Number(a.value_number) === Number(b.value_number)) &&
-  sameScalar(a.value_bool, b.value_bool) &&
-  sameScalar(a.value_date, b.value_date) &&
-  canonical(a.value_json) === canonical(b.value_json);
-
-/** Whether an update changes a column or a property value of the matched contact (issue 23 point 3). */
-function changesAnything(
-  current: ContactRecord,
-  row: ContactRecord,
-  properties: { write: StoredValue[]; remove: string[] },
-  stored: StoredValue[],
-): boolean {
-  for (const column of Object.keys(row) as (keyof ContactRecord)[]) {
-    if (column !== 'updated_at' && !sameScalar(row[column], current[column])) return true;
-  }
-  const byProperty = new Map(stored.map((value) => [value.property_id, value]));
-  if (properties.remove.some((propertyId) => byProperty.has(propertyId))) return true;
-  return properties.write.some((value) => {
-    const before = byProperty.get(value.property_id);
-    return !before || !sameValue(before, value);
-  });
 }
 
 const DUPLICATE_FIELDS: DuplicateField[] = ['email', 'phone', 'social_handle'];

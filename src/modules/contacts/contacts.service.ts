@@ -11,7 +11,9 @@ import { newId } from '../../lib/ids.ts';
 import { recordEvents } from '../events/events.ts';
 import { listProperties } from '../properties/properties.repo.ts';
 import { type Definition, propertiesOf } from '../properties/property-values.ts';
+import { storedValuesOf } from './contact-batch.repo.ts';
 import { batchUpsert } from './contact-batch.ts';
+import { changesAnything } from './contact-changes.ts';
 import { listConditions, listFingerprint } from './contact-filters.ts';
 import { pageAndCount, planPage } from './contact-list.ts';
 import {
@@ -115,14 +117,19 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
     const references = await loadReferences(trx, orgId, [patch], { initialStage: false });
     const set = patchColumns(current, patch, references, clock.now());
     checkStage(references, patch.funnel_stage_id);
-    const row = Object.keys(set).length > 0 ? await repo.updateContact(trx, orgId, id, set) : current;
+    // The stored values matter only to the properties the patch writes or removes: no round trip otherwise.
+    const touchesValues = properties.write.length + properties.remove.length > 0;
+    const stored = touchesValues ? ((await storedValuesOf(trx, orgId, [id])).get(id) ?? []) : [];
+    // An update that changes nothing changes nothing: no write, no updated_at, no contact.updated event (issue 23).
+    if (!changesAnything(current, { ...current, ...set }, properties, stored)) {
+      return (await presentRows(trx, orgId, [current]))[0] as Contact;
+    }
+    const row = await repo.updateContact(trx, orgId, id, set);
     if (!row) throw notFound();
     await repo.removeValues(trx, orgId, id, properties.remove);
     await repo.writeValues(trx, orgId, id, properties.write);
     const contact = (await presentRows(trx, orgId, [row]))[0] as Contact;
-    if (Object.keys(patch).length > 0) {
-      await recordEvents(trx, orgId, [{ type: 'contact.updated', data: contact }], clock.now());
-    }
+    await recordEvents(trx, orgId, [{ type: 'contact.updated', data: contact }], clock.now());
     return contact;
   }
 

@@ -62,9 +62,20 @@ export const findApiKey = (db: Kysely<DB>, orgId: string, keyId: string) =>
 export const insertAccount = (db: Kysely<DB>, row: Insertable<MessagingAccountsTable>) =>
   db.insertInto('messaging_accounts').values(row).returningAll().executeTakeFirstOrThrow();
 
-/** Operator paths name an account by id alone; ids are globally unique. */
-export const findAccount = (db: Kysely<DB>, accountId: string) =>
-  db.selectFrom('messaging_accounts').selectAll().where('id', '=', accountId).executeTakeFirst();
+/**
+ * The organization of an account named by its id alone (the operator's `/admin/v1/messaging-accounts/{id}` routes
+ * carry no organization): the one global lookup of these paths, answering only the routing key (docs/scaling.md).
+ */
+export const findAccountOrganization = async (db: Kysely<DB>, accountId: string) =>
+  (await db.selectFrom('messaging_accounts').select('org_id').where('id', '=', accountId).executeTakeFirst())?.org_id;
+
+export const findAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
+  db
+    .selectFrom('messaging_accounts')
+    .selectAll()
+    .where('org_id', '=', orgId)
+    .where('id', '=', accountId)
+    .executeTakeFirst();
 
 export const updateAccount = (
   db: Kysely<DB>,

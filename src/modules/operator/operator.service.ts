@@ -67,14 +67,27 @@ export function createOperatorService(deps: OperatorDeps) {
   }
 
   async function accountView(orgId: string, accountId: string) {
-    const account = await repo.findAccount(db, accountId);
-    if (!account || account.org_id !== orgId) throw notFound();
+    const account = await repo.findAccount(db, orgId, accountId);
+    if (!account) throw notFound();
     const channels = await repo.listAccountChannels(db, orgId, accountId);
     return {
       ...account,
       prices: { ...DEFAULT_PRICES, ...account.prices },
       numbers: channels.map((channel) => ({ ...channel, business_account_id: account.business_account_id })),
     };
+  }
+
+  /** The organization of an account named by its id alone (then every read is within that organization). */
+  async function organizationOfAccount(accountId: string) {
+    const orgId = await repo.findAccountOrganization(db, accountId);
+    if (orgId === undefined) throw notFound();
+    return orgId;
+  }
+
+  async function accountById(accountId: string) {
+    const account = await repo.findAccount(db, await organizationOfAccount(accountId), accountId);
+    if (!account) throw notFound();
+    return account;
   }
 
   async function addNumberTo(executor: Kysely<DB>, orgId: string, accountId: string, input: NumberInput) {
@@ -226,14 +239,11 @@ export function createOperatorService(deps: OperatorDeps) {
     },
 
     async getMessagingAccount(accountId: string) {
-      const account = await repo.findAccount(db, accountId);
-      if (!account) throw notFound();
-      return accountView(account.org_id, accountId);
+      return accountView(await organizationOfAccount(accountId), accountId);
     },
 
     async updateMessagingAccount(accountId: string, patch: MessagingAccountPatch) {
-      const account = await repo.findAccount(db, accountId);
-      if (!account) throw notFound();
+      const account = await accountById(accountId);
       await repo.updateAccount(db, account.org_id, accountId, {
         ...(patch.balance !== undefined ? { balance: patch.balance } : {}),
         ...(patch.messaging_limit_24h !== undefined ? { messaging_limit_24h: patch.messaging_limit_24h } : {}),
@@ -245,16 +255,14 @@ export function createOperatorService(deps: OperatorDeps) {
     },
 
     async addNumber(accountId: string, input: NumberInput) {
-      const account = await repo.findAccount(db, accountId);
-      if (!account) throw notFound();
+      const account = await accountById(accountId);
       const channel = await addNumberTo(db, account.org_id, accountId, input);
       return { ...channel, business_account_id: account.business_account_id };
     },
 
     async removeNumber(accountId: string, numberId: string) {
-      const account = await repo.findAccount(db, accountId);
-      if (!account) throw notFound();
-      const removed = await repo.removeChannel(db, account.org_id, accountId, numberId, clock.now());
+      const orgId = await organizationOfAccount(accountId);
+      const removed = await repo.removeChannel(db, orgId, accountId, numberId, clock.now());
       if (!removed) throw notFound();
     },
   };

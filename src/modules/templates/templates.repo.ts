@@ -113,11 +113,19 @@ export const updateTemplateById = (
   },
 ) => db.updateTable('templates').set(patch).where('org_id', '=', orgId).where('id', '=', templateId).execute();
 
-/** A live template's platform identity, by id alone (the sandbox's operator controls name templates this way). */
-export const findTemplateIdentity = (db: Kysely<DB>, templateId: string) =>
-  db
+/**
+ * A live template's platform identity, by id alone (the sandbox's operator control
+ * `/admin/v1/sandbox/templates/{id}/review` carries no organization): the one global lookup answers only the
+ * template's organization (the routing key, docs/scaling.md), and the identity is read within that organization.
+ */
+export async function findTemplateIdentity(db: Kysely<DB>, templateId: string) {
+  const owner = await db.selectFrom('templates').select('org_id').where('id', '=', templateId).executeTakeFirst();
+  if (!owner) return undefined;
+  return db
     .selectFrom('templates')
     .select(['business_account_id', 'platform_template_id', 'name', 'language', 'category'])
+    .where('org_id', '=', owner.org_id)
     .where('id', '=', templateId)
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
+}

@@ -69,6 +69,18 @@ const OPERATORS = [
   { id: 'exists', label: 'is set (true/false)' },
 ];
 
+/** One filter field: a text field, or a choice among `options` (whose `any` sets no filter). */
+interface Filter {
+  field: Exclude<keyof AudienceForm, 'properties'>;
+  api: string;
+  label: string;
+  type?: 'search' | 'date';
+  description?: string;
+  options?: { id: string; label: string }[];
+}
+
+const anyOr = (label: string, options: { id: string; label: string }[]) => [{ id: 'any', label }, ...options];
+
 export function audienceOf(form: AudienceForm): Audience {
   const audience: Audience = {};
   if (form.q.trim()) audience.q = form.q.trim();
@@ -145,6 +157,49 @@ export function AudienceFilters({
       'properties',
       value.properties.map((row) => (row.id === id ? { ...row, ...change } : row)),
     );
+  // The filter fields in the order shown: `api` is the filter's name in the body, where a 422 at it points.
+  const filters: Filter[] = [
+    { field: 'q', api: 'q', label: 'Search', type: 'search', description: 'Name, email, phone or city contains' },
+    { field: 'country', api: 'country', label: 'Countries', description: 'Codes, separated by commas (MX, BR)' },
+    {
+      field: 'stage',
+      api: 'funnel_stage_ids',
+      label: 'Funnel stage',
+      options: anyOr(
+        'Any stage',
+        (stages.data?.items ?? []).map((s) => ({ id: s.id, label: s.name })),
+      ),
+    },
+    {
+      field: 'origin',
+      api: 'origin',
+      label: 'Origin',
+      options: anyOr(
+        'Any origin',
+        ORIGINS.map((o) => ({ id: o, label: o })),
+      ),
+    },
+    {
+      field: 'owner',
+      api: 'owner_id',
+      label: 'Owner',
+      options: anyOr(
+        'Anyone',
+        (people.data?.items ?? []).map((u) => ({ id: u.id, label: u.name ?? u.email })),
+      ),
+    },
+    {
+      field: 'optedOut',
+      api: 'opted_out',
+      label: 'Opted out',
+      options: anyOr('Either', [
+        { id: 'false', label: 'Not opted out' },
+        { id: 'true', label: 'Opted out' },
+      ]),
+    },
+    { field: 'createdFrom', api: 'created_from', label: 'Created from', type: 'date' },
+    { field: 'createdTo', api: 'created_to', label: 'Created to', type: 'date' },
+  ];
   const propertyOptions = (properties.data?.items ?? [])
     .filter((property) => !property.archived_at)
     .map((property) => ({ id: property.key, label: property.label }));
@@ -155,81 +210,30 @@ export function AudienceFilters({
       <p className="muted">Every contact that matches all of these filters. Leave them empty to reach every contact.</p>
       <AudienceCount audience={audienceOf(value)} />
       <div className="filters">
-        <TextInput
-          label="Search"
-          name="audience.q"
-          type="search"
-          description="Name, email, phone or city contains"
-          value={value.q}
-          onChange={(q) => set('q', q)}
-          error={errorAt('q')}
-        />
-        <TextInput
-          label="Countries"
-          name="audience.country"
-          description="Codes, separated by commas (MX, BR)"
-          value={value.country}
-          onChange={(country) => set('country', country)}
-          error={errorAt('country')}
-        />
-        <SelectInput
-          label="Funnel stage"
-          name="audience.funnel_stage_ids"
-          value={value.stage}
-          onChange={(stage) => set('stage', stage ?? 'any')}
-          options={[
-            { id: 'any', label: 'Any stage' },
-            ...(stages.data?.items ?? []).map((s) => ({ id: s.id, label: s.name })),
-          ]}
-          error={errorAt('funnel_stage_ids')}
-        />
-        <SelectInput
-          label="Origin"
-          name="audience.origin"
-          value={value.origin}
-          onChange={(origin) => set('origin', origin ?? 'any')}
-          options={[{ id: 'any', label: 'Any origin' }, ...ORIGINS.map((o) => ({ id: o, label: o }))]}
-          error={errorAt('origin')}
-        />
-        <SelectInput
-          label="Owner"
-          name="audience.owner_id"
-          value={value.owner}
-          onChange={(owner) => set('owner', owner ?? 'any')}
-          options={[
-            { id: 'any', label: 'Anyone' },
-            ...(people.data?.items ?? []).map((u) => ({ id: u.id, label: u.name ?? u.email })),
-          ]}
-          error={errorAt('owner_id')}
-        />
-        <SelectInput
-          label="Opted out"
-          name="audience.opted_out"
-          value={value.optedOut}
-          onChange={(optedOut) => set('optedOut', optedOut ?? 'any')}
-          options={[
-            { id: 'any', label: 'Either' },
-            { id: 'false', label: 'Not opted out' },
-            { id: 'true', label: 'Opted out' },
-          ]}
-          error={errorAt('opted_out')}
-        />
-        <TextInput
-          label="Created from"
-          name="audience.created_from"
-          type="date"
-          value={value.createdFrom}
-          onChange={(createdFrom) => set('createdFrom', createdFrom)}
-          error={errorAt('created_from')}
-        />
-        <TextInput
-          label="Created to"
-          name="audience.created_to"
-          type="date"
-          value={value.createdTo}
-          onChange={(createdTo) => set('createdTo', createdTo)}
-          error={errorAt('created_to')}
-        />
+        {filters.map((filter) =>
+          filter.options ? (
+            <SelectInput
+              key={filter.field}
+              label={filter.label}
+              name={`audience.${filter.api}`}
+              value={value[filter.field]}
+              onChange={(next) => set(filter.field, next ?? 'any')}
+              options={filter.options}
+              error={errorAt(filter.api)}
+            />
+          ) : (
+            <TextInput
+              key={filter.field}
+              label={filter.label}
+              name={`audience.${filter.api}`}
+              {...(filter.type ? { type: filter.type } : {})}
+              {...(filter.description ? { description: filter.description } : {})}
+              value={value[filter.field]}
+              onChange={(next) => set(filter.field, next)}
+              error={errorAt(filter.api)}
+            />
+          ),
+        )}
       </div>
       <h3>Custom properties</h3>
       {value.properties.length === 0 ? <p className="muted">No property filter.</p> : null}

@@ -1,5 +1,6 @@
 // API keys: created (with scopes and an expiry day, decisions §18) and shown once with a copy button, listed with
 // prefix, scopes, expiry and last use, revoked after a confirmation.
+import { apiKeyScopes } from '@crm-messaging/sdk';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Checkbox, CheckboxGroup, Form, Label } from 'react-aria-components';
@@ -14,23 +15,6 @@ import { ShownOnce } from '../../ui/secret.tsx';
 import { useSession, useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
 import { zonedToUtc } from '../../ui/time.ts';
-
-/** The scopes a key may be limited to (decisions §18); none chosen is every operation (`*`). */
-const SCOPES = [
-  'account:read',
-  'contacts:read',
-  'contacts:write',
-  'properties:read',
-  'properties:write',
-  'conversations:read',
-  'conversations:write',
-  'templates:read',
-  'templates:write',
-  'broadcasts:read',
-  'broadcasts:write',
-  'webhooks:read',
-  'webhooks:write',
-];
 
 export function ApiKeysSection() {
   const time = useTime();
@@ -120,7 +104,7 @@ export function ApiKeysSection() {
           isInvalid={Boolean(create.fieldErrorUnder('scopes'))}
         >
           <Label>Scopes (none chosen: every operation)</Label>
-          {SCOPES.map((scope) => (
+          {apiKeyScopes.map((scope) => (
             <Checkbox key={scope} value={scope}>
               <span aria-hidden="true" className="checkbox-box" /> {scope}
             </Checkbox>
