@@ -1,5 +1,6 @@
-// Part of `npm install` (scripts/prepare.ts): the pre-migrated embedded database a first start copies instead of
-// running initdb and every migration (src/db/pglite-image.ts, decisions D161). Built in memory, written atomically.
+// `npm run db:image`: the pre-migrated embedded database a first start copies instead of running initdb and every
+// migration (src/db/pglite-image.ts, decisions D161). Built in memory, written atomically. Not part of `npm install`:
+// building it there cost the install more than it saved the start (docs/benchmarks.md, 2026-11-26 first start).
 import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { openDatabase } from '../src/db/database.ts';
