@@ -1,9 +1,9 @@
 // The pre-migrated embedded database (issue 20 point 4, decisions D161): `npm run db:image` builds a PGlite database
 // with every migration applied (`build/pglite-image.tgz`, with the PGlite version it was made by), and a process
-// opening an EMPTY data directory starts from that copy instead of running initdb and the migrations (on this loaded
-// machine ≈ 3–6 s to load it against ≈ 11 s of initdb in memory, more on disk). The start still runs the migrations, so an image older than the
-// checkout (a pull with a new migration, no install since) only applies the missing ones; an image of another PGlite
-// version, or none, falls back to the usual initdb.
+// opening an EMPTY data directory starts from that copy instead of running initdb and the migrations (on a loaded
+// machine ≈ 3–6 s to load it against ≈ 11 s of initdb in memory, more on disk). The start still runs the
+// migrations, so an image older than the checkout (a pull with a new migration since) only applies the missing
+// ones; an image of another PGlite version, or none, falls back to the usual initdb.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
