@@ -18,6 +18,7 @@ const BENCHES = [
   { name: 'audience', script: 'bench/audience.ts' },
   { name: 'replies', script: 'bench/replies.ts' },
   { name: 'noisy', script: 'bench/noisy-neighbour.ts' },
+  { name: 'first-start', script: 'bench/first-start.ts' },
 ];
 const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
 

@@ -9,6 +9,7 @@ import { registerConsole } from './http/console.ts';
 import { CONSOLE_PREFIX, createConsoleGuard } from './http/console-guard.ts';
 import { clientErrorHandler, frameworkErrorHandler, notFoundHandler, registerErrorHandling } from './http/errors.ts';
 import { registerHealthRoutes } from './http/health.ts';
+import { lazySerializerFactory } from './http/lazy-compile.ts';
 import { registerMetrics } from './http/metrics.ts';
 import { registerOpenApi } from './http/openapi.ts';
 import { registerQueryArrays } from './http/query-arrays.ts';
@@ -55,6 +56,8 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
     // Errors raised before a route or by the HTTP parser answer in the contract's shape too (src/http/errors.ts).
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,
+    // Serializers built at each route's first response, not at start (src/http/lazy-compile.ts, decisions D162).
+    schemaController: { compilersFactory: { buildSerializer: lazySerializerFactory() as never } },
   });
 
   registerValidation(app);

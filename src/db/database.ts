@@ -7,6 +7,7 @@ import { DATABASE_DEFAULTS } from '../config.ts';
 import { withDataDirLock } from './data-dir-lock.ts';
 import { type DatabaseHealth, steadyHealth, trackHealth } from './health.ts';
 import { PGliteDialect } from './pglite-dialect.ts';
+import { firstStartImage } from './pglite-image.ts';
 import { gatedDialect } from './pool-gate.ts';
 import { preparingPool } from './prepared-statements.ts';
 import type { DB } from './schema.ts';
@@ -229,8 +230,9 @@ async function listenPostgres(
 }
 
 async function openPGlite(dataDir: string, options: DatabaseOptions): Promise<Database> {
-  const { restoreFrom } = options;
   if (!dataDir.startsWith('memory://')) mkdirSync(dataDir, { recursive: true });
+  // An empty directory starts from the pre-migrated image `npm install` built (pglite-image.ts, decisions D161).
+  const restoreFrom = options.restoreFrom ?? firstStartImage(dataDir);
   // Loaded only here: a process on a PostgreSQL server never loads PGlite (≈ 7 MB of RSS, decisions D28).
   const [{ PGlite, types: pgliteTypes }, { btree_gin }, { pg_trgm }] = await Promise.all([
     import('@electric-sql/pglite'),

@@ -54,8 +54,9 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSe
   });
   const result = await migrator.migrateToLatest();
   if (result.error) throw result.error;
-  // Fresh statistics after schema changes (PGlite has no autovacuum to gather them).
-  await sql`analyze`.execute(db);
+  // Fresh statistics after schema changes (PGlite has no autovacuum to gather them); none when nothing ran (a
+  // restart, or a first start from the pre-migrated image, whose statistics came with it: decisions D161).
+  if ((result.results ?? []).length > 0) await sql`analyze`.execute(db);
   return result;
 }
 

@@ -5,6 +5,7 @@ import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest, FastifySchemaCompiler } from 'fastify';
 import countries from 'i18n-iso-countries';
 import { ApiError } from './api-error.ts';
+import { lazyValidatorCompiler } from './lazy-compile.ts';
 import { COUNTRY_FORMAT, type ValidationIssue } from './schemas.ts';
 
 const baseOptions: Options = {
@@ -39,7 +40,7 @@ export function registerValidation(app: FastifyInstance): void {
     const validate = (httpPart === 'body' ? strict : parsing).compile(schema as object);
     return validate as ReturnType<FastifySchemaCompiler<unknown>>;
   };
-  app.setValidatorCompiler(compiler);
+  app.setValidatorCompiler(lazyValidatorCompiler(compiler));
   app.addHook('preValidation', refuseNul);
 }
 
