@@ -29,7 +29,7 @@ describe.skipIf(!onPostgres)('workers killed while replies are handed off', () =
         phoneNumberId: PHONE_NUMBER_ID,
         phone: '+15550100002',
       },
-      env: { FANOUT_LEASE_MS: '3000', FANOUT_RECONCILE_AFTER_MS: '6000' },
+      env: { FANOUT_LEASE_MS: '6000', FANOUT_RECONCILE_AFTER_MS: '12000' },
     });
   });
   afterAll(() => rig?.close());
@@ -83,8 +83,9 @@ describe.skipIf(!onPostgres)('workers killed while replies are handed off', () =
     }
     expect(phoneOf.size).toBe(TOTAL);
 
-    // A slow platform, so that the kills land while hand-offs are in flight.
-    fake.setSendDelay(1000);
+    // A slow platform (each conversation's 10 replies take 20 s or more), so that three kills or more land while
+    // hand-offs are in flight, however long a worker takes to start on a loaded machine.
+    fake.setSendDelay(2000);
     const workers = await Promise.all([rig.startWorker(), rig.startWorker()]);
     const client = new pg.Client({ connectionString: rig.database.url });
     await client.connect();
