@@ -3,16 +3,15 @@
 // organization's timezone while the browser is in another, the API's refusals at their fields or as sentences, one
 // Idempotency-Key per body), then the broadcast's page with only the actions its status allows (pause, resume,
 // cancel after a confirmation) and its progress moving live to the end.
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPage, launchChromium, recordCspViolations, screenshot, VIEWPORTS } from './browser.ts';
+import { checkPage, launchChromium, openDesktopPage, screenshot, VIEWPORTS } from './browser.ts';
 import { type Seeded, seed } from './seed.ts';
 import { type ConsoleServer, startConsoleServer } from './server.ts';
 import { signInNewAdmin } from './sign-in.ts';
 
 let server: ConsoleServer;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let data: Seeded;
 let csp: string[];
@@ -22,10 +21,7 @@ beforeAll(async () => {
   [server, browser] = await Promise.all([startConsoleServer(), launchChromium()]);
   data = await seed(server);
   // The browser is in Berlin, the organization in Mexico City: every time shown and entered is Mexico City's.
-  context = await browser.newContext({ viewport: VIEWPORTS.desktop, timezoneId: 'Europe/Berlin' });
-  page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  csp = recordCspViolations(page);
+  ({ page, csp } = await openDesktopPage(browser));
   page.on('request', (request) => {
     if (request.method() === 'POST' && new URL(request.url()).pathname === '/app/api/v1/broadcasts')
       creations.push(request);

@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -122,4 +122,17 @@ export async function checkPage(
   await expect.poll(() => horizontalOverflow(page), { message: `${name} fits 390 px wide` }).toBe(0);
   await page.setViewportSize(VIEWPORTS.desktop);
   expect(csp).toEqual([]);
+}
+
+/**
+ * A desktop page in a browser set in Berlin (the seeded organization is in Mexico City, so every time shown must be
+ * the organization's), with a 10 s default wait and its CSP violations recorded.
+ */
+export async function openDesktopPage(
+  browser: Browser,
+): Promise<{ context: BrowserContext; page: Page; csp: string[] }> {
+  const context = await browser.newContext({ viewport: VIEWPORTS.desktop, timezoneId: 'Europe/Berlin' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(10_000);
+  return { context, page, csp: recordCspViolations(page) };
 }

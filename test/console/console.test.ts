@@ -9,11 +9,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   checkPage as checkPageIn,
   launchChromium,
-  recordCspViolations,
+  openDesktopPage,
   recordScripts,
   screenshot,
   seriousViolations,
-  VIEWPORTS,
 } from './browser.ts';
 import { type Seeded, seed } from './seed.ts';
 import { type ConsoleServer, startConsoleServer } from './server.ts';
@@ -31,10 +30,7 @@ let csp: string[];
 beforeAll(async () => {
   [server, browser] = await Promise.all([startConsoleServer(), launchChromium()]);
   data = await seed(server);
-  context = await browser.newContext({ viewport: VIEWPORTS.desktop, timezoneId: 'Europe/Berlin' });
-  page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  csp = recordCspViolations(page);
+  ({ context, page, csp } = await openDesktopPage(browser));
 }, 120_000);
 // A failed step leaves what the page showed, to read beside the error.
 afterEach(async (test) => {

@@ -8,9 +8,9 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crc32, deflateSync } from 'node:zlib';
 import pg from 'pg';
-import type { Browser, BrowserContext, Page, Request } from 'playwright-core';
+import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPage, launchChromium, recordCspViolations, screenshot, VIEWPORTS } from './browser.ts';
+import { checkPage, launchChromium, openDesktopPage, screenshot } from './browser.ts';
 import { type Seeded, seed } from './seed.ts';
 import { type ConsoleServer, startConsoleServer } from './server.ts';
 import { signInNewAdmin } from './sign-in.ts';
@@ -47,7 +47,6 @@ const PDF = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(2000, 3)]);
 
 let server: ConsoleServer;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let data: Seeded;
 let csp: string[];
@@ -75,10 +74,7 @@ beforeAll(async () => {
   ]);
   data = await seed(server);
   // The browser is in Berlin, the organization in Mexico City: every time shown is Mexico City's.
-  context = await browser.newContext({ viewport: VIEWPORTS.desktop, timezoneId: 'Europe/Berlin' });
-  page = await context.newPage();
-  page.setDefaultTimeout(10_000);
-  csp = recordCspViolations(page);
+  ({ page, csp } = await openDesktopPage(browser));
   page.on('request', (request) => {
     if (
       request.method() === 'POST' &&
