@@ -4,7 +4,7 @@
 // and SHA-256 of the file: a run that was interrupted resumes where it stopped, and a different file under the same
 // name is refused instead of being skipped. As many batches are in flight as the organization's rate budget allows
 // (rate-budget.ts): one call counts once, so at 20 requests a second an import loads about 2,000 contacts a second.
-// A progress bar on a terminal, plain lines otherwise. One duplicate rule (docs/decisions.md, "CSV import"): the
+// A progress bar on a terminal, plain lines otherwise. One duplicate rule (docs/decisions.md D65): the
 // first row of the file with a match value is the one sent; a later row with the same value is refused.
 import { createHash } from 'node:crypto';
 import { createReadStream, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
