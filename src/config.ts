@@ -57,6 +57,8 @@ export interface Config {
   };
   /** The per-organization bulkhead (issue 19 point 2): expensive requests of one organization at once, per process. */
   bulkhead: { limit: number; queue: number; waitMs: number };
+  /** Retention (D182): how long webhook history and the platform's webhook ids are kept. */
+  retention: { webhookHistoryMs: number; platformEventsMs: number };
   fanout: {
     batchSize: number;
     concurrency: number;
@@ -121,6 +123,19 @@ export const WEBHOOK_DEFAULTS = {
   pollMs: WORKER_POLL_MS,
 };
 
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Retention (issue 20 point 3, D182): how long history is kept, and how the pruning task works it off. */
+export const RETENTION_DEFAULTS = {
+  /** WEBHOOK_RETENTION_DAYS: finished webhook deliveries and their events (Stripe keeps events 30 days). */
+  webhookHistoryMs: 30 * DAY_MS,
+  /** PLATFORM_EVENT_RETENTION_DAYS: the platform's webhook ids, kept past its days of redelivery. */
+  platformEventsMs: 14 * DAY_MS,
+  batch: 5000,
+  budgetMs: 30_000,
+  intervalMs: 60 * 60 * 1000,
+};
+
 /** The database connections (issue 19 point 2); openDatabase falls back to them too. */
 export const DATABASE_DEFAULTS = {
   poolSize: 10,
@@ -173,6 +188,10 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number | undefi
     throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   return value;
 }
+
+/** A whole number of days (at least 1), as milliseconds. */
+const days = (env: NodeJS.ProcessEnv, name: string, fallbackMs: number): number =>
+  (integer(env, name, fallbackMs / DAY_MS, 1) as number) * DAY_MS;
 
 function text(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
@@ -267,6 +286,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       limit: integer(env, 'ORG_CONCURRENCY', BULKHEAD_DEFAULTS.limit, 1) as number,
       queue: integer(env, 'ORG_QUEUE', BULKHEAD_DEFAULTS.queue, 0) as number,
       waitMs: integer(env, 'ORG_QUEUE_WAIT_MS', BULKHEAD_DEFAULTS.waitMs, 1) as number,
+    },
+    retention: {
+      webhookHistoryMs: days(env, 'WEBHOOK_RETENTION_DAYS', RETENTION_DEFAULTS.webhookHistoryMs),
+      platformEventsMs: days(env, 'PLATFORM_EVENT_RETENTION_DAYS', RETENTION_DEFAULTS.platformEventsMs),
     },
     fanout: {
       batchSize: integer(env, 'FANOUT_BATCH_SIZE', FANOUT_DEFAULTS.batchSize, 1) as number,

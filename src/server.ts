@@ -154,6 +154,7 @@ export function wireFromConfig(
       pollMs: config.fanout.pollMs,
       batchesInFlight: config.fanout.batchesInFlight,
       audienceChunk: config.fanout.audienceChunk,
+      retention: config.retention,
     },
     ...(redisReady ? { readinessChecks: { redis: redisReady } } : {}),
   });

@@ -4,7 +4,7 @@
 // event's identity in processed_webhook_events: a replayed or concurrently duplicated delivery finds the key taken
 // and changes nothing. The real platform and the sandbox both come through `process` with raw bytes and a signature.
 
-import type { Kysely, Transaction } from 'kysely';
+import { type Kysely, sql, type Transaction } from 'kysely';
 import { transactionWithRetry } from '../db/retry-transaction.ts';
 import type { DB } from '../db/schema.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -168,10 +168,23 @@ export function createWebhookProcessor(deps: WebhookProcessorDeps) {
 
 export type WebhookProcessor = ReturnType<typeof createWebhookProcessor>;
 
-/** Dedupe records outlive the platform's redelivery window (it retries for days), then they go. */
-export const PROCESSED_EVENT_RETENTION_MS = 14 * 24 * 60 * 60 * 1000;
-
-export async function pruneProcessedEvents(db: Kysely<DB>, now: Date): Promise<void> {
-  const before = new Date(now.getTime() - PROCESSED_EVENT_RETENTION_MS);
-  await db.deleteFrom('processed_webhook_events').where('received_at', '<', before).execute();
+/**
+ * One batch of retention: at most `batch` dedupe records older than `retentionMs` (they outlive the platform's days
+ * of redelivery, then they go); answers how many went.
+ */
+export async function pruneProcessedEvents(
+  db: Kysely<DB>,
+  now: Date,
+  retentionMs: number,
+  batch: number,
+): Promise<number> {
+  const before = new Date(now.getTime() - retentionMs);
+  const deleted = await sql`
+    delete from processed_webhook_events p
+    using (
+      select org_id, event_key from processed_webhook_events where received_at < ${before} limit ${batch}
+    ) old
+    where p.org_id = old.org_id and p.event_key = old.event_key
+  `.execute(db);
+  return Number(deleted.numAffectedRows ?? 0);
 }

@@ -2,17 +2,15 @@
 // slices), the reconciler of hand-offs whose answer was lost, the webhook deliveries, and the maintenance that
 // keeps the queue tables small.
 import type { FastifyBaseLogger } from 'fastify';
-import { DEFAULT_AUDIENCE_CHUNK, FANOUT_DEFAULTS } from '../config.ts';
+import { DEFAULT_AUDIENCE_CHUNK, FANOUT_DEFAULTS, RETENTION_DEFAULTS } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { analyze } from '../db/migrate.ts';
 import type { Clock } from '../lib/clock.ts';
-import { pruneProcessedEvents } from '../messaging/webhooks.ts';
 import type { AudienceRunner } from '../modules/broadcasts/audience-runner.ts';
-import { purgeExpiredIdempotencyKeys } from '../modules/broadcasts/idempotency.ts';
 import { purgeSendWindows } from '../modules/broadcasts/recipient-claim.ts';
-import { pruneWebhookHistory } from '../modules/webhook-endpoints/deliveries.repo.ts';
 import type { Fanout } from './fanout.ts';
 import type { ReplyHandoffs, Waker } from './reply-handoffs.ts';
+import { pruneHistory } from './retention.ts';
 import type { WebhookDeliverer } from './webhook-deliveries.ts';
 import type { WorkerTask } from './worker.ts';
 
@@ -23,17 +21,19 @@ export interface WorkerTaskOptions {
   batchesInFlight: number;
   /** decisions §16: contacts added per chunk of an audience broadcast. */
   audienceChunk: number;
+  /** D182: how long webhook history and the platform's webhook ids are kept. */
+  retention: { webhookHistoryMs: number; platformEventsMs: number };
 }
 
 const DEFAULTS: WorkerTaskOptions = {
   pollMs: FANOUT_DEFAULTS.pollMs,
   batchesInFlight: FANOUT_DEFAULTS.batchesInFlight,
   audienceChunk: DEFAULT_AUDIENCE_CHUNK,
+  retention: RETENTION_DEFAULTS,
 };
 const FANOUT_SLICE_MS = 2000;
 const RECONCILE_INTERVAL_MS = 30_000;
 const ANALYZE_INTERVAL_MS = 10 * 60 * 1000;
-const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 
 export interface WorkerTaskDeps {
   database: Database;
@@ -112,12 +112,14 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
     // Deliveries run in their own task beside the fan-out, so a slow endpoint never holds the fan-out back.
     deliveries.task,
     {
-      name: 'prune-webhook-history',
-      intervalMs: PRUNE_INTERVAL_MS,
-      run: async () => void (await pruneWebhookHistory(db)),
+      // D182: finished webhook history, the platform's old webhook ids and expired idempotency keys, in batches.
+      name: 'retention',
+      intervalMs: RETENTION_DEFAULTS.intervalMs,
+      run: async () => {
+        const removed = await pruneHistory(db, clock.now(), { ...RETENTION_DEFAULTS, ...options.retention });
+        if (Object.values(removed).some((count) => count > 0)) log.info(removed, 'retention: pruned old history');
+      },
     },
-    { name: 'prune-webhook-events', intervalMs: PRUNE_INTERVAL_MS, run: () => pruneProcessedEvents(db, clock.now()) },
-    { name: 'purge-idempotency-keys', intervalMs: PRUNE_INTERVAL_MS, run: () => purgeExpiredIdempotencyKeys(db) },
     {
       name: 'purge-send-windows',
       intervalMs: 60_000,

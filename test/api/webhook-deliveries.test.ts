@@ -3,8 +3,9 @@
 // the transaction of the change (the outbox); the test ping; secret rotation; the deliveries log and manual retry.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RETENTION_DEFAULTS } from '../../src/config.ts';
 import { recordEvents } from '../../src/modules/events/events.ts';
-import { pruneWebhookHistory } from '../../src/modules/webhook-endpoints/deliveries.repo.ts';
+import { pruneHistory } from '../../src/worker/retention.ts';
 import { createWebhookDeliverer } from '../../src/worker/webhook-deliveries.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
@@ -350,7 +351,8 @@ describe('retention', () => {
         .where('id', '=', delivery.event_id)
         .execute();
     }
-    expect(await pruneWebhookHistory(h.database.db)).toBe(2);
+    const removed = await pruneHistory(h.database.db, new Date(), RETENTION_DEFAULTS);
+    expect(removed).toMatchObject({ webhookDeliveries: 2, webhookEvents: 2 });
     const left = (await deliveries(key, hook.id)).items;
     expect(left.map((item: any) => item.status)).toEqual(['pending', 'succeeded']);
     const events = await h.database.db.selectFrom('webhook_events').select('id').where('org_id', '=', org.id).execute();

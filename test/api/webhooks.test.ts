@@ -1,7 +1,8 @@
 // /webhooks/messaging: the handshake, signatures over raw bytes, batching, replays, concurrency and ordering.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RETENTION_DEFAULTS } from '../../src/config.ts';
 import { signPayload } from '../../src/messaging/cloud/webhook-signature.ts';
-import { PROCESSED_EVENT_RETENTION_MS, pruneProcessedEvents } from '../../src/messaging/webhooks.ts';
+import { pruneHistory } from '../../src/worker/retention.ts';
 import { type Harness, startHarness, WEBHOOK_APP_SECRET, WEBHOOK_VERIFY_TOKEN } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -227,9 +228,10 @@ describe('dedupe records', () => {
       (await h.database.db.selectFrom('processed_webhook_events').select('event_key').execute()).length;
     const before = await count();
     expect(before).toBeGreaterThan(0);
-    await pruneProcessedEvents(h.database.db, new Date());
+    await pruneHistory(h.database.db, new Date(), RETENTION_DEFAULTS);
     expect(await count()).toBe(before);
-    await pruneProcessedEvents(h.database.db, new Date(Date.now() + PROCESSED_EVENT_RETENTION_MS + 60_000));
+    const later = new Date(Date.now() + RETENTION_DEFAULTS.platformEventsMs + 60_000);
+    expect((await pruneHistory(h.database.db, later, RETENTION_DEFAULTS)).platformEvents).toBe(before);
     expect(await count()).toBe(0);
   });
 });

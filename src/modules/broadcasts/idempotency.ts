@@ -161,11 +161,17 @@ export async function completeIdempotencyKey(
   if (Number(completed.numUpdatedRows) !== 1) throw new ApiError(409, { code: 'idempotency_key_in_flight' });
 }
 
-export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>): Promise<void> {
-  await db
-    .deleteFrom('idempotency_keys')
-    .where('created_at', '<', sql<Date>`now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS})`)
-    .execute();
+/** One batch of retention: at most `batch` keys past their 24 hours (decisions §7); answers how many went. */
+export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>, batch: number): Promise<number> {
+  const deleted = await sql`
+    delete from idempotency_keys k
+    using (
+      select org_id, key from idempotency_keys
+      where created_at < now() - make_interval(hours => ${IDEMPOTENCY_WINDOW_HOURS}) limit ${batch}
+    ) old
+    where k.org_id = old.org_id and k.key = old.key
+  `.execute(db);
+  return Number(deleted.numAffectedRows ?? 0);
 }
 
 /**

@@ -3,7 +3,6 @@
 // organization first, except the claim, the queue depth and pruning, which serve every organization at once.
 import { type Kysely, type Selectable, sql } from 'kysely';
 import type { DB, DeliveryAttempt, WebhookDeliveriesTable } from '../../db/schema.ts';
-import { WEBHOOK_RETENTION_MS } from './delivery-rules.ts';
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
@@ -267,25 +266,27 @@ export async function countPendingDeliveries(db: Kysely<DB>): Promise<number> {
 }
 
 /**
- * Deletes deliveries finished before `retentionMs` ago and the events no delivery refers to any more, a bounded
- * batch at a time; returns how many deliveries were deleted. Pending deliveries and their events are kept.
+ * One batch of retention (D63): deletes at most `batch` deliveries finished before `retentionMs` ago and at most
+ * `batch` events older than that which no delivery refers to any more (both found through their indexes, migration
+ * 0026); answers how many rows went, so the caller repeats while a batch came back full. Pending deliveries and
+ * their events are kept whatever their age.
  */
 export async function pruneWebhookHistory(
   db: Kysely<DB>,
-  retentionMs = WEBHOOK_RETENTION_MS,
-  batch = 5000,
-): Promise<number> {
+  retentionMs: number,
+  batch: number,
+): Promise<{ deliveries: number; events: number }> {
   const cutoff = sql<Date>`now() - make_interval(secs => ${retentionMs / 1000})`;
-  const deleted = await sql`
+  const deliveries = await sql`
     delete from webhook_deliveries d
     using (
       select org_id, id from webhook_deliveries
-      where status in ('succeeded', 'failed') and updated_at < ${cutoff}
+      where status <> 'pending' and updated_at < ${cutoff}
       limit ${batch}
     ) old
     where d.org_id = old.org_id and d.id = old.id
   `.execute(db);
-  await sql`
+  const events = await sql`
     delete from webhook_events ev
     using (
       select e.org_id, e.id from webhook_events e
@@ -295,7 +296,7 @@ export async function pruneWebhookHistory(
     ) old
     where ev.org_id = old.org_id and ev.id = old.id
   `.execute(db);
-  return Number(deleted.numAffectedRows ?? 0);
+  return { deliveries: Number(deliveries.numAffectedRows ?? 0), events: Number(events.numAffectedRows ?? 0) };
 }
 
 // ---- The deliveries log and manual retry -------------------------------------------------------------------------

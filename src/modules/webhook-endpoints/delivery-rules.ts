@@ -1,9 +1,6 @@
 // The rules of a delivery's life (decisions §11), apart from the SQL that stores it and the loop that runs it:
 // what an attempt's answer makes of the delivery, and when failures disable the endpoint.
 
-/** How long finished deliveries and their events are kept (Stripe keeps events 30 days). */
-export const WEBHOOK_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
-
 export type DeliveryOutcome = 'succeeded' | 'retry' | 'failed';
 
 export interface AttemptAnswer {
