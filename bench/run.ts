@@ -20,6 +20,7 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import type { RateLimitStore } from '../src/http/rate-limit.ts';
 import { wire } from '../src/wiring.ts';
 import { startBareServer } from './bare-server.ts';
+import { templateClause } from './bench-database.ts';
 import { measure, rssSampler } from './measure.ts';
 import { listWithoutHttp } from './queries.ts';
 import { rows as listRows, type Row, report, summaryRows } from './report.ts';
@@ -48,7 +49,7 @@ async function ensureDatabase(): Promise<void> {
   try {
     if (process.env.BENCH_FRESH === '1') await client.query(`drop database if exists ${name} with (force)`);
     const found = await client.query('select 1 from pg_database where datname = $1', [name]);
-    if (found.rowCount === 0) await client.query(`create database ${name}`);
+    if (found.rowCount === 0) await client.query(`create database ${name}${templateClause()}`);
   } finally {
     await client.end();
   }

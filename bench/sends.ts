@@ -15,7 +15,7 @@ import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { wire } from '../src/wiring.ts';
-import { freshDatabase, log, unlimited } from './bench-database.ts';
+import { freshDatabase, log, poster, unlimited } from './bench-database.ts';
 import { mb, measure, type Result, rssSampler, table } from './measure.ts';
 import { recordSummary } from './summary.ts';
 
@@ -37,16 +37,7 @@ async function main(): Promise<void> {
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
   const app = await buildApp(wire({ database, rateLimitStore: unlimited, adminToken: ADMIN }));
-  const call = async (url: string, body: unknown, key: string) => {
-    const response = await app.inject({
-      method: 'POST',
-      url,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      payload: JSON.stringify(body),
-    });
-    if (response.statusCode >= 400) throw new Error(`${url}: ${response.statusCode} ${response.body}`);
-    return response.json();
-  };
+  const call = poster(app);
   const org = await call('/admin/v1/organizations', { name: 'Bench sends' }, ADMIN);
   const { key } = await call(`/admin/v1/organizations/${org.id}/api-keys`, {}, ADMIN);
   const account = await call(
