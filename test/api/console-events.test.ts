@@ -4,7 +4,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../helpers/console.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
-import { waitUntil } from '../helpers/wait.ts';
+import { waitForValue, waitUntil } from '../helpers/wait.ts';
 
 let h: Harness;
 let base: string;
@@ -52,13 +52,10 @@ async function openStream(cookies: Map<string, string>) {
     ended = true;
   })();
   async function waitFor(predicate: (event: Received) => boolean, what: string) {
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline) {
-      const found = received.find(predicate);
-      if (found) return found;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    throw new Error(`no ${what} within 10 s; got ${JSON.stringify(received)}`);
+    const found = await waitForValue(() => received.find(predicate), Boolean, {
+      message: `${what} (got ${received.length} events)`,
+    });
+    return found as Received;
   }
   await waitFor((event) => event.event === 'ready', 'ready event');
   return {

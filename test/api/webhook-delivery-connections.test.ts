@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookDeliverer } from '../../src/worker/webhook-deliveries.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
 let h: Harness;
@@ -22,16 +23,6 @@ afterAll(async () => {
   await h.close();
   await receiver.close();
 });
-
-async function waitUntil<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
 
 let paths = 0;
 async function endpoint(key: string, base = receiver.baseUrl, events = ['*']) {
@@ -119,7 +110,7 @@ describe('kept-alive connections to a default Node http server', () => {
     const [connection] = receiver.connections.slice(before);
     expect(connection).toBeDefined();
     // Wait for the connection to end, whoever ends it: the client (FIN first) or the server's keep-alive timeout.
-    await waitUntil('the idle connection to close', () => (connection?.closed ? true : undefined));
+    await waitUntil(() => connection?.closed, { message: 'the idle connection to close', timeoutMs: 20_000 });
     expect(connection?.closedBy).toBe('client');
   });
 });
@@ -171,11 +162,14 @@ describe('conversational events and a bulk backlog at one endpoint', () => {
     });
     const worker = startWorker([deliverer.task], h.app.log);
     try {
-      const received = await waitUntil('message.received', () => {
-        const types = receiver.at(hook.path).map((request) => verify(hook.secret, request).type);
-        const at = types.indexOf('message.received');
-        return at === -1 ? undefined : types.slice(0, at);
-      });
+      const received = await waitUntil(
+        () => {
+          const types = receiver.at(hook.path).map((request) => verify(hook.secret, request).type);
+          const at = types.indexOf('message.received');
+          return at === -1 ? undefined : types.slice(0, at);
+        },
+        { message: 'message.received', timeoutMs: 20_000 },
+      );
       // Ahead of it only what was already in flight or claimed beside it: far from the 201 bulk events queued first.
       expect(received.length).toBeLessThan(40);
       await receiver.waitFor(hook.path, 202);

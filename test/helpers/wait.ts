@@ -40,3 +40,17 @@ export async function waitUntil<T>(
 
 /** A pause that is part of what a fake does (a slow receiver, a client spacing its calls), not a wait for state. */
 export { delay };
+
+/** Reads until `done(value)` holds and returns that value; on the deadline, fails with the last value read. */
+export async function waitForValue<T>(
+  read: () => T | Promise<T>,
+  done: (value: T) => boolean,
+  options: WaitOptions = {},
+): Promise<T> {
+  const held = await waitUntil(async () => {
+    const value = await read();
+    if (!done(value)) throw new Error(JSON.stringify(value));
+    return { value };
+  }, options);
+  return held.value;
+}

@@ -4,6 +4,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import { waitForValue } from './wait.ts';
 
 export interface ReceivedRequest {
   path: string;
@@ -94,11 +95,14 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     answer: (path, answer) => void answers.set(path, answer),
     at,
     async waitFor(path, count, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (at(path).length < count) {
-        if (Date.now() > deadline) throw new Error(`${path}: ${at(path).length} of ${count} requests arrived`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await waitForValue(
+        () => at(path).length,
+        (arrived) => arrived >= count,
+        {
+          message: `${count} requests at ${path} (the last value is how many arrived)`,
+          timeoutMs,
+        },
+      );
       return at(path);
     },
     async close() {

@@ -8,6 +8,7 @@ import { buildSignedWebhook } from '../../src/messaging/cloud/webhook-builder.ts
 import { type FakeCloudApi, startFakeCloudApi } from '../fakes/fake-cloud-api.ts';
 import { createPostgresDatabase } from '../helpers/database.ts';
 import { type ServerProcess, startServer, startWorkerProcess } from '../helpers/process.ts';
+import { waitForValue } from '../helpers/wait.ts';
 
 const onPostgres = process.env.TEST_DB === 'postgres';
 const SECRET = 'audience-crash-secret';
@@ -15,15 +16,8 @@ const WABA = '301234567890777';
 const PHONE_NUMBER_ID = '401234567890777';
 const CONTACTS = 20_000;
 
-const waitFor = async <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 120_000) => {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
+const waitFor = <T>(what: string, read: () => Promise<T>, done: (value: T) => boolean, ms = 120_000) =>
+  waitForValue(read, done, { message: what, timeoutMs: ms, intervalMs: 50 });
 
 describe.skipIf(!onPostgres)('audience broadcasts across worker processes', () => {
   let fake: FakeCloudApi;

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, type ServerProcess, startServer } from '../helpers/process.ts';
+import { waitForValue } from '../helpers/wait.ts';
 
 const onPGlite = process.env.TEST_DB !== 'postgres';
 const ADMIN = 'backup-admin-token';
@@ -36,15 +37,8 @@ async function call(base: string, method: string, path: string, token: string, b
   return { status: response.status, body: text ? JSON.parse(text) : null };
 }
 
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+const until = <T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> =>
+  waitForValue(read, done, { message: what, timeoutMs: 30_000, intervalMs: 50 });
 
 /** Every kind of record the organization has, as the API shows it (last use left out: reading is a use). */
 async function snapshot(base: string, key: string, orgId: string, accountId: string) {

@@ -5,6 +5,7 @@ import type { PlatformEvent, TemplateSubmission } from '../../../../src/messagin
 import { createSandboxPlatform, type SandboxPlatform } from '../../../../src/messaging/sandbox/sandbox-platform.ts';
 import { templateStatusFor } from '../../../../src/modules/templates/platform-template.handlers.ts';
 import { manualClock } from '../../../helpers/clock.ts';
+import { waitUntil } from '../../../helpers/wait.ts';
 
 const secret = 'unit-secret';
 const waba = '102290129340398';
@@ -42,9 +43,7 @@ const submission: TemplateSubmission = {
 
 const message = (to: string) => ({ phoneNumberId, to, templateName: 'promo', language: 'en_US', components: [] });
 
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 200 && !check(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
-};
+const until = (check: () => boolean) => waitUntil(check, { timeoutMs: 5_000, intervalMs: 5 });
 
 describe('sendTemplate', () => {
   it('fails …0404 as not on the network and …0500 as a generic error; accepts anything else', async () => {
