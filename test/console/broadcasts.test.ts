@@ -3,6 +3,9 @@
 // organization's timezone while the browser is in another, the API's refusals at their fields or as sentences, one
 // Idempotency-Key per body), then the broadcast's page with only the actions its status allows (pause, resume,
 // cancel after a confirmation) and its progress moving live to the end.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import pg from 'pg';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPage, launchChromium, openDesktopPage, screenshot, VIEWPORTS } from './browser.ts';
@@ -15,10 +18,28 @@ let browser: Browser;
 let page: Page;
 let data: Seeded;
 let csp: string[];
+let files: Server;
+let filesUrl: string;
 const creations: Request[] = [];
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startConsoleServer(), launchChromium()]);
+  // The media a template's header and a carousel's cards show: the server fetches each URL once when it checks a send.
+  files = createServer((request, response) => {
+    const send = (type: string, body: Buffer) => {
+      response.writeHead(200, { 'content-type': type, 'content-length': body.length });
+      response.end(body);
+    };
+    if (request.url?.endsWith('.png')) return send('image/png', PNG);
+    if (request.url?.endsWith('.mp4')) return send('video/mp4', MP4);
+    response.writeHead(404);
+    response.end();
+  });
+  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
+  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  [server, browser] = await Promise.all([
+    startConsoleServer({ MEDIA_FETCH_ALLOW_HOSTS: '127.0.0.1' }),
+    launchChromium(),
+  ]);
   data = await seed(server);
   // The browser is in Berlin, the organization in Mexico City: every time shown and entered is Mexico City's.
   ({ page, csp } = await openDesktopPage(browser));
@@ -31,7 +52,40 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
+  await new Promise<void>((resolve) => (files ? files.close(() => resolve()) : resolve()));
 });
+
+const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);
+const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from('ftypmp42'), Buffer.alloc(64, 2)]);
+
+/** A template created through the API and approved by the sandbox platform. */
+async function approvedTemplate(name: string, category: string, components: unknown[]): Promise<string> {
+  const created = await server.api(data.key, 'POST', '/v1/templates', {
+    name,
+    language: 'en_US',
+    category,
+    components,
+  });
+  expect(created.status, JSON.stringify(created.body)).toBe(201);
+  await expect
+    .poll(async () => (await server.api(data.key, 'GET', `/v1/templates/${created.body.id}`)).body.status, {
+      timeout: 20_000,
+    })
+    .toBe('APPROVED');
+  return created.body.id;
+}
+
+/** What the server stored for a broadcast: the shared fields it was given and the components it sends. */
+async function storedBroadcast(id: string): Promise<{ audience_input: any; base_components: any }> {
+  const client = new pg.Client({ connectionString: server.databaseUrl });
+  await client.connect();
+  try {
+    const { rows } = await client.query('select audience_input, base_components from broadcasts where id = $1', [id]);
+    return rows[0];
+  } finally {
+    await client.end();
+  }
+}
 
 async function choose(button: string | RegExp, option: string) {
   await page.getByRole('button', { name: button }).click();
@@ -197,6 +251,153 @@ describe('broadcasts to an audience', { timeout: 60_000 }, () => {
     expect(await progress.getAttribute('aria-valuenow')).toBe('3');
     expect(await page.evaluate(() => performance.timeOrigin)).toBe(origin);
     await screenshot(page, 'broadcast-completed');
+  });
+
+  it('a limited-time offer: its header image, coupon, link suffix and the offer’s end in the organization’s timezone', async () => {
+    await approvedTemplate('caribbean_offer', 'MARKETING', [
+      { type: 'HEADER', format: 'IMAGE', example: { header_handle: ['4::aW1hZ2UvcG5n'] } },
+      { type: 'LIMITED_TIME_OFFER', limited_time_offer: { text: 'Expiring offer!', has_expiration: true } },
+      {
+        type: 'BODY',
+        text: 'Good news, {{1}}! Use code {{2}} to get 25% off all Caribbean packages!',
+        example: { body_text: [['Pablo', 'CARIBE25']] },
+      },
+      {
+        type: 'BUTTONS',
+        buttons: [
+          { type: 'COPY_CODE', example: 'CARIBE25' },
+          {
+            type: 'URL',
+            text: 'Book now!',
+            url: 'https://travel.example.com/offers?code={{1}}',
+            example: ['https://travel.example.com/offers?code=n3mtql'],
+          },
+        ],
+      },
+    ]);
+    await page.goto(`${server.baseUrl}/app/broadcasts/new`);
+    await page.getByRole('heading', { level: 1, name: 'New broadcast' }).waitFor();
+    await choose(/Template/, 'caribbean_offer (en_US, MARKETING)');
+    const ends = page.getByLabel('Offer ends (America/Mexico_City time)');
+    await ends.waitFor();
+    await page.getByRole('textbox', { name: 'Countries' }).fill('MX');
+    await page.getByRole('status').filter({ hasText: '1 contact matches' }).waitFor();
+    await page.getByRole('textbox', { name: 'Header image URL' }).fill(`${filesUrl}/offer.png`);
+    await page.getByRole('textbox', { name: 'Body {{1}}' }).fill('Ana');
+    await page.getByRole('textbox', { name: 'Body {{2}}' }).fill('CARIBE25');
+    await page.getByRole('textbox', { name: 'Link suffix of button 2' }).fill('mx-25');
+    await page.getByRole('textbox', { name: 'Coupon code' }).fill('CARIBE25');
+
+    // Without the offer's end: the API's missing_variables names `lto_expiration`, shown at that field.
+    await page.getByRole('button', { name: 'Send broadcast' }).click();
+    await expect.poll(() => ends.getAttribute('aria-invalid')).toBe('true');
+    await page.getByRole('alert').filter({ hasText: 'Some variables of the template are missing.' }).waitFor();
+
+    const { date, nineThirtyUtc, label } = tomorrowInMexicoCity();
+    await ends.fill(`${date}T09:30`);
+    const preview = page.getByRole('region', { name: 'Preview' });
+    await preview.getByText(`Expiring offer! (ends ${label})`).waitFor();
+    await preview.getByText('Good news, Ana! Use code CARIBE25 to get 25% off all Caribbean packages!').waitFor();
+    await page.getByRole('button', { name: 'Send broadcast' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Broadcast caribbean_offer' }).waitFor();
+
+    const sent = JSON.parse(creations.at(-1)!.postData() ?? '{}');
+    expect(sent).toMatchObject({
+      header_media_url: `${filesUrl}/offer.png`,
+      variables: { 'body.1': 'Ana', 'body.2': 'CARIBE25' },
+      url_suffixes: { '1': 'mx-25' },
+      coupon_code: 'CARIBE25',
+      lto_expiration: nineThirtyUtc,
+    });
+    await expect.poll(() => page.locator('.card .badge').first().textContent(), { timeout: 20_000 }).toBe('completed');
+    const id = new URL(page.url()).pathname.split('/').at(-1)!;
+    const stored = await storedBroadcast(id);
+    expect(stored.audience_input).toMatchObject({ coupon_code: 'CARIBE25' });
+    // The components the broadcast sends carry the offer's end as the instant typed in Mexico City.
+    expect(JSON.stringify(stored.base_components)).toContain(String(Date.parse(nineThirtyUtc)));
+  });
+
+  it('a carousel: each card’s media, body variables and link button, by card', async () => {
+    const card = (text: string, format: string, button: string) => ({
+      components: [
+        { type: 'HEADER', format, example: { header_handle: ['4::aW1hZ2UvcG5n'] } },
+        { type: 'BODY', text, example: { body_text: [['15OFF', '15%']] } },
+        {
+          type: 'BUTTONS',
+          buttons: [
+            { type: 'QUICK_REPLY', text: 'Send more like this' },
+            {
+              type: 'URL',
+              text: button,
+              url: 'https://shop.example.com/p?code={{1}}',
+              example: ['https://x/p?code=A'],
+            },
+          ],
+        },
+      ],
+    });
+    await approvedTemplate('fruit_carousel', 'MARKETING', [
+      { type: 'BODY', text: 'Summer is here, {{1}}!', example: { body_text: [['Ana']] } },
+      {
+        type: 'CAROUSEL',
+        cards: [
+          card('Rare lemons. Use code {{1}} to get {{2}} off.', 'IMAGE', 'Buy lemons'),
+          card('Exotic fruit. Use code {{1}} to get {{2}} off.', 'VIDEO', 'Buy fruit'),
+        ],
+      },
+    ]);
+    await page.goto(`${server.baseUrl}/app/broadcasts/new`);
+    await page.getByRole('heading', { level: 1, name: 'New broadcast' }).waitFor();
+    await choose(/Template/, 'fruit_carousel (en_US, MARKETING)');
+    const first = page.getByRole('group', { name: 'Card 1' });
+    const second = page.getByRole('group', { name: 'Card 2' });
+    await first.waitFor();
+    await page.getByRole('textbox', { name: 'Countries' }).fill('MX, BR');
+    await page.getByRole('status').filter({ hasText: '2 contacts match' }).waitFor();
+    await page.getByRole('textbox', { name: 'Body {{1}}', exact: true }).fill('amigos');
+    await first.getByRole('textbox', { name: 'Card 1 image URL' }).fill(`${filesUrl}/lemons.png`);
+    await first.getByRole('textbox', { name: 'Card 1 body {{1}}' }).fill('LEMON15');
+    await first.getByRole('textbox', { name: 'Card 1 body {{2}}' }).fill('15%');
+    await first.getByRole('textbox', { name: 'Card 1 link suffix of button 2' }).fill('lemons');
+    await second.getByRole('textbox', { name: 'Card 2 body {{1}}' }).fill('FRUIT20');
+    await second.getByRole('textbox', { name: 'Card 2 body {{2}}' }).fill('20%');
+    await second.getByRole('textbox', { name: 'Card 2 link suffix of button 2' }).fill('fruit');
+    await page
+      .getByRole('list', { name: 'Cards' })
+      .getByText('Rare lemons. Use code LEMON15 to get 15% off.')
+      .waitFor();
+
+    // The second card's video left out: missing_variables names `card.1.header.media`, shown at that field.
+    const video = second.getByRole('textbox', { name: 'Card 2 video URL' });
+    await page.getByRole('button', { name: 'Send broadcast' }).click();
+    await expect.poll(() => video.getAttribute('aria-invalid')).toBe('true');
+    expect(await first.getByRole('textbox', { name: 'Card 1 image URL' }).getAttribute('aria-invalid')).not.toBe(
+      'true',
+    );
+    await video.fill(`${filesUrl}/fruit.mp4`);
+    await checkPage(page, csp, 'New broadcast', 'broadcast-new-carousel');
+    await screenshot(page, 'broadcast-new-carousel', { fullPage: true });
+    await page.getByRole('button', { name: 'Send broadcast' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Broadcast fruit_carousel' }).waitFor();
+
+    const sent = JSON.parse(creations.at(-1)!.postData() ?? '{}');
+    expect(sent).toMatchObject({
+      variables: {
+        'body.1': 'amigos',
+        'card.0.body.1': 'LEMON15',
+        'card.0.body.2': '15%',
+        'card.1.body.1': 'FRUIT20',
+        'card.1.body.2': '20%',
+      },
+      url_suffixes: { 'card.0.button.1': 'lemons', 'card.1.button.1': 'fruit' },
+      card_media_urls: { '0': `${filesUrl}/lemons.png`, '1': `${filesUrl}/fruit.mp4` },
+    });
+    await expect.poll(() => page.locator('.card .badge').first().textContent(), { timeout: 20_000 }).toBe('completed');
+    await page.getByText('2 recipients').waitFor();
+    const id = new URL(page.url()).pathname.split('/').at(-1)!;
+    const components = JSON.stringify((await storedBroadcast(id)).base_components);
+    for (const part of [`${filesUrl}/lemons.png`, `${filesUrl}/fruit.mp4`, 'LEMON15', 'FRUIT20', 'lemons', 'fruit'])
+      expect(components).toContain(part);
   });
 
   it('an organization without an approved template or a broadcast: the empty states, and a missing broadcast’s error', async () => {

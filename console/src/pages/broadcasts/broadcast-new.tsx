@@ -78,7 +78,7 @@ export function NewBroadcastPage() {
     };
     if (name.trim()) body.name = name.trim();
     if (channelId) body.channel_id = channelId;
-    Object.assign(body, sendFieldsOf(values, req));
+    Object.assign(body, sendFieldsOf(values, req, organization.timezone));
     // The time as typed, even when it is not a full date and time: the server's 422 says what is wrong with it.
     if (when === 'later') body.send_at = sendAt ?? sendAtLocal;
     form.mutate({ body, key: idempotency.keyFor(body) });
@@ -232,7 +232,7 @@ export function NewBroadcastPage() {
           </Form>
           <section aria-labelledby="preview-title" className="sticky-aside">
             <h2 id="preview-title">Preview</h2>
-            <TemplatePreview components={template.data?.components} variables={values.variables} />
+            <TemplatePreview components={template.data?.components} values={values} />
           </section>
         </div>
       )}

@@ -5,13 +5,24 @@
 import { ApiError, type BodyOf, type Conversation } from '@crm-messaging/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useReducer, useState } from 'react';
-import { Button, FieldError, Form, Label, Text, TextArea, TextField } from 'react-aria-components';
+import {
+  Button,
+  Disclosure,
+  DisclosurePanel,
+  FieldError,
+  Form,
+  Heading,
+  Label,
+  Text,
+  TextArea,
+  TextField,
+} from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
 import { FormError, useApiForm } from '../../ui/form.tsx';
 import { useIdempotencyKey } from '../../ui/idempotency.ts';
-import { useTime } from '../../ui/session.tsx';
+import { useSession, useTime } from '../../ui/session.tsx';
 import { ErrorState, Loading } from '../../ui/states.tsx';
 import {
   NO_TEMPLATE_VALUES,
@@ -99,11 +110,18 @@ function Composer({
   const [mediaUrl, setMediaUrl] = useState('');
   const [mediaType, setMediaType] = useState<MediaType>('image');
   const [filename, setFilename] = useState('');
+  const [attachOpen, setAttachOpen] = useState(false);
   const form = useSendReply(conversationId, () => {
     setText('');
     setMediaUrl('');
     setFilename('');
+    setAttachOpen(false);
   });
+  // A refusal at the file's fields (a 422 at `media_url`) opens the panel that holds them.
+  const fileError = form.fieldError('media_url') ?? form.fieldError('filename');
+  useEffect(() => {
+    if (fileError) setAttachOpen(true);
+  }, [fileError]);
   useEffect(() => {
     if (form.error instanceof ApiError && form.error.code === 'conversation_window_closed')
       onWindowClosed(form.shown.message ?? '');
@@ -153,38 +171,48 @@ function Composer({
         <Text slot="description">Enter sends; Shift+Enter starts a new line.</Text>
         <FieldError>{form.fieldError('text') ?? form.fieldError('caption')}</FieldError>
       </TextField>
-      <details className="attach">
-        <summary>Attach a file by URL</summary>
-        <TextInput
-          label="File URL"
-          name="media_url"
-          type="url"
-          value={mediaUrl}
-          onChange={setMediaUrl}
-          error={form.fieldError('media_url')}
-        />
-        <SelectInput
-          label="File type"
-          name="type"
-          value={mediaType}
-          onChange={(value) => setMediaType((value ?? 'image') as MediaType)}
-          options={[
-            { id: 'image', label: 'Image' },
-            { id: 'video', label: 'Video' },
-            { id: 'audio', label: 'Audio' },
-            { id: 'document', label: 'Document' },
-          ]}
-        />
-        {mediaType === 'document' ? (
+      {/* A React Aria disclosure (D164): a named button that says whether it is expanded, and a panel it controls. */}
+      <Disclosure className="attach" isExpanded={attachOpen} onExpandedChange={setAttachOpen}>
+        <Heading level={3} className="attach-heading">
+          <Button slot="trigger" className="attach-trigger">
+            <span aria-hidden="true" className="attach-chevron">
+              ▸
+            </span>
+            Attach a file by URL
+          </Button>
+        </Heading>
+        <DisclosurePanel className="attach-panel">
           <TextInput
-            label="File name (optional)"
-            name="filename"
-            value={filename}
-            onChange={setFilename}
-            error={form.fieldError('filename')}
+            label="File URL"
+            name="media_url"
+            type="url"
+            value={mediaUrl}
+            onChange={setMediaUrl}
+            error={form.fieldError('media_url')}
           />
-        ) : null}
-      </details>
+          <SelectInput
+            label="File type"
+            name="type"
+            value={mediaType}
+            onChange={(value) => setMediaType((value ?? 'image') as MediaType)}
+            options={[
+              { id: 'image', label: 'Image' },
+              { id: 'video', label: 'Video' },
+              { id: 'audio', label: 'Audio' },
+              { id: 'document', label: 'Document' },
+            ]}
+          />
+          {mediaType === 'document' ? (
+            <TextInput
+              label="File name (optional)"
+              name="filename"
+              value={filename}
+              onChange={setFilename}
+              error={form.fieldError('filename')}
+            />
+          ) : null}
+        </DisclosurePanel>
+      </Disclosure>
       <Button type="submit" className="primary" isDisabled={form.isPending || bodyOf() === undefined}>
         {form.isPending ? 'Sending…' : 'Send reply'}
       </Button>
@@ -193,6 +221,7 @@ function Composer({
 }
 
 function TemplateReply({ conversationId, onSent }: { conversationId: string; onSent: () => void }) {
+  const { organization } = useSession();
   const [templateId, setTemplateId] = useState<string | null>(null);
   const [values, setValues] = useState<TemplateValues>(NO_TEMPLATE_VALUES);
   const templates = useQuery({
@@ -230,7 +259,7 @@ function TemplateReply({ conversationId, onSent }: { conversationId: string; onS
         form.mutate({
           type: 'template',
           template_id: templateId,
-          ...sendFieldsOf(values, requirements.data),
+          ...sendFieldsOf(values, requirements.data, organization.timezone),
         } as ReplyBody);
       }}
     >
@@ -266,7 +295,7 @@ function TemplateReply({ conversationId, onSent }: { conversationId: string; onS
                   : undefined
             }
           />
-          <TemplatePreview components={template.data?.components} variables={values.variables} />
+          <TemplatePreview components={template.data?.components} values={values} />
         </>
       )}
       <Button type="submit" className="primary" isDisabled={form.isPending || templateId === null}>
