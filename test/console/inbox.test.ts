@@ -10,7 +10,7 @@ import { crc32, deflateSync } from 'node:zlib';
 import pg from 'pg';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPage, launchChromium, openDesktopPage, screenshot } from './browser.ts';
+import { checkPage, launchChromium, openDesktopPage, screenshot, seriousViolations } from './browser.ts';
 import { type Seeded, seed } from './seed.ts';
 import { type ConsoleServer, startConsoleServer } from './server.ts';
 import { signInNewAdmin } from './sign-in.ts';
@@ -103,6 +103,29 @@ async function messagesOf(conversationId: string): Promise<any[]> {
 const inbound = (body: Record<string, unknown>) =>
   server.admin('POST', '/sandbox/inbound', { channel_id: data.channelId, from: ANA, ...body });
 
+/** A day passes for one conversation on the server: its customer-service window closes. */
+async function closeWindow(conversationId: string): Promise<void> {
+  const client = new pg.Client({ connectionString: server.databaseUrl });
+  await client.connect();
+  try {
+    await client.query(`update conversations set last_inbound_at = now() - interval '25 hours' where id = $1`, [
+      conversationId,
+    ]);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The conversation that holds a message with this text. */
+async function conversationWith(text: string): Promise<string> {
+  const conversations = (await server.api(data.key, 'GET', '/v1/conversations?limit=100')).body.items as any[];
+  const theirs = [];
+  for (const conversation of conversations)
+    if ((await messagesOf(conversation.id)).some((m) => m.text === text)) theirs.push(conversation.id);
+  expect(theirs).toHaveLength(1);
+  return theirs[0];
+}
+
 const composer = () => page.getByRole('textbox', { name: 'Message' });
 const messageList = () => page.getByRole('list', { name: 'Messages' });
 const keyOf = (request: Request) => request.headers()['idempotency-key'];
@@ -181,6 +204,44 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
       .toBe(2);
   });
 
+  it('attaches a file by URL from a named disclosure the keyboard opens; the reply carries it', async () => {
+    const trigger = page.getByRole('button', { name: 'Attach a file by URL' });
+    expect(await trigger.getAttribute('aria-expanded')).toBe('false');
+    expect(await page.getByRole('textbox', { name: 'File URL' }).isVisible()).toBe(false);
+    await trigger.focus();
+    await page.keyboard.press('Enter');
+    expect(await trigger.getAttribute('aria-expanded')).toBe('true');
+    // The panel is the region the button controls, named by it.
+    const panel = page.getByRole('group', { name: 'Attach a file by URL' });
+    expect(await trigger.getAttribute('aria-controls')).toBe(await panel.getAttribute('id'));
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(`${filesUrl}/photo.png`);
+    expect(await page.getByRole('textbox', { name: 'File URL' }).inputValue()).toBe(`${filesUrl}/photo.png`);
+    await page.getByRole('textbox', { name: 'Caption' }).fill('Le envío la foto del paquete');
+    const before = replies.length;
+    await page.getByRole('button', { name: 'Send reply' }).click();
+    await expect.poll(() => replies.length - before).toBe(1);
+    expect(JSON.parse(replies.at(-1)!.postData() ?? '{}')).toEqual({
+      type: 'image',
+      media_url: `${filesUrl}/photo.png`,
+      caption: 'Le envío la foto del paquete',
+    });
+    // Sent: the fields are empty and the disclosure closed again; Space opens it as Enter did.
+    await expect.poll(() => trigger.getAttribute('aria-expanded')).toBe('false');
+    await composer().waitFor();
+    await expect
+      .poll(async () =>
+        (await messagesOf(data.conversationId)).some((m) => m.media?.caption === 'Le envío la foto del paquete'),
+      )
+      .toBe(true);
+    await trigger.focus();
+    await page.keyboard.press('Space');
+    expect(await trigger.getAttribute('aria-expanded')).toBe('true');
+    expect(await page.getByRole('textbox', { name: 'File URL' }).inputValue()).toBe('');
+    await page.keyboard.press('Space');
+    expect(await trigger.getAttribute('aria-expanded')).toBe('false');
+  });
+
   it('shows an inbound image, offers a document by its name, and quotes the message a reply answers', async () => {
     // The conversation is still open from the tests above: the three messages arrive live, in one burst.
     const first = (await messagesOf(data.conversationId)).find((m) => m.text === 'Hola, ¿dónde está mi pedido?');
@@ -216,18 +277,14 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
   it('a reply the platform refuses shows its failure as a sentence with the platform’s message, live', async () => {
     // The seed's broadcast failed to +15550100404 (not on the network); that phone writes in, and the answer fails.
     expect((await inbound({ from: '+15550100404', text: 'hello?' })).status).toBe(200);
-    const conversations = (await server.api(data.key, 'GET', '/v1/conversations?limit=100')).body.items as any[];
-    const theirs = [];
-    for (const conversation of conversations)
-      if ((await messagesOf(conversation.id)).some((m) => m.text === 'hello?')) theirs.push(conversation.id);
-    expect(theirs).toHaveLength(1);
-    await page.goto(`${server.baseUrl}/app/inbox/${theirs[0]}`);
+    const theirs = await conversationWith('hello?');
+    await page.goto(`${server.baseUrl}/app/inbox/${theirs}`);
     await page.getByText('hello?').waitFor();
     await composer().fill('Hi! How can we help?');
     await page.keyboard.press('Enter');
     const item = messageList().getByRole('listitem').filter({ hasText: 'Hi! How can we help?' });
     await item.getByText('This number is not on the messaging network', { exact: false }).waitFor({ timeout: 15_000 });
-    const failed = (await messagesOf(theirs[0])).find((m) => m.text === 'Hi! How can we help?');
+    const failed = (await messagesOf(theirs)).find((m) => m.text === 'Hi! How can we help?');
     expect(failed).toMatchObject({ status: 'failed', error: 'not_on_network' });
     expect(failed.error_message).toBeTruthy();
     await item.getByText(failed.error_message, { exact: false }).waitFor();
@@ -238,15 +295,7 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
     await page.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);
     await composer().waitFor();
     // A day passes on the server while the page still shows the window open.
-    const client = new pg.Client({ connectionString: server.databaseUrl });
-    await client.connect();
-    try {
-      await client.query(`update conversations set last_inbound_at = now() - interval '25 hours' where id = $1`, [
-        data.conversationId,
-      ]);
-    } finally {
-      await client.end();
-    }
+    await closeWindow(data.conversationId);
     await composer().fill('¿Sigue ahí?');
     await page.keyboard.press('Enter');
     await page.getByRole('alert').filter({ hasText: 'The 24-hour window has closed' }).waitFor();
@@ -300,5 +349,77 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
     await expect.poll(() => page.getByRole('alert').count()).toBe(0);
     await form.getByRole('button', { name: 'Send template' }).waitFor();
     expect(await form.getByRole('button', { name: 'Send template' }).isDisabled()).toBe(true);
+  });
+  it('a long conversation: its 50 newest first, "Load older messages" by the keyboard keeps the place and moves focus just above; live messages still arrive', async () => {
+    const BETO = '+5215577770000';
+    for (let i = 1; i <= 60; i++) expect((await inbound({ from: BETO, text: `Mensaje ${i}` })).status).toBe(200);
+    const id = await conversationWith('Mensaje 1');
+    await page.goto(`${server.baseUrl}/app/inbox/${id}`);
+    const items = messageList().getByRole('listitem');
+    const message = (n: number) => items.filter({ has: page.getByText(`Mensaje ${n}`, { exact: true }) });
+    await message(60).waitFor();
+    expect(await items.count()).toBe(50);
+    expect(await message(11).count()).toBe(1);
+    expect(await message(10).count()).toBe(0);
+
+    const button = page.getByRole('button', { name: 'Load older messages' });
+    await button.focus();
+    const before = (await message(11).boundingBox())!.y;
+    await page.keyboard.press('Enter');
+    await expect.poll(() => items.count()).toBe(60);
+    await message(1).waitFor({ state: 'attached' });
+    // The message that was the oldest shown stays where it was (give or take the focused message brought into view),
+    // and focus is on the newest of the older ones, just above it.
+    const after = (await message(11).boundingBox())!.y;
+    expect(Math.abs(after - before), `moved from ${before} to ${after}`).toBeLessThan(150);
+    await expect
+      .poll(() => page.evaluate(() => (globalThis as any).document.activeElement?.dataset?.messageId))
+      .toBe(await message(10).getAttribute('data-message-id'));
+    // All 60 are shown: no more to load.
+    expect(await button.count()).toBe(0);
+    expect(await seriousViolations(page)).toEqual([]);
+
+    // A new message arrives live at the bottom; the older ones stay.
+    expect((await inbound({ from: BETO, text: 'Mensaje 61' })).status).toBe(200);
+    await message(61).waitFor();
+    expect(await items.count()).toBe(61);
+    expect(await message(1).count()).toBe(1);
+    const texts = await items.locator('.message-text').allTextContents();
+    expect(texts.slice(0, 2)).toEqual(['Mensaje 1', 'Mensaje 2']);
+    expect(texts.at(-1)).toBe('Mensaje 61');
+  });
+
+  it('a template outside the window when the account’s 24-hour limit is used up: the 409 as a sentence, nothing sent', async () => {
+    const id = await conversationWith('Mensaje 61');
+    await closeWindow(id);
+    const account = await server.admin('GET', `/messaging-accounts/${data.accountId}`);
+    expect(
+      (await server.admin('PATCH', `/messaging-accounts/${data.accountId}`, { messaging_limit_24h: 0 })).status,
+    ).toBe(200);
+    try {
+      await page.goto(`${server.baseUrl}/app/inbox/${id}`);
+      const form = page.getByRole('form', { name: 'Send a template' });
+      await form.waitFor();
+      await page.getByRole('button', { name: /Template/ }).click();
+      await page.getByRole('option', { name: 'order_update (en_US, UTILITY)' }).click();
+      await form.getByRole('textbox', { name: 'Body {{1}}' }).fill('Beto');
+      const before = replies.length;
+      await form.getByRole('button', { name: 'Send template' }).click();
+      await form
+        .getByRole('alert')
+        .filter({
+          hasText:
+            'The 24-hour messaging limit is reached: no more conversations can be started with a template until it frees up.',
+        })
+        .waitFor();
+      expect(replies.length - before).toBe(1);
+      expect((await messagesOf(id)).some((m) => m.type === 'template')).toBe(false);
+      // The form keeps what was typed, for when the limit frees up.
+      expect(await form.getByRole('textbox', { name: 'Body {{1}}' }).inputValue()).toBe('Beto');
+    } finally {
+      await server.admin('PATCH', `/messaging-accounts/${data.accountId}`, {
+        messaging_limit_24h: account.body.messaging_limit_24h,
+      });
+    }
   });
 });

@@ -1,12 +1,15 @@
 // One conversation (decisions §15, §17 flow 2): its messages with sender, time and status, a failure's reason in
 // words, inbound files (images shown, other files to download) and the message a reply quotes; opening it marks it
 // read; the reply box below. Messages and statuses update live: the organization's stream invalidates these queries.
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect } from 'react';
+// The 50 newest come first; "Load older messages" follows the API's cursor (D166), keeps the message that was at
+// the top where it was on screen and moves focus to the newest of the older ones, just above it.
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { useEffect, useLayoutEffect, useRef } from 'react';
+import { Button } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { useTime } from '../../ui/session.tsx';
-import { QueryView } from '../../ui/states.tsx';
+import { Empty, ErrorState, Loading, QueryView } from '../../ui/states.tsx';
 import { ContactName } from './contact-name.tsx';
 import { failureSentence, type InboxMessage } from './conversation-types.ts';
 import { MessageMedia } from './message-media.tsx';
@@ -53,7 +56,11 @@ function MessageItem({ message, byId }: { message: InboxMessage; byId: Map<strin
   const time = useTime();
   const failed = message.status === 'failed';
   return (
-    <li className={`message message-${message.direction}${failed ? ' message-failed' : ''}`}>
+    <li
+      className={`message message-${message.direction}${failed ? ' message-failed' : ''}`}
+      data-message-id={message.id}
+      tabIndex={-1}
+    >
       {message.reply_to ? <Quote id={message.reply_to} byId={byId} /> : null}
       <MessageMedia message={message} />
       <div className="message-text">{message.text ?? <MessageKind message={message} />}</div>
@@ -75,16 +82,81 @@ function MessageItem({ message, byId }: { message: InboxMessage; byId: Map<strin
   );
 }
 
+const PAGE_SIZE = 50;
+
+/** The messages, oldest first as a chat reads, with the older pages on demand. */
+function MessageList({ id }: { id: string }) {
+  // Newest first from the API, page after page; a live invalidation refetches every page loaded so far.
+  const messages = useInfiniteQuery({
+    queryKey: keys.conversations.messages(id),
+    queryFn: ({ pageParam }) =>
+      api.conversations.messages(id, pageParam ? { limit: PAGE_SIZE, cursor: pageParam } : { limit: PAGE_SIZE }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (page) => page.next_cursor,
+  });
+  const list = useRef<HTMLOListElement>(null);
+  // The oldest message shown when older ones were asked for, and where it was on screen.
+  const anchor = useRef<{ id: string; top: number; count: number } | null>(null);
+  const items = messages.data?.pages.flatMap((page) => page.items) ?? [];
+  const messageElement = (messageId: string) =>
+    list.current?.querySelector<HTMLElement>(`[data-message-id="${CSS.escape(messageId)}"]`) ?? null;
+
+  const loadOlder = () => {
+    const oldest = items.at(-1);
+    if (oldest)
+      anchor.current = {
+        id: oldest.id,
+        top: messageElement(oldest.id)?.getBoundingClientRect().top ?? 0,
+        count: items.length,
+      };
+    void messages.fetchNextPage();
+  };
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the older page has been drawn
+  useLayoutEffect(() => {
+    const held = anchor.current;
+    if (!held || messages.isFetchingNextPage) return;
+    anchor.current = null;
+    const element = messageElement(held.id);
+    if (!element || items.length === held.count) return;
+    window.scrollBy(0, element.getBoundingClientRect().top - held.top);
+    (element.previousElementSibling as HTMLElement | null)?.focus();
+  }, [messages.data, messages.isFetchingNextPage]);
+
+  if (messages.isPending) return <Loading />;
+  if (messages.isError && !messages.data)
+    return <ErrorState error={messages.error} retry={() => void messages.refetch()} />;
+  if (items.length === 0) return <Empty>No messages yet.</Empty>;
+  const byId = new Map(items.map((message) => [message.id, message]));
+  const loaded = (messages.data?.pages.length ?? 1) - 1;
+  return (
+    <>
+      {messages.hasNextPage ? (
+        <div className="load-older">
+          <Button onPress={loadOlder} isDisabled={messages.isFetchingNextPage}>
+            {messages.isFetchingNextPage ? 'Loading older messages…' : 'Load older messages'}
+          </Button>
+        </div>
+      ) : null}
+      {messages.isFetchNextPageError ? (
+        <ErrorState error={messages.error} retry={() => void messages.fetchNextPage()} />
+      ) : null}
+      <p className="visually-hidden" role="status">
+        {loaded > 0 ? `${items.length} messages shown, the oldest first.` : ''}
+      </p>
+      <ol className="messages" aria-label="Messages" ref={list}>
+        {[...items].reverse().map((message) => (
+          <MessageItem key={message.id} message={message} byId={byId} />
+        ))}
+      </ol>
+    </>
+  );
+}
+
 export function ConversationView({ id }: { id: string }) {
   const queryClient = useQueryClient();
   const conversation = useQuery({
     queryKey: keys.conversations.detail(id),
     queryFn: () => api.conversations.get(id),
-  });
-  // Newest first from the API; shown oldest first, as a chat reads.
-  const messages = useQuery({
-    queryKey: keys.conversations.messages(id),
-    queryFn: () => api.conversations.messages(id, { limit: 50 }),
   });
   const markRead = useMutation({
     mutationFn: () => api.conversations.markRead(id),
@@ -103,18 +175,7 @@ export function ConversationView({ id }: { id: string }) {
           <h2 id="conversation-title">
             <ContactName id={data.contact_id} />
           </h2>
-          <QueryView query={messages} isEmpty={(page) => page.items.length === 0} empty="No messages yet.">
-            {(page) => {
-              const byId = new Map(page.items.map((message) => [message.id, message]));
-              return (
-                <ol className="messages" aria-label="Messages">
-                  {[...page.items].reverse().map((message) => (
-                    <MessageItem key={message.id} message={message} byId={byId} />
-                  ))}
-                </ol>
-              );
-            }}
-          </QueryView>
+          <MessageList key={id} id={id} />
           <ReplyBox conversation={data} />
         </article>
       )}
