@@ -1,0 +1,235 @@
+// The admin flows of decisions §17 that the other browser files do not drive, as a person does them in Chromium:
+// a template's review status arriving live; settings (users invited, given a role and removed after a confirmation;
+// an agent's console without the admin areas; a funnel stage added and reordered; a sub-origin; a property with
+// options, archived and restored); a webhook endpoint (a 410 disables it, the switch enables it again, a failed
+// delivery retried, the secret rotated after a confirmation and the next delivery signed with the new one).
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signature } from '../../src/modules/webhook-endpoints/delivery-http.ts';
+import { launchChromium, openDesktopPage, seriousViolations, VIEWPORTS } from './browser.ts';
+import { type Seeded, seed } from './seed.ts';
+import { type ConsoleServer, startConsoleServer } from './server.ts';
+import { PASSWORD, signInNewAdmin } from './sign-in.ts';
+
+let server: ConsoleServer;
+let browser: Browser;
+let page: Page;
+let data: Seeded;
+let csp: string[];
+let receiver: Server;
+let receiverUrl: string;
+/** What the webhook receiver answers next, and what it was sent. */
+let answer = 410;
+const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+
+beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk) => {
+      body += chunk;
+    });
+    request.on('end', () => {
+      received.push({ headers: request.headers, body });
+      response.writeHead(answer);
+      response.end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks`;
+  // Reviews take 2 s here, so that a new template is seen PENDING first and then APPROVED without a reload.
+  [server, browser] = await Promise.all([
+    startConsoleServer({ WEBHOOK_ALLOW_HOSTS: '127.0.0.1', SANDBOX_AUTO_REVIEW_MS: '2000' }),
+    launchChromium(),
+  ]);
+  data = await seed(server);
+  ({ page, csp } = await openDesktopPage(browser));
+  await signInNewAdmin(server, page, data.orgId, 'ada@acme.example');
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
+});
+
+async function nav(area: string) {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: area }).click();
+  await page.getByRole('heading', { level: 1, name: area }).waitFor();
+}
+
+/** A read of the console's API with the page's session (as the page itself reads). */
+async function consoleGet(path: string): Promise<{ status: number; body: any }> {
+  const response = await page.request.get(`${server.baseUrl}/app/api${path}`);
+  return { status: response.status(), body: await response.json() };
+}
+
+describe('admin flows', { timeout: 60_000 }, () => {
+  it('templates: a new template is PENDING, then APPROVED live, without a reload', async () => {
+    await nav('Templates');
+    await page.getByRole('link', { name: 'New template' }).click();
+    await page.getByLabel('Name').fill('spring_news');
+    await page.getByLabel('Body').fill('Hello {{1}}, spring is here.');
+    await page.getByLabel('Examples of the variables').fill('Ana');
+    await page.getByRole('button', { name: 'Create template' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Templates' }).waitFor();
+    const origin = await page.evaluate(() => performance.timeOrigin);
+    const row = page.getByRole('row', { name: /spring_news/ });
+    await row.getByRole('gridcell', { name: 'PENDING' }).waitFor();
+    await row.getByRole('gridcell', { name: 'APPROVED' }).waitFor({ timeout: 15_000 });
+    expect(await page.evaluate(() => performance.timeOrigin)).toBe(origin);
+  });
+
+  it('settings: a user invited with a one-time link, given a role, removed after a confirmation', async () => {
+    await nav('Settings');
+    const users = page.getByRole('region', { name: 'Users' });
+    const invite = users.getByRole('form', { name: 'Invite a user' });
+    await invite.getByRole('textbox', { name: 'Email of the new user' }).fill('ben@acme.example');
+    await invite.getByRole('button', { name: 'Invite user' }).click();
+    const link = (await users.locator('.secret').textContent())?.trim() ?? '';
+    expect(link).toMatch(new RegExp(`^${server.baseUrl}/app/set-password#token=`));
+    const ben = async () =>
+      ((await consoleGet('/users')).body.items as { email: string; role: string }[]).find(
+        (user) => user.email === 'ben@acme.example',
+      );
+    expect((await ben())?.role).toBe('agent');
+
+    await users.getByRole('button', { name: /Role of ben@acme\.example/ }).click();
+    await page.getByRole('option', { name: 'Admin' }).click();
+    await expect.poll(async () => (await ben())?.role).toBe('admin');
+
+    await users.getByRole('button', { name: 'Remove ben@acme.example' }).click();
+    const dialog = page.getByRole('alertdialog', { name: 'Remove this user?' });
+    await dialog.getByRole('button', { name: 'Remove user' }).click();
+    await users.getByText('ben@acme.example').first().waitFor({ state: 'detached' });
+    expect(await ben()).toBeUndefined();
+    // The removed user's link no longer signs anyone in.
+    const other = await browser.newContext({ viewport: VIEWPORTS.desktop });
+    const theirs = await other.newPage();
+    await theirs.goto(link);
+    await theirs.getByRole('heading', { level: 1, name: 'Choose a password' }).waitFor();
+    await theirs.getByRole('alert').waitFor();
+    expect(await theirs.getByLabel('New password').count()).toBe(0);
+    await other.close();
+  });
+
+  it('an agent sees the inbox and contacts only; an admin area says so, and the server answers 403', async () => {
+    const users = page.getByRole('region', { name: 'Users' });
+    await users.getByRole('textbox', { name: 'Email of the new user' }).fill('cleo@acme.example');
+    const previous = (await users.locator('.secret').textContent())?.trim();
+    await users.getByRole('button', { name: 'Invite user' }).click();
+    await expect.poll(async () => (await users.locator('.secret').textContent())?.trim()).not.toBe(previous);
+    const link = (await users.locator('.secret').textContent())?.trim() ?? '';
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop, timezoneId: 'Europe/Berlin' });
+    const agent = await context.newPage();
+    agent.setDefaultTimeout(10_000);
+    await agent.goto(link);
+    await agent.getByLabel('New password').fill(PASSWORD);
+    await agent.getByRole('button', { name: 'Save and sign in' }).click();
+    await agent.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+    const nav = agent.getByRole('navigation', { name: 'Main' });
+    expect(await nav.getByRole('link').allTextContents()).toEqual(['Inbox', 'Contacts']);
+    await agent.goto(`${server.baseUrl}/app/settings`);
+    await agent.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
+    const refused = await agent.request.get(`${server.baseUrl}/app/api/v1/broadcasts`);
+    expect(refused.status()).toBe(403);
+    expect((await refused.json()).detail.code).toBe('forbidden_for_role');
+    await agent.goto(`${server.baseUrl}/app/contacts`);
+    await agent.getByRole('grid', { name: 'Contacts' }).waitFor();
+    await context.close();
+  });
+
+  it('settings: a funnel stage added and moved up, a sub-origin, a property with options archived and restored', async () => {
+    const stages = page.getByRole('region', { name: 'Funnel stages' });
+    for (const name of ['New lead', 'Qualified']) {
+      await stages.getByRole('textbox', { name: 'Stage name' }).fill(name);
+      await stages.getByRole('button', { name: 'Add stage' }).click();
+      await stages.getByRole('button', { name: `Move ${name} up` }).waitFor();
+    }
+    const order = async () =>
+      ((await server.api(data.key, 'GET', '/v1/funnel-stages')).body.items as { name: string }[]).map((s) => s.name);
+    expect((await order()).slice(-2)).toEqual(['New lead', 'Qualified']);
+    await stages.getByRole('button', { name: 'Move Qualified up' }).click();
+    await expect.poll(async () => (await order()).slice(-2)).toEqual(['Qualified', 'New lead']);
+    await expect.poll(() => stages.getByRole('button', { name: 'Move Qualified up' }).isDisabled()).toBe(true);
+
+    const subOrigins = page.getByRole('region', { name: 'Sub-origins' });
+    await subOrigins.getByRole('textbox', { name: 'Sub-origin label' }).fill('Spring fair');
+    await subOrigins.getByRole('textbox', { name: 'Sub-origin key' }).fill('spring_fair');
+    await subOrigins.getByRole('button', { name: /Origin/ }).click();
+    await page.getByRole('option', { name: 'EVENT' }).click();
+    await subOrigins.getByRole('button', { name: 'Add sub-origin' }).click();
+    await subOrigins.getByText('Spring fair').waitFor();
+    const stored = (await server.api(data.key, 'GET', '/v1/sub-origins')).body.items as any[];
+    expect(stored.find((s) => s.key === 'spring_fair')).toMatchObject({ label: 'Spring fair', origin: 'EVENT' });
+
+    const properties = page.getByRole('region', { name: 'Custom properties' });
+    await properties.getByLabel('Label', { exact: true }).fill('Colour');
+    await properties.getByLabel('Key', { exact: true }).fill('colour');
+    await properties.getByRole('button', { name: /Kind/ }).click();
+    await page.getByRole('option', { name: 'DROPDOWN' }).click();
+    await properties.getByLabel('Options').fill('Red, Blue');
+    await properties.getByRole('button', { name: 'Create property' }).click();
+    await properties.getByText('Red, Blue').waitFor();
+    await properties.getByRole('button', { name: 'Archive Colour' }).click();
+    await properties.getByRole('button', { name: 'Restore Colour' }).waitFor();
+    const colour = async () =>
+      ((await server.api(data.key, 'GET', '/v1/properties')).body.items as any[]).find((p) => p.key === 'colour');
+    expect((await colour())?.options.map((o: { label: string }) => o.label)).toEqual(['Red', 'Blue']);
+    expect((await colour())?.archived_at).toBeTruthy();
+    await properties.getByRole('button', { name: 'Restore Colour' }).click();
+    await properties.getByRole('button', { name: 'Archive Colour' }).waitFor();
+    expect(await seriousViolations(page)).toEqual([]);
+    expect(csp).toEqual([]);
+  });
+
+  it('a webhook endpoint: a 410 disables it, the switch enables it, the failed delivery is retried, the secret rotated', async () => {
+    await nav('Developers');
+    await page.getByLabel('Endpoint URL').fill(receiverUrl);
+    await page.getByRole('button', { name: 'Add endpoint' }).click();
+    const first = (await page.locator('.secret').textContent())?.trim() ?? '';
+    expect(first).toMatch(/^whsec_/);
+    await page.getByRole('row', { name: /127\.0\.0\.1/ }).click();
+    await page.getByRole('heading', { level: 1, name: 'Webhook endpoint' }).waitFor();
+    const endpointId = new URL(page.url()).pathname.split('/').at(-1)!;
+    const endpoint = async () => (await server.api(data.key, 'GET', `/v1/webhook-endpoints/${endpointId}`)).body;
+
+    // The receiver answers 410 Gone: the delivery fails at once and the endpoint is disabled.
+    await page.getByRole('button', { name: 'Send test ping' }).click();
+    await expect.poll(async () => (await endpoint()).enabled, { timeout: 15_000 }).toBe(false);
+    const toggle = page.getByRole('switch', { name: 'Enabled' });
+    await page.reload();
+    await expect.poll(() => toggle.isChecked()).toBe(false);
+    const ping = page.getByRole('row', { name: /ping/ });
+    await ping.getByText('failed').waitFor();
+
+    // Enabled again from the keyboard; the receiver now answers 200; the failed delivery is retried.
+    answer = 200;
+    await toggle.focus();
+    await page.keyboard.press('Space');
+    await expect.poll(async () => (await endpoint()).enabled).toBe(true);
+    await page.getByRole('button', { name: 'Retry delivery ping' }).click();
+    await page.getByText('Delivery queued again.').waitFor();
+    await expect.poll(() => received.length, { timeout: 15_000 }).toBe(2);
+    await page.reload();
+    await ping.getByText('succeeded').waitFor({ timeout: 15_000 });
+
+    // Rotated after a confirmation: a new secret, shown once; the next delivery is signed with it.
+    await page.getByRole('button', { name: 'Rotate secret' }).click();
+    await page
+      .getByRole('alertdialog', { name: 'Rotate the signing secret?' })
+      .getByRole('button', { name: 'Rotate secret' })
+      .click();
+    await page.getByText(/Signing secret.*shown once/).waitFor();
+    const second = (await page.locator('.secret').textContent())?.trim() ?? '';
+    expect(second).toMatch(/^whsec_/);
+    expect(second).not.toBe(first);
+    await page.getByRole('button', { name: 'Send test ping' }).click();
+    await expect.poll(() => received.length, { timeout: 15_000 }).toBe(3);
+    const last = received.at(-1)!;
+    const id = String(last.headers['webhook-id']);
+    const timestamp = Number(last.headers['webhook-timestamp']);
+    const signatures = String(last.headers['webhook-signature']).split(' ');
+    expect(signatures).toContain(signature(second, id, timestamp, last.body));
+  });
+});
