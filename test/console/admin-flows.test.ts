@@ -232,4 +232,76 @@ describe('admin flows', { timeout: 60_000 }, () => {
     const signatures = String(last.headers['webhook-signature']).split(' ');
     expect(signatures).toContain(signature(second, id, timestamp, last.body));
   });
+
+  it('contacts: properties edited by kind (date, options, money), the stage and opt-out; the table filtered by them', async () => {
+    for (const property of [
+      { key: 'renewal', label: 'Renewal', kind: 'DATE' },
+      {
+        key: 'interests',
+        label: 'Interests',
+        kind: 'MULTI_SELECT',
+        options: [
+          { key: 'shoes', label: 'Shoes' },
+          { key: 'boots', label: 'Boots' },
+        ],
+      },
+      { key: 'budget', label: 'Budget', kind: 'MONEY', currency: 'USD' },
+    ])
+      expect((await server.api(data.key, 'POST', '/v1/properties', property)).status).toBe(201);
+    const ana = (await server.api(data.key, 'GET', '/v1/contacts?q=ana@example.com')).body.items[0];
+    await page.goto(`${server.baseUrl}/app/contacts/${ana.id}/edit`);
+    await page.getByRole('heading', { level: 1, name: 'Edit contact' }).waitFor();
+    await page.getByLabel('Renewal').fill('2027-03-01');
+    await page.getByRole('group', { name: 'Interests' }).getByText('Boots').click();
+    await page.getByLabel('Budget (USD)').fill('120.5');
+    await page.getByRole('button', { name: /Funnel stage/ }).click();
+    await page.getByRole('option', { name: 'Qualified' }).click();
+    await page.getByRole('button', { name: 'Save contact' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Ana García' }).waitFor();
+    const stored = (await server.api(data.key, 'GET', `/v1/contacts/${ana.id}`)).body;
+    expect(stored.properties.renewal).toMatchObject({ value_date: '2027-03-01' });
+    expect(stored.properties.interests.value_json).toEqual(['boots']);
+    expect(stored.properties.budget.value_number).toBe(120.5);
+    const qualified = ((await server.api(data.key, 'GET', '/v1/funnel-stages')).body.items as any[]).find(
+      (s) => s.name === 'Qualified',
+    );
+    expect(stored.funnel_stage_id).toBe(qualified.id);
+    await page.getByRole('definition').filter({ hasText: 'Boots' }).waitFor();
+
+    const optOut = page.getByRole('switch', { name: /Opted out of marketing/ });
+    await optOut.focus();
+    await page.keyboard.press('Space');
+    await expect
+      .poll(async () => (await server.api(data.key, 'GET', `/v1/contacts/${ana.id}`)).body.opted_out)
+      .toBe(true);
+
+    // The table: a property filter built from the organization's properties, kept in the address.
+    await page.goto(`${server.baseUrl}/app/contacts`);
+    const table = page.getByRole('grid', { name: 'Contacts' });
+    await table.getByRole('rowheader', { name: 'Bruno Souza' }).waitFor();
+    await page.getByRole('button', { name: 'Add a property filter' }).click();
+    await page.getByRole('button', { name: /Property 1/ }).click();
+    await page.getByRole('option', { name: 'Budget' }).click();
+    await page.getByRole('button', { name: /Condition 1/ }).click();
+    await page.getByRole('option', { name: 'greater than' }).click();
+    await page.getByRole('textbox', { name: 'Value 1' }).fill('100');
+    await page.waitForURL(/property_filter=budget%3Agt%3A100/);
+    await expect.poll(() => table.getByRole('rowheader').allTextContents()).toEqual(['Ana García']);
+    // Reloaded, the same filter and the same list.
+    await page.reload();
+    await expect.poll(() => table.getByRole('rowheader').allTextContents()).toEqual(['Ana García']);
+    expect(await page.getByRole('textbox', { name: 'Value 1' }).inputValue()).toBe('100');
+    await page.getByRole('button', { name: 'Remove property filter 1' }).click();
+    await table.getByRole('rowheader', { name: 'Bruno Souza' }).waitFor();
+    // Opted out, then the stage.
+    await page.getByRole('button', { name: /Opted out/ }).click();
+    await page.getByRole('option', { name: 'Opted out', exact: true }).click();
+    await expect.poll(() => table.getByRole('rowheader').allTextContents()).toEqual(['Ana García']);
+    await page.getByRole('button', { name: /Opted out/ }).click();
+    await page.getByRole('option', { name: 'Either' }).click();
+    await page.getByRole('button', { name: /Stage/ }).click();
+    await page.getByRole('option', { name: 'Qualified' }).click();
+    await expect.poll(() => table.getByRole('rowheader').allTextContents()).toEqual(['Ana García']);
+    expect(await seriousViolations(page)).toEqual([]);
+  });
 });

@@ -4,13 +4,13 @@
 import type { ContactListQuery } from '@crm-messaging/sdk';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { Button } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { users } from '../../api/console-api.ts';
 import { keys } from '../../api/keys.ts';
 import { showError } from '../../ui/errors.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
-import { ORIGINS, useFunnelStages, useProperties } from '../../ui/lookups.ts';
+import { ORIGINS, useFunnelStages } from '../../ui/lookups.ts';
+import { PropertyFilters, type PropertyRow, propertyFilterOf } from '../../ui/property-filters.tsx';
 
 /** The `audience` body: the filters of `GET /v1/contacts`, arrays as arrays (decisions §16). */
 export interface Audience {
@@ -38,13 +38,6 @@ export interface AudienceForm {
   properties: PropertyRow[];
 }
 
-export interface PropertyRow {
-  id: number;
-  key: string | null;
-  op: string;
-  value: string;
-}
-
 export const EMPTY_AUDIENCE: AudienceForm = {
   q: '',
   country: '',
@@ -56,18 +49,6 @@ export const EMPTY_AUDIENCE: AudienceForm = {
   optedOut: 'any',
   properties: [],
 };
-
-const OPERATORS = [
-  { id: 'eq', label: 'is' },
-  { id: 'neq', label: 'is not' },
-  { id: 'contains', label: 'contains' },
-  { id: 'gt', label: 'greater than' },
-  { id: 'gte', label: 'at least' },
-  { id: 'lt', label: 'less than' },
-  { id: 'lte', label: 'at most' },
-  { id: 'in', label: 'one of (a|b)' },
-  { id: 'exists', label: 'is set (true/false)' },
-];
 
 /** One filter field: a text field, or a choice among `options` (whose `any` sets no filter). */
 interface Filter {
@@ -95,7 +76,7 @@ export function audienceOf(form: AudienceForm): Audience {
   if (form.createdFrom) audience.created_from = form.createdFrom;
   if (form.createdTo) audience.created_to = form.createdTo;
   if (form.optedOut !== 'any') audience.opted_out = form.optedOut === 'true';
-  const properties = form.properties.filter((row) => row.key).map((row) => `${row.key}:${row.op}:${row.value}`);
+  const properties = propertyFilterOf(form.properties);
   if (properties.length > 0) audience.property_filter = properties;
   return audience;
 }
@@ -148,15 +129,8 @@ export function AudienceFilters({
   errorAt: (name: string) => string | undefined;
 }) {
   const stages = useFunnelStages();
-  const properties = useProperties();
   const people = useQuery({ queryKey: keys.users.list(), queryFn: users.list, staleTime: 60_000 });
-  const [nextRow, setNextRow] = useState(1);
   const set = <K extends keyof AudienceForm>(name: K, field: AudienceForm[K]) => onChange({ ...value, [name]: field });
-  const setRow = (id: number, change: Partial<PropertyRow>) =>
-    set(
-      'properties',
-      value.properties.map((row) => (row.id === id ? { ...row, ...change } : row)),
-    );
   // The filter fields in the order shown: `api` is the filter's name in the body, where a 422 at it points.
   const filters: Filter[] = [
     { field: 'q', api: 'q', label: 'Search', type: 'search', description: 'Name, email, phone or city contains' },
@@ -200,9 +174,6 @@ export function AudienceFilters({
     { field: 'createdFrom', api: 'created_from', label: 'Created from', type: 'date' },
     { field: 'createdTo', api: 'created_to', label: 'Created to', type: 'date' },
   ];
-  const propertyOptions = (properties.data?.items ?? [])
-    .filter((property) => !property.archived_at)
-    .map((property) => ({ id: property.key, label: property.label }));
 
   return (
     <fieldset className="card audience">
@@ -236,57 +207,12 @@ export function AudienceFilters({
         )}
       </div>
       <h3>Custom properties</h3>
-      {value.properties.length === 0 ? <p className="muted">No property filter.</p> : null}
-      <ul className="property-rows">
-        {value.properties.map((row, index) => (
-          <li key={row.id} className="filters">
-            <SelectInput
-              label={`Property ${index + 1}`}
-              name={`audience.property_filter.${index}.key`}
-              value={row.key}
-              onChange={(key) => setRow(row.id, { key })}
-              options={propertyOptions}
-              error={errorAt(`property_filter.${index}`)}
-            />
-            <SelectInput
-              label={`Condition ${index + 1}`}
-              name={`audience.property_filter.${index}.op`}
-              value={row.op}
-              onChange={(op) => setRow(row.id, { op: op ?? 'eq' })}
-              options={OPERATORS}
-            />
-            <TextInput
-              label={`Value ${index + 1}`}
-              name={`audience.property_filter.${index}.value`}
-              value={row.value}
-              onChange={(v) => setRow(row.id, { value: v })}
-            />
-            <Button
-              aria-label={`Remove property filter ${index + 1}`}
-              onPress={() =>
-                set(
-                  'properties',
-                  value.properties.filter((r) => r.id !== row.id),
-                )
-              }
-            >
-              Remove
-            </Button>
-          </li>
-        ))}
-      </ul>
-      {errorAt('property_filter') && value.properties.every((_, index) => !errorAt(`property_filter.${index}`)) ? (
-        <p className="field-error">{errorAt('property_filter')}</p>
-      ) : null}
-      <Button
-        onPress={() => {
-          set('properties', [...value.properties, { id: nextRow, key: null, op: 'eq', value: '' }]);
-          setNextRow((n) => n + 1);
-        }}
-        isDisabled={propertyOptions.length === 0}
-      >
-        Add a property filter
-      </Button>
+      <PropertyFilters
+        rows={value.properties}
+        onChange={(rows) => set('properties', rows)}
+        errorAt={errorAt}
+        namePrefix="audience."
+      />
     </fieldset>
   );
 }

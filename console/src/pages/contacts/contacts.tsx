@@ -1,5 +1,5 @@
-// Contacts (decisions §17, flow 3): the table with search, filters, sorts, pages and the total. The filters live in
-// the address, so a filtered list is a link that reloads to the same list.
+// Contacts (decisions §17, flow 3): the table with search, filters (property filters too), sorts, pages and the total.
+// The filters live in the address, so a filtered list is a link that reloads to the same list.
 import type { Contact, ContactListQuery } from '@crm-messaging/sdk';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
@@ -11,6 +11,7 @@ import { type ColumnDef, DataTable, type Sort } from '../../ui/data-table.tsx';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
 import { ORIGINS, useFunnelStages } from '../../ui/lookups.ts';
 import { Page } from '../../ui/page.tsx';
+import { PropertyFilters, type PropertyRow, propertyFilterOf, propertyRowsOf } from '../../ui/property-filters.tsx';
 import { useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
 import { contactLabel } from '../inbox/contact-name.tsx';
@@ -23,6 +24,18 @@ export function ContactsPage() {
   const [cursors, setCursors] = useState<string[]>([]);
   const stages = useFunnelStages();
   const time = useTime();
+  // Rows being built live here; the complete ones (a property chosen) go into the address as `property_filter`.
+  const [propertyRows, setPropertyRows] = useState<PropertyRow[]>(() =>
+    propertyRowsOf(params.getAll('property_filter')),
+  );
+  const setPropertyFilters = (rows: PropertyRow[]) => {
+    setPropertyRows(rows);
+    const next = new URLSearchParams(params);
+    next.delete('property_filter');
+    for (const filter of propertyFilterOf(rows)) next.append('property_filter', filter);
+    setCursors([]);
+    setParams(next, { replace: true });
+  };
   const stageName = (id: string | null) => stages.data?.items.find((stage) => stage.id === id)?.name ?? '—';
 
   const set = (name: string, value: string | null) => {
@@ -121,6 +134,10 @@ export function ContactsPage() {
             { id: 'false', label: 'Not opted out' },
           ]}
         />
+        <fieldset className="property-filters">
+          <legend>Custom properties</legend>
+          <PropertyFilters rows={propertyRows} onChange={setPropertyFilters} />
+        </fieldset>
       </search>
       <QueryView query={contacts}>
         {(page) => (
