@@ -233,7 +233,7 @@ describe('admin flows', { timeout: 60_000 }, () => {
     expect(signatures).toContain(signature(second, id, timestamp, last.body));
   });
 
-  it('contacts: properties edited by kind (date, options, money), the stage and opt-out; the table filtered by them', async () => {
+  it('contacts: properties edited by kind (date, options, money, files), the stage and opt-out; the table filtered by them', async () => {
     for (const property of [
       { key: 'renewal', label: 'Renewal', kind: 'DATE' },
       {
@@ -246,14 +246,26 @@ describe('admin flows', { timeout: 60_000 }, () => {
         ],
       },
       { key: 'budget', label: 'Budget', kind: 'MONEY', currency: 'USD' },
+      { key: 'contract', label: 'Contract', kind: 'FILE' },
+      { key: 'photos', label: 'Photos', kind: 'MULTI_FILE' },
     ])
       expect((await server.api(data.key, 'POST', '/v1/properties', property)).status).toBe(201);
     const ana = (await server.api(data.key, 'GET', '/v1/contacts?q=ana@example.com')).body.items[0];
+    // A photo stored through the API with its name: kept as it is when its URL stays in the list.
+    const front = { url: 'https://files.example.com/front.jpg', name: 'Front', mime_type: 'image/jpeg' };
+    const patched = await server.api(data.key, 'PATCH', `/v1/contacts/${ana.id}`, {
+      properties: { photos: { kind: 'MULTI_FILE', value_json: [front] } },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
     await page.goto(`${server.baseUrl}/app/contacts/${ana.id}/edit`);
     await page.getByRole('heading', { level: 1, name: 'Edit contact' }).waitFor();
     await page.getByLabel('Renewal').fill('2027-03-01');
     await page.getByRole('group', { name: 'Interests' }).getByText('Boots').click();
     await page.getByLabel('Budget (USD)').fill('120.5');
+    await page.getByLabel('Contract').fill('https://files.example.com/contract.pdf');
+    const photos = page.getByLabel('Photos');
+    expect(await photos.inputValue()).toBe(front.url);
+    await photos.fill(`${front.url}, https://files.example.com/back.jpg`);
     await page.getByRole('button', { name: /Funnel stage/ }).click();
     await page.getByRole('option', { name: 'Qualified' }).click();
     await page.getByRole('button', { name: 'Save contact' }).click();
@@ -262,6 +274,9 @@ describe('admin flows', { timeout: 60_000 }, () => {
     expect(stored.properties.renewal).toMatchObject({ value_date: '2027-03-01' });
     expect(stored.properties.interests.value_json).toEqual(['boots']);
     expect(stored.properties.budget.value_number).toBe(120.5);
+    expect(stored.properties.contract.value_json).toEqual([{ url: 'https://files.example.com/contract.pdf' }]);
+    expect(stored.properties.photos.value_json).toEqual([front, { url: 'https://files.example.com/back.jpg' }]);
+    await page.getByRole('definition').filter({ hasText: 'Front, https://files.example.com/back.jpg' }).waitFor();
     const qualified = ((await server.api(data.key, 'GET', '/v1/funnel-stages')).body.items as any[]).find(
       (s) => s.name === 'Qualified',
     );

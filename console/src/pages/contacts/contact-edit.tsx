@@ -78,7 +78,11 @@ function ContactForm({ contact }: { contact?: Contact }) {
     if (changed.length > 0) {
       body.properties = {};
       for (const property of live.filter((p) => changed.includes(p.key)))
-        body.properties[property.key] = patchValue(property, custom[property.key]!);
+        body.properties[property.key] = patchValue(
+          property,
+          custom[property.key]!,
+          contact?.properties?.[property.key],
+        );
     }
     form.mutate(body);
   };
@@ -205,8 +209,9 @@ function PropertyInput({
     case 'EMAIL':
       return <TextInput {...common} type="email" value={value} onChange={onChange} />;
     case 'URL':
-    case 'FILE':
       return <TextInput {...common} type="url" value={value} onChange={onChange} />;
+    case 'FILE':
+      return <TextInput {...common} type="url" description="The file's URL." value={value} onChange={onChange} />;
     case 'MULTI_FILE':
       return <TextInput {...common} description="File URLs, separated by commas." value={value} onChange={onChange} />;
     default:
