@@ -1,6 +1,7 @@
 // The organization's API keys in the console (decisions §17, §18): an admin lists the keys in force, creates one
 // (its secret shown once, working on /v1 at once), and revokes one (refused on /v1 at once); agents are refused
 // 403 forbidden_for_role; another organization's key is a 404; the key rules are the operator's (422 at its field).
+// And the organization's messaging accounts, read only (D169).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser } from '../helpers/console.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
@@ -76,5 +77,39 @@ describe('API keys in the console', () => {
       expect(response.status, `${method} ${url}`).toBe(403);
       expect(response.body.detail.code).toBe('forbidden_for_role');
     }
+  });
+
+  it('shows an admin the organization’s messaging accounts (balance, prices, limit, numbers), no other’s; agents 403', async () => {
+    const { org } = await h.createOrg();
+    const other = await h.createOrg();
+    const admin = await createUser(h, org.id, { role: 'admin' });
+    const agent = await createUser(h, org.id, { role: 'agent' });
+    expect((await admin.client.call('GET', '/app/api/messaging-accounts')).body).toEqual({ items: [] });
+
+    const made = await h.admin('POST', `/organizations/${org.id}/messaging-accounts`, {
+      display_name: 'Main',
+      numbers: [{ phone: '+15550003000', display_name: 'Support' }],
+    });
+    expect(made.status).toBe(201);
+    expect(
+      (await h.admin('PATCH', `/messaging-accounts/${made.body.id}`, { balance: 12.5, messaging_limit_24h: 250 }))
+        .status,
+    ).toBe(200);
+    expect((await h.admin('POST', `/organizations/${other.org.id}/messaging-accounts`, {})).status).toBe(201);
+
+    const listed = await admin.client.call('GET', '/app/api/messaging-accounts');
+    expect(listed.status).toBe(200);
+    expect(listed.body.items).toHaveLength(1);
+    expect(listed.body.items[0]).toEqual({
+      id: made.body.id,
+      display_name: 'Main',
+      balance: 12.5,
+      prices: made.body.prices,
+      messaging_limit_24h: 250,
+      numbers: [{ phone: '+15550003000', display_name: 'Support' }],
+    });
+    const refused = await agent.client.call('GET', '/app/api/messaging-accounts');
+    expect(refused.status).toBe(403);
+    expect(refused.body.detail.code).toBe('forbidden_for_role');
   });
 });

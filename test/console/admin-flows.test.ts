@@ -139,7 +139,20 @@ describe('admin flows', { timeout: 60_000 }, () => {
     await context.close();
   });
 
-  it('settings: a funnel stage added and moved up, a sub-origin, a property with options archived and restored', async () => {
+  it('settings: the messaging balance, prices and limit the operator set; a funnel stage added and moved up, a sub-origin, a property with options archived and restored', async () => {
+    expect(
+      (
+        await server.admin('PATCH', `/messaging-accounts/${data.accountId}`, {
+          balance: 1234.5,
+          messaging_limit_24h: 750,
+        })
+      ).status,
+    ).toBe(200);
+    await page.reload();
+    const organization = page.getByRole('region', { name: 'Organization' });
+    await organization.getByRole('definition').filter({ hasText: '1,234.5' }).waitFor();
+    await organization.getByRole('definition').filter({ hasText: '750 phones' }).waitFor();
+    await organization.getByRole('definition').filter({ hasText: 'Acme support +15550001000' }).waitFor();
     const stages = page.getByRole('region', { name: 'Funnel stages' });
     for (const name of ['New lead', 'Qualified']) {
       await stages.getByRole('textbox', { name: 'Stage name' }).fill(name);

@@ -1,4 +1,6 @@
-// The operations only the console has besides sessions (decisions §17): the organization's people and its API keys.
+// The operations only the console has besides sessions (decisions §17): the organization's people, its API keys and
+// its messaging accounts (read only, D169).
+import type { components } from '@crm-messaging/sdk';
 import { api } from './client.ts';
 import type { User } from './session.ts';
 
@@ -29,4 +31,10 @@ export const users = {
   update: (id: string, body: { role: User['role'] }) =>
     api.request<User>('PATCH', `/users/${encodeURIComponent(id)}`, { body }),
   remove: (id: string) => api.request<void>('DELETE', `/users/${encodeURIComponent(id)}`),
+};
+
+export type MessagingAccount = components['schemas']['ConsoleMessagingAccount'];
+
+export const messagingAccounts = {
+  list: () => api.request<{ items: MessagingAccount[] }>('GET', '/messaging-accounts'),
 };

@@ -29,6 +29,7 @@ export const keys = {
   },
   apiKeys: factory('api-keys'),
   users: factory('users'),
+  messagingAccounts: factory('messaging-accounts'),
 };
 
 /** Which cached reads an event of the organization's stream makes stale (its `type`'s first word). */

@@ -1,11 +1,11 @@
 // The organization's API keys in the console (decisions §17, §18), admins only: list the keys in force, create one
-// (its secret shown once), revoke one. The same service and rules as the operator's /admin/v1 routes, for the
-// signed-in admin's own organization.
+// (its secret shown once), revoke one; and, read only, its messaging accounts (balance, prices, limit: D169). The same
+// service and rules as the operator's /admin/v1 routes, for the signed-in admin's own organization.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
 import { consoleErrors, described, IdParam, NoContent } from '../../http/schemas.ts';
-import { ApiKeyInput, ApiKeyList, CreatedApiKey } from './operator.schemas.ts';
+import { ApiKeyInput, ApiKeyList, ConsoleMessagingAccountList, CreatedApiKey } from './operator.schemas.ts';
 import type { OperatorService } from './operator.service.ts';
 
 const tags = ['Console'];
@@ -29,6 +29,25 @@ export function consoleApiKeyRoutes(parent: FastifyInstance, operator: OperatorS
       },
     },
     async (request) => ({ items: await operator.listActiveApiKeys(authOf(request).orgId) }),
+  );
+
+  // decisions §17 (settings: the organization's messaging balance), D169: read only; the operator sets it.
+  app.get(
+    '/messaging-accounts',
+    {
+      config,
+      schema: {
+        tags,
+        security,
+        summary: 'List the organization’s messaging accounts',
+        description:
+          'Admins only. Each account’s balance, prices, rolling 24-hour limit and numbers, oldest first. The ' +
+          'operator sets them (`/admin/v1/messaging-accounts`).',
+        operationId: 'consoleListMessagingAccounts',
+        response: { 200: described('The accounts.', ConsoleMessagingAccountList), ...consoleErrors() },
+      },
+    },
+    async (request) => ({ items: await operator.listMessagingAccounts(authOf(request).orgId) }),
   );
 
   app.post(

@@ -77,6 +77,15 @@ export const findAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
     .where('id', '=', accountId)
     .executeTakeFirst();
 
+export const listAccounts = (db: Kysely<DB>, orgId: string) =>
+  db
+    .selectFrom('messaging_accounts')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+
 export const updateAccount = (
   db: Kysely<DB>,
   orgId: string,

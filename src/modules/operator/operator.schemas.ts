@@ -139,3 +139,28 @@ export const MessagingAccountSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** decisions §17 (settings): what an admin sees of the organization's messaging accounts in the console (D169). */
+export const ConsoleMessagingAccount = Type.Object(
+  {
+    id: Type.String(),
+    display_name: Nullable(Type.String()),
+    balance: Type.Number({ description: 'What is left to pay for messages, in the account’s money.' }),
+    prices: Type.Object(
+      { MARKETING: Type.Number(), UTILITY: Type.Number(), AUTHENTICATION: Type.Number() },
+      { additionalProperties: false, description: 'The price of one template message by category.' },
+    ),
+    messaging_limit_24h: Type.Integer({
+      description: 'How many distinct phones a template may start a conversation with in any 24 hours.',
+    }),
+    numbers: Type.Array(
+      Type.Object({ phone: Type.String(), display_name: Nullable(Type.String()) }, { additionalProperties: false }),
+    ),
+  },
+  { additionalProperties: false, title: 'ConsoleMessagingAccount' },
+);
+
+export const ConsoleMessagingAccountList = Type.Object(
+  { items: Type.Array(ConsoleMessagingAccount) },
+  { additionalProperties: false, title: 'ConsoleMessagingAccountList', description: 'Oldest first.' },
+);

@@ -238,6 +238,12 @@ export function createOperatorService(deps: OperatorDeps) {
       return accountView(orgId, accountId);
     },
 
+    /** The organization's messaging accounts with their numbers, oldest first (the console's settings, D169). */
+    async listMessagingAccounts(orgId: string) {
+      const accounts = await repo.listAccounts(db, orgId);
+      return Promise.all(accounts.map((account) => accountView(orgId, account.id)));
+    },
+
     async getMessagingAccount(accountId: string) {
       return accountView(await organizationOfAccount(accountId), accountId);
     },
