@@ -3,12 +3,11 @@
 // organization's timezone while the browser is in another, the API's refusals at their fields or as sentences, one
 // Idempotency-Key per body), then the broadcast's page with only the actions its status allows (pause, resume,
 // cancel after a confirmation) and its progress moving live to the end.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPage, launchChromium, openDesktopPage, screenshot, VIEWPORTS } from './browser.ts';
+import { type FileHost, startFileHost } from './files.ts';
 import { type Seeded, seed } from './seed.ts';
 import { type ConsoleServer, startConsoleServer } from './server.ts';
 import { signInNewAdmin } from './sign-in.ts';
@@ -18,24 +17,18 @@ let browser: Browser;
 let page: Page;
 let data: Seeded;
 let csp: string[];
-let files: Server;
+let files: FileHost;
 let filesUrl: string;
 const creations: Request[] = [];
 
 beforeAll(async () => {
   // The media a template's header and a carousel's cards show: the server fetches each URL once when it checks a send.
-  files = createServer((request, response) => {
-    const send = (type: string, body: Buffer) => {
-      response.writeHead(200, { 'content-type': type, 'content-length': body.length });
-      response.end(body);
-    };
-    if (request.url?.endsWith('.png')) return send('image/png', PNG);
-    if (request.url?.endsWith('.mp4')) return send('video/mp4', MP4);
-    response.writeHead(404);
-    response.end();
+  files = await startFileHost((path) => {
+    if (path.endsWith('.png')) return { type: 'image/png', body: PNG };
+    if (path.endsWith('.mp4')) return { type: 'video/mp4', body: MP4 };
+    return undefined;
   });
-  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  filesUrl = files.url;
   [server, browser] = await Promise.all([
     startConsoleServer({ MEDIA_FETCH_ALLOW_HOSTS: '127.0.0.1' }),
     launchChromium(),
@@ -52,7 +45,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
-  await new Promise<void>((resolve) => (files ? files.close(() => resolve()) : resolve()));
+  await files?.close();
 });
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(64, 1)]);

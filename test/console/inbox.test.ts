@@ -4,13 +4,12 @@
 // failure's reason live; inbound images shown (fetched with the session as a blob) and documents downloaded by name;
 // a reply's quote; the window closing (the server's 409 as a sentence, then a template by its variables, a 422 at its
 // field and a 402 as a sentence); an unknown conversation's error state; axe and 390×844 on the open conversation.
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { crc32, deflateSync } from 'node:zlib';
 import pg from 'pg';
 import type { Browser, Page, Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPage, launchChromium, openDesktopPage, screenshot, seriousViolations } from './browser.ts';
+import { type FileHost, startFileHost } from './files.ts';
 import { type Seeded, seed } from './seed.ts';
 import { type ConsoleServer, startConsoleServer } from './server.ts';
 import { signInNewAdmin } from './sign-in.ts';
@@ -50,24 +49,18 @@ let browser: Browser;
 let page: Page;
 let data: Seeded;
 let csp: string[];
-let files: Server;
+let files: FileHost;
 let filesUrl: string;
 const replies: Request[] = [];
 const ANA = '+5215512345678';
 
 beforeAll(async () => {
-  files = createServer((request, response) => {
-    const send = (type: string, body: Buffer) => {
-      response.writeHead(200, { 'content-type': type, 'content-length': body.length });
-      response.end(body);
-    };
-    if (request.url === '/photo.png') return send('image/png', PHOTO);
-    if (request.url === '/invoice') return send('application/pdf', PDF);
-    response.writeHead(404);
-    response.end();
+  files = await startFileHost((path) => {
+    if (path === '/photo.png') return { type: 'image/png', body: PHOTO };
+    if (path === '/invoice') return { type: 'application/pdf', body: PDF };
+    return undefined;
   });
-  await new Promise<void>((resolve) => files.listen(0, '127.0.0.1', resolve));
-  filesUrl = `http://127.0.0.1:${(files.address() as AddressInfo).port}`;
+  filesUrl = files.url;
   [server, browser] = await Promise.all([
     startConsoleServer({ MEDIA_FETCH_ALLOW_HOSTS: '127.0.0.1' }),
     launchChromium(),
@@ -87,7 +80,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.stop();
-  await new Promise<void>((resolve) => (files ? files.close(() => resolve()) : resolve()));
+  await files?.close();
 });
 
 const mexicoCity = new Intl.DateTimeFormat('en-GB', {
