@@ -332,4 +332,33 @@ describe('admin flows', { timeout: 60_000 }, () => {
     await expect.poll(() => table.getByRole('rowheader').allTextContents()).toEqual(['Ana García']);
     expect(await seriousViolations(page)).toEqual([]);
   });
+
+  it('contacts: the table pages through more than one page by the keyboard, with the total', async () => {
+    const items = Array.from({ length: 30 }, (_, i) => ({
+      first_name: `Pager ${String(i + 1).padStart(2, '0')}`,
+      email: `pager${i + 1}@example.com`,
+    }));
+    const batch = await server.api(data.key, 'POST', '/v1/contacts/batch-upsert', { match_on: 'email', items });
+    expect(batch.status, JSON.stringify(batch.body)).toBeLessThan(300);
+    const total = (await server.api(data.key, 'GET', '/v1/contacts?limit=1')).body.total_count as number;
+    expect(total).toBeGreaterThan(30);
+    await page.goto(`${server.baseUrl}/app/contacts?sort=name&dir=asc`);
+    const table = page.getByRole('grid', { name: 'Contacts' });
+    await page.getByText(`${total} contacts`, { exact: true }).waitFor();
+    const names = () => table.getByRole('rowheader').allTextContents();
+    await expect.poll(async () => (await names()).length).toBe(25);
+    const first = await names();
+    const pages = page.getByRole('navigation', { name: 'Pages' });
+    expect(await pages.getByRole('button', { name: 'Previous page' }).isDisabled()).toBe(true);
+    await pages.getByRole('button', { name: 'Next page' }).focus();
+    await page.keyboard.press('Enter');
+    await pages.getByText('Page 2').waitFor();
+    await expect.poll(async () => (await names()).length).toBe(total - 25);
+    const second = await names();
+    expect(second.filter((name) => first.includes(name))).toEqual([]);
+    expect(await pages.getByRole('button', { name: 'Next page' }).isDisabled()).toBe(true);
+    await pages.getByRole('button', { name: 'Previous page' }).click();
+    await pages.getByText('Page 1').waitFor();
+    await expect.poll(names).toEqual(first);
+  });
 });
