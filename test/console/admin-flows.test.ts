@@ -361,4 +361,61 @@ describe('admin flows', { timeout: 60_000 }, () => {
     await pages.getByText('Page 1').waitFor();
     await expect.poll(names).toEqual(first);
   });
+
+  it('every page that reads shows its error state when the API fails, with a way to try again that works', {
+    timeout: 180_000,
+  }, async () => {
+    const ana = (await server.api(data.key, 'GET', '/v1/contacts?q=ana@example.com')).body.items[0];
+    const endpoint = (
+      await server.api(data.key, 'POST', '/v1/webhook-endpoints', {
+        url: 'https://hooks.example.com/errors',
+        events: ['contact.created'],
+      })
+    ).body;
+    const paths = [
+      ['/inbox', 'Inbox'],
+      [`/inbox/${data.conversationId}`, 'Inbox'],
+      ['/contacts', 'Contacts'],
+      ['/contacts/new', 'New contact'],
+      [`/contacts/${ana.id}`, /./],
+      [`/contacts/${ana.id}/edit`, 'Edit contact'],
+      ['/broadcasts', 'Broadcasts'],
+      ['/broadcasts/new', 'New broadcast'],
+      [`/broadcasts/${data.broadcastId}`, /./],
+      ['/templates', 'Templates'],
+      ['/developers', 'Developers'],
+      [`/developers/webhooks/${endpoint.id}`, 'Webhook endpoint'],
+      ['/settings', 'Settings'],
+    ] as const;
+    // Every read of the public operations answers 500 (the session and the console's own reads still work).
+    let failing = true;
+    await page.route('**/app/api/v1/**', (route) =>
+      failing && route.request().method() === 'GET'
+        ? route.fulfill({ status: 500, contentType: 'application/json', body: '{"detail":"internal_error"}' })
+        : route.continue(),
+    );
+    try {
+      for (const [path, heading] of paths) {
+        await page.goto(`${server.baseUrl}/app${path}`);
+        await page.getByRole('heading', { level: 1, name: heading }).first().waitFor();
+        await page
+          .getByRole('alert')
+          .filter({ hasText: 'Something went wrong on our side. Try again.' })
+          .first()
+          .waitFor({ timeout: 15_000 });
+        expect(await page.getByRole('button', { name: 'Try again' }).count(), path).toBeGreaterThan(0);
+      }
+      // The API answers again: each section's "Try again" shows it.
+      failing = false;
+      const again = page.getByRole('button', { name: 'Try again' });
+      for (let left = await again.count(); left > 0; left--) {
+        await again.first().click();
+        await expect.poll(() => again.count()).toBe(left - 1);
+      }
+      await page.getByText('America/Mexico_City').waitFor();
+      await page.getByRole('button', { name: 'Create property' }).waitFor();
+    } finally {
+      await page.unroute('**/app/api/v1/**');
+    }
+  });
 });
