@@ -2,7 +2,9 @@
 // a template's review status arriving live; settings (users invited, given a role and removed after a confirmation;
 // an agent's console without the admin areas; a funnel stage added and reordered; a sub-origin; a property with
 // options, archived and restored); a webhook endpoint (a 410 disables it, the switch enables it again, a failed
-// delivery retried, the secret rotated after a confirmation and the next delivery signed with the new one).
+// delivery retried, the secret rotated after a confirmation and the next delivery signed with the new one); the
+// messaging balance in settings; a contact's properties by kind, stage and opt-out, and the table's filters and pages;
+// and every page's error state when the API fails (500s, retried twice by the query cache), with "Try again".
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
