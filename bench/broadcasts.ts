@@ -17,11 +17,11 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { wire } from '../src/wiring.ts';
+import { bareQueueRate } from './bare-queue-rate.ts';
 import { benchServer, freshDatabase, log, unlimited } from './bench-database.ts';
 import { recordSummary, type SummaryRow } from './summary.ts';
 
@@ -71,45 +71,7 @@ function rssOf(pid: number | undefined): number {
 
 /** Messages per second of the bare loop with 1 and 2 processes, each over `size` fresh rows. */
 async function bareBaseline(databaseUrl: string, size: number): Promise<number[]> {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  const rates: number[] = [];
-  try {
-    await client.query(
-      `create table if not exists bare_queue (id bigserial primary key, status text not null, payload jsonb,
-        sent_at timestamptz)`,
-    );
-    for (const processes of [1, 2]) {
-      await client.query('truncate bare_queue');
-      await client.query(
-        `insert into bare_queue (status, payload) select 'queued', '{"to":"+15550000000"}' from generate_series(1, $1)`,
-        [size],
-      );
-      const started = Date.now();
-      await Promise.all(
-        Array.from(
-          { length: processes },
-          () =>
-            new Promise<void>((resolve, reject) => {
-              const child = spawn(process.execPath, ['bench/bare-queue.ts', databaseUrl], {
-                cwd: root,
-                stdio: 'inherit',
-              });
-              child.once('exit', (code) => (code === 0 ? resolve() : reject(new Error(`bare loop exited ${code}`))));
-            }),
-        ),
-      );
-      // From the first message marked to the last, as the database saw them (process start-up excluded).
-      const span = await client.query(
-        'select extract(epoch from max(sent_at) - min(sent_at)) as seconds, count(*) as n from bare_queue',
-      );
-      const seconds = Number(span.rows[0].seconds) || (Date.now() - started) / 1000;
-      rates.push(Number(span.rows[0].n) / seconds);
-    }
-  } finally {
-    await client.end();
-  }
-  return rates;
+  return [await bareQueueRate(databaseUrl, size, 1), await bareQueueRate(databaseUrl, size, 2)];
 }
 
 interface FanoutRun {

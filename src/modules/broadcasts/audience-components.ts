@@ -107,7 +107,8 @@ export function filledComponents(base: unknown, tokens: readonly ContactToken[],
   let text: RawBuilder<unknown> = sql`${JSON.stringify(base)}::text`;
   for (const [index, token] of tokens.entries()) {
     const value = sql.ref(`${alias}.t${index}`);
-    const escaped = sql`substr(to_jsonb(coalesce(${value}, ''))::text, 2, length(to_jsonb(coalesce(${value}, ''))::text) - 2)`;
+    // The JSON string's content: its quotes dropped (`left(…, -1)` drops the last character), encoded once.
+    const escaped = sql`left(substr(to_jsonb(coalesce(${value}, ''))::text, 2), -1)`;
     text = sql`replace(${text}, ${marker(token.source)}, ${escaped})`;
   }
   return sql`(${text})::jsonb`;

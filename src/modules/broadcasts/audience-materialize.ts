@@ -20,10 +20,14 @@ import { lockAccount, recentPhones } from './sends.repo.ts';
 
 const WINDOW = sql`now() - interval '24 hours'`;
 
-/** A phone not messaged from the account within the window: it takes room in the 24-hour limit. */
+/**
+ * A phone not messaged from the account within the window: it takes room in the 24-hour limit. A scalar subquery
+ * (one probe of the window's key per row), not `not exists`: the planner may hash an EXISTS over the account's
+ * whole window, which read every phone of it for each chunk (D170).
+ */
 const takesRoom = (orgId: string, accountId: string, phone: RawBuilder<unknown>) =>
-  sql<boolean>`not exists (select 1 from messaging_window_phones w where w.org_id = ${orgId}
-    and w.account_id = ${accountId} and w.phone = ${phone} and w.last_queued_at > ${WINDOW})`;
+  sql<boolean>`coalesce((select w.last_queued_at <= ${WINDOW} from messaging_window_phones w
+    where w.org_id = ${orgId} and w.account_id = ${accountId} and w.phone = ${phone}), true)`;
 
 /** The account's room in the 24-hour limit, under its lock (taken here). */
 async function roomOf(trx: Kysely<DB>, orgId: string, accountId: string): Promise<number> {
@@ -114,6 +118,8 @@ async function addChunk(
   const optedOut = honoursOptOut(b.template_category) ? sql`k.opted_out` : sql`false`;
   // Earlier rows still held keep the room for themselves (hand-offs in the order of the snapshot).
   const free = b.held_until === null ? room : 0;
+  // D170: with room for the whole chunk nobody can be held, so the window is not read at all.
+  const fresh = free >= chunkSize ? sql<boolean>`false` : takesRoom(b.org_id, b.account_id, sql`k.phone`);
   const result = await sql<{ added: number; held: number; failed: number[] | null; done: boolean }>`
     with mark as (
       -- Read here, not through Node: a JavaScript Date would drop the timestamps' microseconds.
@@ -129,7 +135,7 @@ async function addChunk(
     ), judged as (
       select k.*, row_number() over (order by k.created_at, k.id) as n,
         (${missing}) as missing, (${optedOut}) as opted,
-        ${takesRoom(b.org_id, b.account_id, sql`k.phone`)} as fresh
+        ${fresh} as fresh
       from chunk k
     ), ranked as (
       select j.*, sum(case when not j.missing and not j.opted and j.fresh then 1 else 0 end)
