@@ -22,7 +22,7 @@ import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { wire } from '../src/wiring.ts';
 import { bareQueueRate } from './bare-queue-rate.ts';
-import { freshDatabase, log, unlimited } from './bench-database.ts';
+import { freshDatabase, log, poster, unlimited } from './bench-database.ts';
 import { mb, measure, rssSampler, table } from './measure.ts';
 import { recordSummary } from './summary.ts';
 
@@ -48,16 +48,7 @@ async function main(): Promise<void> {
     ...(process.env.AUDIENCE_CHUNK_SIZE ? { worker: { audienceChunk: Number(process.env.AUDIENCE_CHUNK_SIZE) } } : {}),
   });
   const app = await buildApp(wiring);
-  const call = async (url: string, body: unknown, key: string) => {
-    const response = await app.inject({
-      method: 'POST',
-      url,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      payload: JSON.stringify(body),
-    });
-    if (response.statusCode >= 400) throw new Error(`${url}: ${response.statusCode} ${response.body}`);
-    return response.json();
-  };
+  const call = poster(app);
   const org = await call('/admin/v1/organizations', { name: 'Bench audience', plan: 'scale' }, ADMIN);
   const { key } = await call(`/admin/v1/organizations/${org.id}/api-keys`, {}, ADMIN);
   await call(
