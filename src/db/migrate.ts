@@ -20,6 +20,7 @@ import * as consoleUsers from './migrations/0017-console-users.ts';
 import * as deliveryLanes from './migrations/0018-delivery-lanes.ts';
 import * as replyWindow from './migrations/0019-reply-window.ts';
 import * as failureCodes from './migrations/0023-failure-codes.ts';
+import * as lateReports from './migrations/0025-late-reports.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -43,6 +44,7 @@ export const migrations: Record<string, Migration> = {
   '0018-delivery-lanes': deliveryLanes,
   '0019-reply-window': replyWindow,
   '0023-failure-codes': failureCodes,
+  '0025-late-reports': lateReports,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
