@@ -70,30 +70,16 @@ type Moved = RecipientKey & RecipientEventRow & { moved: boolean; open: string[]
  * Runs a held update that may take recipients out of the pending count (`moves` says which rows it moved) and, in
  * the same statement, locks their broadcasts that have not finished (after the recipient rows, as a status report
  * does): a later statement of the transaction (finishLocked) sees whether they ended. Rows answer as events show them.
- *
- * D178: a broadcast that still has a `queued` recipient cannot end with this move, and whoever moves that recipient
- * later looks again. So instead of the broadcast's row (which every group of every worker would otherwise wait for,
- * in turn, until its commit) the statement takes a key-share lock on one such recipient (its last; claims skip a
- * locked row, so it stays queued until this transaction ends and the later mover sees this one's moves). Only when
- * none is left (the broadcast's tail) is the broadcast locked and checked.
+ * The broadcasts are named as `= any(…)` too, so that their primary key finds them whatever the statistics say (D177).
  */
 async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange, moves: RawBuilder<boolean>) {
-  const broadcasts = [...new Map(rows.map((row) => [`${row.org_id} ${row.broadcast_id}`, row])).values()];
   const result = await sql<Moved>`
     with u as (${heldUpdate(rows, { ...change, returning: sql`${RECIPIENT_EVENT_COLUMNS}, ${moves} as moved` })}),
-    witnessed as materialized (
-      select k.org_id, k.broadcast_id
-      from unnest(${broadcasts.map((row) => row.org_id)}::text[], ${broadcasts.map((row) => row.broadcast_id)}::text[])
-        as k(org_id, broadcast_id)
-      cross join lateral (select 1 from broadcast_recipients w
-        where w.org_id = k.org_id and w.broadcast_id = k.broadcast_id and w.status = 'queued'
-        order by w.position desc limit 1 for key share skip locked) as witness),
     locked as materialized (
       select b.org_id, b.id from broadcasts b
       where (b.org_id, b.id) in (select org_id, broadcast_id from u where moved) and b.finished_at is null
-        and b.org_id = any(${broadcasts.map((row) => row.org_id)}::text[])
-        and b.id = any(${broadcasts.map((row) => row.broadcast_id)}::text[])
-        and (b.org_id, b.id) not in (select org_id, broadcast_id from witnessed)
+        and b.org_id = any(${[...new Set(rows.map((row) => row.org_id))]}::text[])
+        and b.id = any(${[...new Set(rows.map((row) => row.broadcast_id))]}::text[])
       order by b.org_id, b.id for update)
     select u.*, array(select org_id || ' ' || id from locked) as open from u
     order by u.org_id, u.broadcast_id, u.position`.execute(trx);
