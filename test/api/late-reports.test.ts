@@ -74,6 +74,21 @@ async function subscribe(key: string) {
   };
 }
 
+/** A fan-out whose hand-offs named by `lost` lose their answer (the adapter throws): they stay `sending`, marked. */
+const losingAnswers = (lost: (callbackData: string | undefined) => boolean) =>
+  createFanout({
+    db: h.database.db,
+    log: h.app.log,
+    options: { perNumberPerSecond: null, reconcileAfterMs: 0 },
+    platform: {
+      ...h.messaging.platform,
+      sendTemplate: async (message) => {
+        if (lost(message.callbackData)) throw new Error('reset');
+        return h.messaging.platform.sendTemplate(message);
+      },
+    },
+  });
+
 describe('a broadcast recipient failed handoff_unconfirmed, then reported', () => {
   it('moves on, charged again at its admitted price, with its event, contact and counts; other failures stay', async () => {
     const org = await sender(h, { balance: 100, prices: { UTILITY: 3 } });
@@ -87,18 +102,7 @@ describe('a broadcast recipient failed handoff_unconfirmed, then reported', () =
     expect(send.status).toBe(202);
     const broadcastId = send.body.id as string;
     // The hand-off of position 0 loses its answer (the adapter throws): it stays `sending`, marked.
-    const fanout = createFanout({
-      db: h.database.db,
-      log: h.app.log,
-      options: { perNumberPerSecond: null, reconcileAfterMs: 0 },
-      platform: {
-        ...h.messaging.platform,
-        sendTemplate: async (message) => {
-          if (message.callbackData === callbackReference(org.org.id, broadcastId, 0)) throw new Error('reset');
-          return h.messaging.platform.sendTemplate(message);
-        },
-      },
-    });
+    const fanout = losingAnswers((callbackData) => callbackData === callbackReference(org.org.id, broadcastId, 0));
     expect(await fanout.runOnce()).toBe(3);
     expect(await balanceOf(org)).toBe(94);
     expect(await fanout.reconcile()).toBe(1);
@@ -179,17 +183,7 @@ describe('a broadcast recipient failed handoff_unconfirmed, then reported', () =
       key: org.key,
       body: { recipients: recipientsFor([phone]) },
     });
-    const fanout = createFanout({
-      db: h.database.db,
-      log: h.app.log,
-      options: { perNumberPerSecond: null, reconcileAfterMs: 0 },
-      platform: {
-        ...h.messaging.platform,
-        sendTemplate: async () => {
-          throw new Error('reset');
-        },
-      },
-    });
+    const fanout = losingAnswers(() => true);
     expect(await fanout.runOnce()).toBe(1);
     expect(await fanout.reconcile()).toBe(1);
     const callbackData = callbackReference(org.org.id, send.body.id, 0);
