@@ -4,22 +4,15 @@ import { type Kysely, sql } from 'kysely';
 // `sent`/`delivered`/`read` report and charged the price it was admitted at. A broadcast recipient keeps that price
 // beside its refund (`unconfirmed_charge`, null on every other row); a reply keeps its hand-off row, with the
 // request that names its account and price, as `unconfirmed` until a report claims it.
-// D179 (issue 20 point 1): room on each page of the fan-out's hot tables, so that their frequent updates that
-// change no indexed column (a recipient's hand-off mark; a contact's `last_contacted_at` once it is verified) stay
-// on their page as HOT updates, writing no index entry. New pages only: a table keeps its pages until rewritten.
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and do not use the live row types.
 export async function up(db: Kysely<any>): Promise<void> {
   await sql`alter table broadcast_recipients add column unconfirmed_charge numeric(20, 6)`.execute(db);
   await sql`alter table reply_handoffs drop constraint reply_handoffs_state_check,
     add constraint reply_handoffs_state_check check (state in ('queued', 'marked', 'unconfirmed'))`.execute(db);
-  await sql`alter table broadcast_recipients set (fillfactor = 80)`.execute(db);
-  await sql`alter table contacts set (fillfactor = 90)`.execute(db);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: see up().
 export async function down(db: Kysely<any>): Promise<void> {
-  await sql`alter table contacts reset (fillfactor)`.execute(db);
-  await sql`alter table broadcast_recipients reset (fillfactor)`.execute(db);
   await sql`delete from reply_handoffs where state = 'unconfirmed'`.execute(db);
   await sql`alter table reply_handoffs drop constraint reply_handoffs_state_check,
     add constraint reply_handoffs_state_check check (state in ('queued', 'marked'))`.execute(db);

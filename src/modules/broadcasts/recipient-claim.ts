@@ -65,11 +65,6 @@ function candidates(trx: Transaction<DB>) {
  * sorted for each batch (287 ms at 140,000 queued rows).
  */
 export async function claimBatch(trx: Transaction<DB>, options: { limit: number; leaseMs: number; token: string }) {
-  // D177: the plans above whatever the statistics say. Right after a large send they still describe a small
-  // table, and the planner read and sorted every due row of every live broadcast for each batch (44 ms at 5,000
-  // queued rows, growing with the queue). For the claim's transaction only (its other statements are key lookups).
-  await sql`select set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true),
-    set_config('enable_hashjoin', 'off', true)`.execute(trx);
   const expired = await candidates(trx)
     .where('r.status', '=', 'sending')
     .where('r.handoff_started_at', 'is', null)

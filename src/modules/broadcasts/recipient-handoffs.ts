@@ -70,7 +70,6 @@ type Moved = RecipientKey & RecipientEventRow & { moved: boolean; open: string[]
  * Runs a held update that may take recipients out of the pending count (`moves` says which rows it moved) and, in
  * the same statement, locks their broadcasts that have not finished (after the recipient rows, as a status report
  * does): a later statement of the transaction (finishLocked) sees whether they ended. Rows answer as events show them.
- * The broadcasts are named as `= any(…)` too, so that their primary key finds them whatever the statistics say (D177).
  */
 async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange, moves: RawBuilder<boolean>) {
   const result = await sql<Moved>`
@@ -78,8 +77,6 @@ async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange,
     locked as materialized (
       select b.org_id, b.id from broadcasts b
       where (b.org_id, b.id) in (select org_id, broadcast_id from u where moved) and b.finished_at is null
-        and b.org_id = any(${[...new Set(rows.map((row) => row.org_id))]}::text[])
-        and b.id = any(${[...new Set(rows.map((row) => row.broadcast_id))]}::text[])
       order by b.org_id, b.id for update)
     select u.*, array(select org_id || ' ' || id from locked) as open from u
     order by u.org_id, u.broadcast_id, u.position`.execute(trx);

@@ -67,16 +67,10 @@ export function heldUpdate(rows: HeldRow[], change: HeldChange): RawBuilder<unkn
   ];
   const arrays = sql.join(columns.map(([, type, values]) => sql`${values}::${sql.raw(type)}[]`));
   const names = sql.raw(columns.map(([name]) => name).join(', '));
-  const distinct = <T>(values: T[]) => [...new Set(values)];
-  // issue 20 point 1: the key's columns also as `= any(…)`, so that the primary key finds the rows whatever the
-  // table's statistics say (stale ones, right after a large send, made the planner scan every held row and hash).
   return sql`
     update broadcast_recipients as r set ${change.set}
     from unnest(${arrays}) as v(${names})
     where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
-      and r.org_id = any(${distinct(rows.map((row) => row.org_id))}::text[])
-      and r.broadcast_id = any(${distinct(rows.map((row) => row.broadcast_id))}::text[])
-      and r.position = any(${distinct(rows.map((row) => row.position))}::int[])
       and r.lease_token = v.lease_token and ${change.where ?? sql`true`}
     returning r.org_id, r.broadcast_id, r.position${change.returning ? sql`, ${change.returning}` : sql``}`;
 }

@@ -166,7 +166,7 @@ export function reachabilityUpdate(
       updated_at = case when ${moves} then now() else contacts.updated_at end,
       last_contacted_at = ${contacted}
     from unnest(${ids}::text[], ${outcomes}::text[]) as v(id, outcome)
-    where contacts.org_id = ${orgId} and contacts.id = v.id and contacts.id = any(${ids}::text[])
+    where contacts.org_id = ${orgId} and contacts.id = v.id
       and (${moves} or ${options.contactedAt !== undefined})`;
 }
 
