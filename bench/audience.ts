@@ -198,7 +198,7 @@ async function main(): Promise<void> {
     )
   ).rows[0] as { sent: number; seconds: number };
   const wholeRate = whole.sent / whole.seconds;
-  const bareRateQueue = await bareQueueRate(databaseUrl, whole.sent, 1);
+  const bareRateQueue = (await bareQueueRate(databaseUrl, whole.sent, 1)).rate;
   // From the creation (the worker's start step included) to the last chunk's commit, as this process saw them.
   const rate = Number(timing.requested) / (preparedMs / 1000);
   const firstMs = timing.first_ms === null ? Number.NaN : Number(timing.first_ms);

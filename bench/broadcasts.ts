@@ -3,6 +3,7 @@
 // through a 100,000-recipient fan-out.
 //
 //   BENCH_DATABASE_URL   server to use (a fresh database crm_bench_broadcasts is made on it)
+//   BENCH_DATABASE_NAME  another name for that database (two benches on one server, or a worker left running)
 //   BENCH_FANOUT         recipients per throughput run, default 20000 (BENCH_QUICK=1: 20000 too: shorter runs weigh
 //                        start-up skew and the idle poll too much for the scaling row)
 //   BENCH_RSS_FANOUT     recipients of the memory run, default 100000; BENCH_QUICK=1 skips that run and reports the
@@ -10,13 +11,20 @@
 //   BENCH_WORKER_ROOT    a checkout whose `src/cli/main.ts worker` to run instead of this one (before/after comparisons
 //                        on the same database server; its migrations must match)
 //   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the worker processes (heap flags beyond bin/crm's own)
+//   BENCH_AUTO_EXPLAIN   a sample rate (0.02): the bench database's sessions log that share of their statements with
+//                        EXPLAIN (ANALYZE, BUFFERS, WAL) to the server's log (auto_explain), to read the hot plans
 // Baseline: a bare SKIP LOCKED loop (bench/bare-queue.ts) on the same database, with as many processes, doing the
 // minimum per message. Messages/s counts from the first claim to the last recorded answer as the database saw them
 // (worker start-up excluded); the hand-off latency is each recipient's claim → recorded answer (reached_at →
 // sent_at). Bench workers run the sandbox without SANDBOX_AUTO_REPORTS_MS: no delivery reports come back.
+// WAL bytes per message (issue 20 point 1): `pg_stat_reset_shared('wal')` before each run, `pg_stat_wal.wal_bytes`
+// after, over the messages of the run. The counter is the server's: other databases' writes meanwhile count too
+// (run it on a quiet server). After the 1-worker run, each hot table's updates (and how many were HOT) and each of
+// its indexes' scans (`pg_stat_user_indexes`) are printed to stderr.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
+import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
@@ -32,6 +40,7 @@ const fanoutSize = Number(process.env.BENCH_FANOUT ?? 20_000);
 const rssSize = Number(process.env.BENCH_RSS_FANOUT ?? 100_000);
 const ADMIN = 'bench-admin';
 const PATH = 'fan-out, sandbox, cap lifted';
+const databaseName = process.env.BENCH_DATABASE_NAME ?? 'crm_bench_broadcasts';
 
 let phoneSequence = 0;
 const nextPhones = (count: number) =>
@@ -69,12 +78,39 @@ function rssOf(pid: number | undefined): number {
   }
 }
 
-/** Messages per second of the bare loop with 1 and 2 processes, each over `size` fresh rows. */
-async function bareBaseline(databaseUrl: string, size: number): Promise<number[]> {
-  return [await bareQueueRate(databaseUrl, size, 1), await bareQueueRate(databaseUrl, size, 2)];
+type Queryable = { query: (text: string) => Promise<{ rows: Record<string, unknown>[] }> };
+/** Zeroes the server's WAL counter (issue 20 point 1: WAL bytes per message). */
+const resetWal = (client: Queryable) => client.query(`select pg_stat_reset_shared('wal')`);
+/** WAL bytes the server wrote since resetWal. */
+const walSince = async (client: Queryable) =>
+  Number((await client.query('select wal_bytes::float8 as bytes from pg_stat_wal')).rows[0]?.bytes);
+
+/** Messages per second of the bare loop with 1 and 2 processes, each over `size` fresh rows; WAL bytes per message. */
+async function bareBaseline(databaseUrl: string, size: number): Promise<{ rates: number[]; walPerMessage: number[] }> {
+  const runs = [await bareQueueRate(databaseUrl, size, 1), await bareQueueRate(databaseUrl, size, 2)];
+  return { rates: runs.map((run) => run.rate), walPerMessage: runs.map((run) => run.walPerMessage) };
+}
+
+/** Updates (HOT among them) of the fan-out's hot tables and the scans of each of their indexes, to stderr. */
+async function printTableStats(client: Queryable): Promise<void> {
+  const tables = `('broadcast_recipients', 'contacts', 'messages', 'conversations', 'messaging_accounts', 'broadcasts')`;
+  const updates = await client.query(
+    `select relname, n_tup_ins, n_tup_upd, n_tup_hot_upd from pg_stat_user_tables where relname in ${tables}
+     order by relname`,
+  );
+  for (const row of updates.rows) {
+    log(`  ${row.relname}: ${row.n_tup_ins} inserts, ${row.n_tup_upd} updates, ${row.n_tup_hot_upd} of them HOT`);
+  }
+  const indexes = await client.query(
+    `select relname, indexrelname, idx_scan, pg_relation_size(indexrelid) as bytes from pg_stat_user_indexes
+     where relname in ${tables} order by relname, indexrelname`,
+  );
+  for (const row of indexes.rows)
+    log(`    ${row.relname}.${row.indexrelname}: ${row.idx_scan} scans, ${row.bytes} bytes`);
 }
 
 interface FanoutRun {
+  walPerMessage: number;
   workers: number;
   recipients: number;
   seconds: number;
@@ -85,7 +121,24 @@ interface FanoutRun {
 }
 
 async function main(): Promise<void> {
-  const databaseUrl = await freshDatabase('crm_bench_broadcasts');
+  const databaseUrl = await freshDatabase(databaseName);
+  const sampled = process.env.BENCH_AUTO_EXPLAIN;
+  if (sampled) {
+    const client = new pg.Client({ connectionString: databaseUrl });
+    await client.connect();
+    const settings = {
+      session_preload_libraries: 'auto_explain',
+      'auto_explain.log_min_duration': '0',
+      'auto_explain.log_analyze': 'on',
+      'auto_explain.log_buffers': 'on',
+      'auto_explain.log_wal': 'on',
+      'auto_explain.sample_rate': String(Number(sampled)),
+    };
+    for (const [name, value] of Object.entries(settings)) {
+      await client.query(`alter database ${databaseName} set ${name} = '${value}'`);
+    }
+    await client.end();
+  }
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
   const app = await buildApp(wire({ database, rateLimitStore: unlimited, adminToken: ADMIN }));
@@ -139,9 +192,17 @@ async function main(): Promise<void> {
     return Number(row.n);
   }
 
+  const benchDb: Queryable = {
+    query: async (text) => ({ rows: (await sql.raw(text).execute(database.db)).rows as Record<string, unknown>[] }),
+  };
+
   async function fanout(workers: number, size: number): Promise<FanoutRun> {
     const queued = await queue(size);
     log(`fan-out of ${queued} recipients with ${workers} worker process(es)`);
+    if (process.env.BENCH_ANALYZE === '1') await sql`analyze`.execute(database.db);
+    await sql`checkpoint`.execute(database.db);
+    await sql`select pg_stat_reset()`.execute(database.db);
+    await resetWal(benchDb);
     const runStarted = new Date();
     const children = await Promise.all(Array.from({ length: workers }, () => startWorker(databaseUrl)));
     let peakRss = 0;
@@ -156,6 +217,8 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     for (const child of children) child.kill('SIGTERM');
+    const wal = await walSince(benchDb);
+    if (workers === 1) await printTableStats(benchDb);
     // From the first claim to the last recorded answer, as the database saw them (worker start-up excluded); each
     // recipient's claim → recorded answer.
     const span = await sql<{ seconds: number; p50: number; p99: number }>`
@@ -164,10 +227,19 @@ async function main(): Promise<void> {
         percentile_cont(0.99) within group (order by extract(epoch from sent_at - reached_at))::float8 * 1000 as p99
       from broadcast_recipients where reached_at >= ${runStarted} and sent_at is not null`.execute(database.db);
     const { seconds, p50, p99 } = span.rows[0] as { seconds: number; p50: number; p99: number };
-    return { workers, recipients: queued, seconds, rate: queued / seconds, p50, p99, peakRssMb: peakRss / 1024 };
+    return {
+      workers,
+      recipients: queued,
+      seconds,
+      rate: queued / seconds,
+      p50,
+      p99,
+      peakRssMb: peakRss / 1024,
+      walPerMessage: wal / queued,
+    };
   }
 
-  const bare = await bareBaseline(databaseUrl, fanoutSize);
+  const { rates: bare, walPerMessage: bareWal } = await bareBaseline(databaseUrl, fanoutSize);
   const runs = [await fanout(1, fanoutSize), await fanout(2, fanoutSize)];
   const memory = quick ? (runs[0] as FanoutRun) : await fanout(1, rssSize);
   const [one, two] = runs as [FanoutRun, FanoutRun];
@@ -222,14 +294,15 @@ async function main(): Promise<void> {
   const line = (run: FanoutRun, baseline: number) =>
     `| ${run.workers} | ${run.recipients} | ${run.seconds.toFixed(1)} | ${run.rate.toFixed(0)} | ${baseline.toFixed(0)} | ` +
     `${(run.rate / baseline).toFixed(2)}× | ${(run.rate / one.rate).toFixed(2)}× | ${run.p50.toFixed(0)} | ` +
-    `${run.p99.toFixed(0)} | ${run.peakRssMb.toFixed(0)} |`;
+    `${run.p99.toFixed(0)} | ${run.peakRssMb.toFixed(0)} | ${run.walPerMessage.toFixed(0)} | ` +
+    `${(bareWal[run.workers - 1] as number).toFixed(0)} |`;
   process.stdout.write(
     [
       '',
       `Fan-out with the sandbox platform and the per-number cap lifted (worker processes on PostgreSQL at ${benchServer.host})${label}:`,
       '',
-      '| Workers | Recipients | Seconds | Messages/s | Bare SKIP LOCKED loop, same processes (msg/s) | Ratio to bare | Scaling vs 1 worker | Hand-off p50 (ms) | Hand-off p99 (ms) | Peak worker RSS (MB) |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| Workers | Recipients | Seconds | Messages/s | Bare SKIP LOCKED loop, same processes (msg/s) | Ratio to bare | Scaling vs 1 worker | Hand-off p50 (ms) | Hand-off p99 (ms) | Peak worker RSS (MB) | WAL bytes/msg | Bare loop WAL bytes/msg |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...runs.map((run) => line(run, bare[run.workers - 1] as number)),
       ...(quick ? [] : [line(memory, bare[0] as number)]),
       '',

@@ -20,6 +20,7 @@ import * as consoleUsers from './migrations/0017-console-users.ts';
 import * as deliveryLanes from './migrations/0018-delivery-lanes.ts';
 import * as replyWindow from './migrations/0019-reply-window.ts';
 import * as failureCodes from './migrations/0023-failure-codes.ts';
+import * as lateReports from './migrations/0025-late-reports.ts';
 import * as retention from './migrations/0026-retention.ts';
 import type { DB } from './schema.ts';
 
@@ -45,6 +46,7 @@ export const migrations: Record<string, Migration> = {
   '0019-reply-window': replyWindow,
   '0023-failure-codes': failureCodes,
   '0026-retention': retention,
+  '0025-late-reports': lateReports,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {

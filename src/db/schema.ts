@@ -305,6 +305,8 @@ export interface BroadcastRecipientsTable {
   /** decisions §13: the original recipient a retry's recipient retries (migration 0010). */
   retry_of_broadcast_id: ColumnType<string | null, string | null | undefined, string | null>;
   retry_of_position: ColumnType<number | null, number | null | undefined, number | null>;
+  /** decisions D176: the price a `handoff_unconfirmed` failure gave back, charged again by a later report (0025). */
+  unconfirmed_charge: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 export interface IdempotencyKeysTable {

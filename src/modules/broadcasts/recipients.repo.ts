@@ -10,7 +10,7 @@ import { recordReachability } from '../contacts/contact-intake.ts';
 import { MARKETING_CAP, MARKETING_CAP_BACKOFF_MS } from './platform-pacing.ts';
 import type { ClaimedRow } from './recipient-claim.ts';
 import { recordRecipientMoves } from './recipient-events.ts';
-import { refund, updateRecipient } from './recipient-held.ts';
+import { adjustBalance, refund, updateRecipient } from './recipient-held.ts';
 import { isForward, parseCallbackReference } from './recipient-rules.ts';
 
 export { type ClaimedRow, type ClaimOptions, claimRecipients } from './recipient-claim.ts';
@@ -62,14 +62,15 @@ export async function queueRecipients(
 
 /**
  * Hand-offs whose answer was lost and that no status report settled within `olderThanMs` fail as
- * `handoff_unconfirmed` and are refunded (never sent again: the platform may have taken them).
+ * `handoff_unconfirmed` and are refunded (never sent again: the platform may have taken them). The refunded price
+ * stays in `unconfirmed_charge`: a later report that the platform took it charges it again (D176, applyReport).
  */
 export async function failUnconfirmed(db: Kysely<DB>, olderThanMs: number, limit = 500): Promise<number> {
   return transactionWithRetry(db, async (trx) => {
     const stale = await sql<ClaimedRow>`
       update broadcast_recipients as r set status = 'failed',
         error = 'handoff_unconfirmed', error_message = 'the platform never confirmed this message',
-        failed_at = now(), lease_until = null, charged = 0, updated_at = now()
+        failed_at = now(), lease_until = null, charged = 0, unconfirmed_charge = old.charged, updated_at = now()
       from (select org_id, broadcast_id, position, charged from broadcast_recipients
             where status = 'sending' and handoff_started_at is not null
               and handoff_started_at < now() - make_interval(secs => ${olderThanMs / 1000})
@@ -98,7 +99,17 @@ type StatusReport = PlatformEventOf<'message_status'>;
 const lockRecipient = (db: Kysely<DB>, orgId: string) =>
   db
     .selectFrom('broadcast_recipients')
-    .select(['broadcast_id', 'position', 'status', 'platform_message_id', 'contact_id', 'account_id', 'charged'])
+    .select([
+      'broadcast_id',
+      'position',
+      'status',
+      'error',
+      'platform_message_id',
+      'contact_id',
+      'account_id',
+      'charged',
+      'unconfirmed_charge',
+    ])
     .where('org_id', '=', orgId)
     .forUpdate();
 
@@ -152,6 +163,10 @@ export async function applyReport(
   }
   const target = report.status;
   const when = report.timestamp;
+  if (target !== 'failed' && row.status === 'failed' && row.error === 'handoff_unconfirmed') {
+    await applyLateReport(db, { ...key, account_id: row.account_id, contact_id: row.contact_id }, row, report, at);
+    return 'applied';
+  }
   if (!isForward(row.status, target)) {
     // A delivery report that arrives after the read report still tells when it was delivered.
     if (target === 'delivered' && row.status === 'read') {
@@ -192,6 +207,44 @@ export async function applyReport(
     ]);
   }
   return 'applied';
+}
+
+/**
+ * decisions D176 (§15's guarantee for broadcasts): a recipient that failed only because its hand-off's answer was
+ * lost (`handoff_unconfirmed`) and that the platform now reports `sent`, `delivered` or `read` did reach the
+ * platform: it moves to that status as if the answer had come, and is charged again the price the reconciler gave
+ * back (`unconfirmed_charge`). The pending count does not move (failed and sent are both settled), so the broadcast's
+ * end is not looked at again; its event, the contact's reachability and the 24-hour window (the status trigger asks
+ * for a recount) follow as for any move.
+ */
+async function applyLateReport(
+  db: Kysely<DB>,
+  key: { org_id: string; broadcast_id: string; position: number; account_id: string; contact_id: string },
+  row: { unconfirmed_charge: number | string | null },
+  report: StatusReport,
+  at: Date,
+): Promise<void> {
+  const when = report.timestamp;
+  const price = Number(row.unconfirmed_charge ?? 0);
+  await updateRecipient(db, key)
+    .set({
+      status: report.status,
+      platform_message_id: report.platformMessageId,
+      error: null,
+      error_message: null,
+      error_code: null,
+      failed_at: null,
+      sent_at: when,
+      ...(report.status === 'sent' ? {} : { delivered_at: when }),
+      ...(report.status === 'read' ? { read_at: when } : {}),
+      charged: price,
+      unconfirmed_charge: null,
+      updated_at: at,
+    })
+    .execute();
+  await adjustBalance(db, key.org_id, key.account_id, -price);
+  await recordRecipientMoves(db, [key], { mayFinish: false });
+  await recordReachability(db, key.org_id, [{ contactId: key.contact_id, outcome: 'reached' }]);
 }
 
 /** What a listed recipient shows (the page of `GET /v1/broadcasts/{id}/recipients`). */

@@ -252,6 +252,9 @@ const REPORTED_COLUMNS = [
   'direction',
   'sender',
   'platform_message_id',
+  'error',
+  'phone',
+  'window_account_id',
 ] as const;
 
 export const lockMessageByPlatformId = (db: Kysely<DB>, orgId: string, platformMessageId: string) =>

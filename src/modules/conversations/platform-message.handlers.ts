@@ -9,7 +9,7 @@ import { readContact } from '../contacts/contact-view.ts';
 import { recordEvents } from '../events/events.ts';
 import * as conversations from './conversations.repo.ts';
 import { messageEventData } from './message-view.ts';
-import { settleReplyHandoff } from './reply-handoffs.repo.ts';
+import { settleLateReply, settleReplyHandoff } from './reply-handoffs.repo.ts';
 import { parseReplyReference, replyError } from './reply-rules.ts';
 
 const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx, event, { orgId, channelId }) => {
@@ -100,14 +100,22 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
   if (replyId) message = await conversations.lockUnnamedMessage(trx, orgId, replyId, event.platformMessageId);
   if (!message) return 'unmatched';
   const at = event.timestamp;
-  if (!isForward(message.status, event.status)) {
+  const reply = message.direction === 'outbound' && (message.sender === 'agent' || message.sender === 'ai');
+  // decisions D176: a reply that failed only because its hand-off's answer was lost did reach the platform if it
+  // reports it sent, delivered or read: it moves on, charged again (settleLateReply); no other failure is undone.
+  const late =
+    reply &&
+    event.status !== 'failed' &&
+    message.status === 'failed' &&
+    message.error === 'handoff_unconfirmed' &&
+    (await settleLateReply(trx, orgId, message));
+  if (!late && !isForward(message.status, event.status)) {
     // A delivery report that arrives after the read report still tells when it was delivered.
     if (event.status === 'delivered' && message.status === 'read' && message.delivered_at === null) {
       await conversations.updateMessage(trx, orgId, message.id, { delivered_at: at, updated_at: receivedAt });
     }
     return 'stale';
   }
-  const reply = message.direction === 'outbound' && (message.sender === 'agent' || message.sender === 'ai');
   const changes = {
     sent: { status: 'sent', sent_at: at },
     delivered: { status: 'delivered', delivered_at: at },
@@ -124,11 +132,13 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
   // A report about a reply still `sending` settles its hand-off: it reached the platform.
   const settles = message.status === 'sending';
   const named = message.platform_message_id === null ? { platform_message_id: event.platformMessageId } : {};
-  const sentAt = settles && event.status !== 'failed' ? { sent_at: message.sent_at ?? at } : {};
+  const sentAt = (settles || late) && event.status !== 'failed' ? { sent_at: message.sent_at ?? at } : {};
+  const unfailed = late ? { error: null, error_message: null, failed_at: null } : {};
   const updated = await conversations.updateMessage(trx, orgId, message.id, {
     ...sentAt,
     ...changes,
     ...named,
+    ...unfailed,
     updated_at: receivedAt,
   });
   if (reply) {
@@ -137,6 +147,8 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
     if (updated)
       await recordEvents(trx, orgId, [{ type: 'message.updated', data: messageEventData(updated) }], receivedAt);
   }
+  // As the platform's answer would have (recordAccepted): the contact was reached.
+  if (late && updated) await recordReachability(trx, orgId, [{ contactId: message.contact_id, outcome: 'reached' }]);
   if (event.status === 'failed' && event.error?.reason === 'not_on_network') {
     await recordReachability(trx, orgId, [{ contactId: message.contact_id, outcome: 'not_on_network' }]);
   }

@@ -153,11 +153,14 @@ export async function leaveUnconfirmed(db: Kysely<DB>, reply: ClaimedReply) {
 /**
  * Marked replies whose answer was lost and that no status report settled within `olderThanMs` (and whose lease
  * ran out) fail as `handoff_unconfirmed`, their price given back: never sent again, the platform may have taken them.
+ * Their hand-off rows stay, `unconfirmed` and without a lease, keeping the request (account and price) for a later
+ * report that the platform took them (D176, settleLateReply).
  */
 export function failUnconfirmedReplies(db: Kysely<DB>, olderThanMs: number, limit = 500): Promise<number> {
   return transactionWithRetry(db, async (trx) => {
     const stale = await sql<{ org_id: string; message_id: string; request: ReplyRequest }>`
-      delete from reply_handoffs as r using (
+      update reply_handoffs as r set state = 'unconfirmed', lease_until = null, lease_token = null
+      from (
         select org_id, message_id from reply_handoffs
         where state = 'marked' and handoff_started_at < now() - make_interval(secs => ${olderThanMs / 1000})
           and (lease_until is null or lease_until < now())
@@ -181,10 +184,44 @@ export function failUnconfirmedReplies(db: Kysely<DB>, olderThanMs: number, limi
         .returningAll()
         .execute();
       if (failed.length > 0) await adjustBalance(trx, row.org_id, row.request.accountId, row.request.charged);
+      else await dropHandoff(trx, row.org_id, row.message_id);
       await moved(trx, row.org_id, failed, at);
     }
     return stale.rows.length;
   });
+}
+
+const dropHandoff = (db: Kysely<DB>, orgId: string, messageId: string) =>
+  db.deleteFrom('reply_handoffs').where('org_id', '=', orgId).where('message_id', '=', messageId).execute();
+
+/**
+ * decisions D176 (§15): the platform reports a reply that failed as `handoff_unconfirmed` sent, delivered or read,
+ * so it did take it. Its `unconfirmed` hand-off row leaves the queue and the price the reconciler gave back is
+ * charged again (as the admission had taken it); a template reply counted in the 24-hour window asks for its
+ * recount, as its failure did. Answers false when no such row is left (nothing to charge: the report is stale).
+ */
+export async function settleLateReply(
+  db: Kysely<DB>,
+  orgId: string,
+  message: { id: string; window_account_id: string | null; phone: string },
+): Promise<boolean> {
+  const taken = await db
+    .deleteFrom('reply_handoffs')
+    .where('org_id', '=', orgId)
+    .where('message_id', '=', message.id)
+    .where('state', '=', 'unconfirmed')
+    .returning('request')
+    .executeTakeFirst();
+  if (!taken) return false;
+  const request = taken.request as ReplyRequest;
+  await adjustBalance(db, orgId, request.accountId, -request.charged);
+  if (message.window_account_id !== null) {
+    await db
+      .insertInto('messaging_window_recounts')
+      .values({ org_id: orgId, account_id: message.window_account_id, phone: message.phone })
+      .execute();
+  }
+  return true;
 }
 
 /** A status report settled the reply's hand-off: its row leaves the queue. */
@@ -202,6 +239,7 @@ export async function countPendingReplies(db: Kysely<DB>): Promise<number> {
   const row = await db
     .selectFrom('reply_handoffs')
     .select(sql<number>`count(*)::int`.as('n'))
+    .where('state', '<>', 'unconfirmed')
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
