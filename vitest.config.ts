@@ -56,6 +56,9 @@ export default defineConfig(async () => {
     test: {
       testTimeout: 60_000,
       hookTimeout: 60_000,
+      // expect.poll waits for a state as long as a page's own waits do (10 s), not vitest's 1 s: a change answered
+      // 429 is sent again after its Retry-After (D154), which alone takes a second.
+      expect: { poll: { timeout: 10_000 } },
       // Much of a database-backed file's time is spent waiting (on PostgreSQL, child processes, a browser), so run as
       // many files at once as there are CPUs, at least two (Vitest's default leaves one CPU idle). Each file has its
       // own database (test/helpers/database.ts). TEST_WORKERS overrides.

@@ -213,7 +213,9 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
     await page.getByRole('textbox', { name: 'Caption' }).fill('Le envío la foto del paquete');
     const before = replies.length;
     await page.getByRole('button', { name: 'Send reply' }).click();
-    await expect.poll(() => replies.length - before).toBe(1);
+    // One send (sent again, same body and key, if the organization's budget answered 429: D154).
+    await expect.poll(() => replies.length - before).toBeGreaterThanOrEqual(1);
+    expect(new Set(replies.slice(before).map(keyOf)).size).toBe(1);
     expect(JSON.parse(replies.at(-1)!.postData() ?? '{}')).toEqual({
       type: 'image',
       media_url: `${filesUrl}/photo.png`,
@@ -325,8 +327,8 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
     await server.admin('PATCH', `/messaging-accounts/${data.accountId}`, { balance: account.body.balance });
     // Pressed again with the same body: the same key (a refusal releases it for the retry), and now it is sent.
     await form.getByRole('button', { name: 'Send template' }).click();
-    await expect.poll(() => replies.length - before).toBe(2);
-    expect(keyOf(replies.at(-1)!)).toBe(keyOf(replies.at(-2)!));
+    await expect.poll(() => replies.length - before).toBeGreaterThanOrEqual(2);
+    expect(new Set(replies.slice(before).map(keyOf)).size).toBe(1);
     await expect
       .poll(async () =>
         (await messagesOf(data.conversationId)).some((m) => m.type === 'template' && m.sender === 'agent'),

@@ -17,18 +17,49 @@ export interface ConsoleServer {
   stop(): Promise<void>;
 }
 
+/** The test's own share of an organization's 20 requests a second: the page it drives needs the rest. */
+const TEST_CALLS_PER_SECOND = 6;
+const recentCalls = new Map<string, number[]>();
+
+/** Waits until this key has made fewer than TEST_CALLS_PER_SECOND calls in the last second, then counts one. */
+async function takeTurn(token: string): Promise<void> {
+  for (;;) {
+    const now = Date.now();
+    const recent = (recentCalls.get(token) ?? []).filter((at) => now - at < 1000);
+    if (recent.length < TEST_CALLS_PER_SECOND) {
+      recent.push(now);
+      recentCalls.set(token, recent);
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (now - (recent[0] as number)) + 5));
+  }
+}
+
+/**
+ * One API call with a key, as an integrator's client makes it. The test's calls (polling loops among them) share the
+ * organization's budget with the page under test, so they keep to a share of it; a 429 is still waited out for its
+ * `Retry-After` and sent again, up to 10 times, like the SDK does.
+ */
 async function call(url: string, method: string, token: string, body?: unknown) {
-  const response = await fetch(url, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(method === 'POST' && url.includes('/send') ? { 'idempotency-key': crypto.randomUUID() } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  const idempotencyKey = method === 'POST' && url.includes('/send') ? crypto.randomUUID() : undefined;
+  for (let attempt = 0; ; attempt++) {
+    await takeTurn(token);
+    const response = await fetch(url, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...(idempotencyKey ? { 'idempotency-key': idempotencyKey } : {}),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    if (response.status === 429 && attempt < 10) {
+      await new Promise((resolve) => setTimeout(resolve, Number(response.headers.get('retry-after') ?? 1) * 1000));
+      continue;
+    }
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  }
 }
 
 export async function startConsoleServer(env: Record<string, string> = {}): Promise<ConsoleServer> {

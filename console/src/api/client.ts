@@ -18,3 +18,11 @@ export const api = new CrmClient({
   // A 429 is shown to the person at once rather than retried behind a spinner.
   maxRetries: 0,
 });
+
+/** How long to wait before asking again after a 429: its Retry-After, with a little jitter (D154). */
+export function after429(error: unknown): number {
+  const after = Number((error as { headers?: Headers }).headers?.get('retry-after'));
+  return (Number.isFinite(after) && after > 0 ? after * 1000 : 1000) + Math.random() * 300;
+}
+
+export const statusOf = (error: unknown) => (error as { status?: number }).status;

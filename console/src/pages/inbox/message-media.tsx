@@ -1,9 +1,9 @@
 // A message's file (decisions §15): an image is fetched through the API with the session, as a blob shown by an
 // object URL (the console's CSP allows `img-src blob:`); any other file is a download link with its name.
 import type { Message } from '@crm-messaging/sdk';
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Button } from 'react-aria-components';
-import { API_BASE, api } from '../../api/client.ts';
+import { API_BASE, after429, api, statusOf } from '../../api/client.ts';
 
 function mediaPath(message: Message): string {
   return `${API_BASE}/v1/conversations/${encodeURIComponent(message.conversation_id)}/messages/${encodeURIComponent(message.id)}/media`;
@@ -25,10 +25,12 @@ export function MessageMedia({ message }: { message: Message }) {
 function MediaImage({ message }: { message: Message }) {
   const [state, setState] = useState<{ url?: string; failed?: boolean }>({});
   const [attempt, setAttempt] = useState(0);
+  const busyRetries = useRef(0);
   // biome-ignore lint/correctness/useExhaustiveDependencies: fetched again when "Try again" bumps the attempt
   useEffect(() => {
     const controller = new AbortController();
     let url: string | undefined;
+    let retry: ReturnType<typeof setTimeout> | undefined;
     setState({});
     api.conversations
       .downloadMedia(message.conversation_id, message.id, { signal: controller.signal })
@@ -37,10 +39,19 @@ function MediaImage({ message }: { message: Message }) {
         url = URL.createObjectURL(blob);
         setState({ url });
       })
-      .catch(() => {
-        if (!controller.signal.aborted) setState({ failed: true });
+      .catch((error: unknown) => {
+        if (controller.signal.aborted) return;
+        // The organization's budget for this second was spent (the page's reads share it): ask again after its
+        // Retry-After, three times at most, rather than showing a failure (D154).
+        if (statusOf(error) === 429 && busyRetries.current < 3) {
+          busyRetries.current += 1;
+          retry = setTimeout(() => setAttempt((n) => n + 1), after429(error));
+          return;
+        }
+        setState({ failed: true });
       });
     return () => {
+      if (retry) clearTimeout(retry);
       controller.abort();
       if (url) URL.revokeObjectURL(url);
     };
