@@ -178,6 +178,7 @@ describe('the console', { timeout: 60_000 }, () => {
 
     await page.getByRole('link', { name: 'Edit contact' }).click();
     await page.getByRole('heading', { level: 1, name: 'Edit contact' }).waitFor();
+    await screenshot(page, 'contact-edit', { fullPage: true });
     await page.getByRole('button', { name: /Plan/ }).click();
     await page.getByRole('option', { name: 'Gold' }).click();
     await page.getByRole('button', { name: 'Save contact' }).click();
