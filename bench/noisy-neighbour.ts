@@ -202,7 +202,13 @@ function describePhase(phase: Phase): string {
 function startApi(url: string, env: Record<string, string>): Promise<Started> {
   return start(
     ['--max-semi-space-size=2', 'src/cli/main.ts', 'serve', '--no-worker'],
-    { DATABASE_URL: url, ADMIN_TOKEN: 'bench-admin', LOG_LEVEL: 'error', ...env },
+    {
+      DATABASE_URL: url,
+      ADMIN_TOKEN: 'bench-admin',
+      LOG_LEVEL: 'error',
+      ...(process.env.PGOPTIONS ? { PGOPTIONS: process.env.PGOPTIONS } : {}),
+      ...env,
+    },
     '/healthz',
     root,
   );
@@ -233,13 +239,18 @@ async function main(): Promise<void> {
   const { aKeys, quiet } = await seedAll(url);
   log(`load average ${loadavg()[0]?.toFixed(1)}, ${cpus().length} CPUs; ${duration} s per phase`);
 
-  // BENCH_ORG_CONCURRENCY tries another limit than the default (ORG_CONCURRENCY).
+  // BENCH_ORG_CONCURRENCY and BENCH_ORG_BUSY_PERCENT try other limits than the defaults (ORG_CONCURRENCY,
+  // ORG_BUSY_PERCENT).
   const tried = process.env.BENCH_ORG_CONCURRENCY;
-  const on = await startApi(url, tried ? { ORG_CONCURRENCY: tried } : {});
-  const limit = tried ?? String(BULKHEAD_DEFAULTS.limit);
+  const share = process.env.BENCH_ORG_BUSY_PERCENT;
+  const on = await startApi(url, {
+    ...(tried ? { ORG_CONCURRENCY: tried } : {}),
+    ...(share ? { ORG_BUSY_PERCENT: share } : {}),
+  });
+  const limit = `${tried ?? BULKHEAD_DEFAULTS.limit} expensive at once, busy ≤ ${share ?? BULKHEAD_DEFAULTS.share * 100} %`;
   let withBulkhead: Phase[];
   try {
-    withBulkhead = await runPhases(on.base, aKeys, quiet, true, `bulkhead on (${limit} per org)`);
+    withBulkhead = await runPhases(on.base, aKeys, quiet, true, `bulkhead on (${limit})`);
   } finally {
     await stop(on.child);
   }
@@ -262,7 +273,7 @@ async function main(): Promise<void> {
   const aOk = (phase: Phase) => (phase.a?.samples ?? []).filter((s) => s.status === 200).map((s) => s.ms);
 
   process.stdout.write(
-    `\n## Noisy neighbour (pool ${DATABASE_DEFAULTS.poolSize}, bulkhead ${limit} expensive requests per organization, ` +
+    `\n## Noisy neighbour (pool ${DATABASE_DEFAULTS.poolSize}, bulkhead ${limit} per organization, ` +
       `${duration} s per phase, load average ${loadavg()
         .map((value) => value.toFixed(1))
         .join(' ')})\n\n` +
@@ -281,7 +292,7 @@ async function main(): Promise<void> {
   recordSummary([
     {
       path: 'noisy neighbour: B reads while A floods',
-      row: `A at 10× its budget (q= and batch upserts, ${A_KEYS} keys), bulkhead ${limit}/org`,
+      row: `A at 10× its budget (q= and batch upserts, ${A_KEYS} keys), bulkhead ${limit}`,
       baseline: `B quiet: p99 ${quietP99.toFixed(1)} ms`,
       value: `B p99 ${floodP99.toFixed(1)} ms (lifted: ${liftedP99.toFixed(1)} ms), ${bFailed} B failures`,
       ratio,

@@ -56,7 +56,7 @@ export interface Config {
     poolQueue: number;
   };
   /** The per-organization bulkhead (issue 19 point 2): expensive requests of one organization at once, per process. */
-  bulkhead: { limit: number; queue: number; waitMs: number };
+  bulkhead: { limit: number; queue: number; waitMs: number; share: number };
   /** Retention (D182): how long webhook history and the platform's webhook ids are kept. */
   retention: { webhookHistoryMs: number; platformEventsMs: number };
   fanout: {
@@ -156,6 +156,11 @@ export const BULKHEAD_DEFAULTS = {
   queue: 8,
   /** How long one waits for a place before 503 `service_busy`. */
   waitMs: 1000,
+  /**
+   * The share of its place's time one organization may keep busy while others are active (D184: a third, measured
+   * on this 2-CPU machine by `npm run bench:noisy`).
+   */
+  share: 0.33,
 };
 
 function hostList(env: NodeJS.ProcessEnv, name: string): string[] {
@@ -187,6 +192,13 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number | undefi
   if (!Number.isInteger(value) || value < min)
     throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
   return value;
+}
+
+/** A whole percentage from 1 to 100, as a share (0.01–1). */
+function percent(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = integer(env, name, Math.round(fallback * 100), 1) as number;
+  if (value > 100) throw new ConfigError(`${name} must be an integer from 1 to 100, got "${env[name]}"`);
+  return value / 100;
 }
 
 /** A whole number of days (at least 1), as milliseconds. */
@@ -286,6 +298,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       limit: integer(env, 'ORG_CONCURRENCY', BULKHEAD_DEFAULTS.limit, 1) as number,
       queue: integer(env, 'ORG_QUEUE', BULKHEAD_DEFAULTS.queue, 0) as number,
       waitMs: integer(env, 'ORG_QUEUE_WAIT_MS', BULKHEAD_DEFAULTS.waitMs, 1) as number,
+      share: percent(env, 'ORG_BUSY_PERCENT', BULKHEAD_DEFAULTS.share),
     },
     retention: {
       webhookHistoryMs: days(env, 'WEBHOOK_RETENTION_DAYS', RETENTION_DEFAULTS.webhookHistoryMs),

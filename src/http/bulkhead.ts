@@ -38,20 +38,65 @@ function expensive(request: FastifyRequest): boolean {
   return rule === true || rule(request);
 }
 
-export function createBulkhead(options: Partial<SemaphoreLimits> = {}) {
-  const limits: SemaphoreLimits = {
+export interface BulkheadLimits extends SemaphoreLimits {
+  /**
+   * The share of its places' time an organization may keep busy while others are active (0 < share ≤ 1): a place a
+   * request held for t ms rests t × (1 − share) / share ms more before the organization may take it again (at most
+   * `MAX_REST_MS`). The place bounds how many of the pool's connections a flood holds; the rest bounds how much of
+   * the CPUs it takes from the others (D184). An organization alone in the process rests not at all.
+   */
+  share: number;
+}
+
+/** The longest rest after one request (a request that held its place very long does not lock its org out). */
+const MAX_REST_MS = 2000;
+/** An organization that sent a request within this long is active. */
+const ACTIVE_MS = 1000;
+
+export function createBulkhead(options: Partial<BulkheadLimits> = {}) {
+  const limits: BulkheadLimits = {
     limit: options.limit ?? BULKHEAD_DEFAULTS.limit,
     queue: options.queue ?? BULKHEAD_DEFAULTS.queue,
     waitMs: options.waitMs ?? BULKHEAD_DEFAULTS.waitMs,
+    share: options.share ?? BULKHEAD_DEFAULTS.share,
   };
   const places = new KeyedSemaphores('organization', limits);
+  const restFactor = (1 - limits.share) / limits.share;
+  // When each organization last sent a request to this process, oldest first (a request moves its organization to
+  // the end): the rest applies only while another organization is active, so that one alone keeps the whole place.
+  const lastSeen = new Map<string, number>();
+
+  function seen(orgId: string, now: number): void {
+    lastSeen.delete(orgId);
+    lastSeen.set(orgId, now);
+  }
+
+  /** Whether an organization other than `orgId` sent a request within the last `ACTIVE_MS`. */
+  function othersActive(orgId: string, now: number): boolean {
+    for (const [key, at] of lastSeen) {
+      if (at >= now - ACTIVE_MS) break;
+      lastSeen.delete(key);
+    }
+    return lastSeen.size > (lastSeen.has(orgId) ? 1 : 0);
+  }
+
+  /** Gives a place back, after its rest if another organization is active. */
+  const afterRest = (release: () => void, orgId: string, heldSince: number) => () => {
+    const now = performance.now();
+    const rest = othersActive(orgId, now) ? Math.min(MAX_REST_MS, (now - heldSince) * restFactor) : 0;
+    if (rest < 1) release();
+    else setTimeout(release, rest).unref();
+  };
 
   /** preHandler: after the guard named the organization and the input passed validation, before the handler. */
   async function enter(request: FastifyRequest): Promise<void> {
     const orgId = request.auth?.orgId;
-    if (!orgId || request.bulkheadRelease || !expensive(request)) return;
+    if (!orgId) return;
+    seen(orgId, performance.now());
+    if (request.bulkheadRelease || !expensive(request)) return;
     try {
-      request.bulkheadRelease = await places.acquire(orgId);
+      const release = await places.acquire(orgId);
+      request.bulkheadRelease = afterRest(release, orgId, performance.now());
     } catch (error) {
       if (!(error instanceof BusyError)) throw error;
       request.log.warn({ org_id: orgId, reason: error.reason }, 'organization over its limit of expensive requests');

@@ -4,14 +4,13 @@
 // waits for the recipient row, while the record holds the recipient row and waits for lock A. PostgreSQL aborts
 // one of them as the deadlock's victim; the helper runs the victim's transaction again.
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookPayload } from '../../src/messaging/cloud/webhook-builder.ts';
 import { claimRecipients } from '../../src/modules/broadcasts/recipient-claim.ts';
 import { recordOutcomes } from '../../src/modules/broadcasts/recipient-handoffs.ts';
 import { callbackReference } from '../../src/modules/broadcasts/recipient-rules.ts';
-import { testDatabaseKind } from '../helpers/database.ts';
+import { controlClient, testDatabaseKind } from '../helpers/database.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 
@@ -25,11 +24,7 @@ let control: pg.Client;
 beforeAll(async () => {
   if (!postgres) return;
   h = await startHarness({ unlimited: true });
-  const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(h.database.db);
-  const url = new URL(process.env.TEST_POSTGRES_URL as string);
-  url.pathname = `/${rows[0]?.name}`;
-  control = new pg.Client({ connectionString: url.toString() });
-  await control.connect();
+  control = await controlClient(h.database);
 });
 afterAll(async () => {
   if (!postgres) return;

@@ -1,5 +1,6 @@
 // Each test file gets its own database: a fresh PostgreSQL database on the server, or a fresh in-memory PGlite.
 import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
 import pg from 'pg';
 import { type Database, type DatabaseOptions, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
@@ -68,4 +69,17 @@ export async function createTestDatabase(
   const database = await openDatabase({ dataDir: 'memory://', ...pool });
   await migrateToLatest(database.db);
   return { database, url: undefined, drop: () => database.close() };
+}
+
+/**
+ * A session of its own on the harness's PostgreSQL database (to hold a lock, or read pg_locks, while the product
+ * works): the caller ends it.
+ */
+export async function controlClient(database: Database): Promise<pg.Client> {
+  const { rows } = await sql<{ name: string }>`select current_database() as name`.execute(database.db);
+  const url = new URL(process.env.TEST_POSTGRES_URL as string);
+  url.pathname = `/${rows[0]?.name}`;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  return client;
 }

@@ -45,7 +45,7 @@ export interface HarnessOptions {
   /** How often the worker's idle loops poll (for tests that start the worker with `wiring.startWorker()`). */
   pollMs?: number;
   /** The per-organization bulkhead's limits (issue 19 point 2). */
-  bulkhead?: { limit?: number; queue?: number; waitMs?: number };
+  bulkhead?: { limit?: number; queue?: number; waitMs?: number; share?: number };
 }
 
 export interface Response<T = any> {

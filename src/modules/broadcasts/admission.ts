@@ -1,6 +1,6 @@
 // The admission step: "admit and queue a broadcast", in one transaction. Every way a message enters the queue goes
-// through it (a send, a retry of failures, an audience broadcast, a template reply): lock the messaging account,
-// apply the 24-hour limit (decisions §7) or leave the pacing to the worker (§16), check that the balance can pay one
+// through it (a send, a retry of failures, an audience broadcast, a template reply): lock the account's 24-hour
+// window (D183: not the account row, which only what charges the balance locks), apply the 24-hour limit (decisions §7) or leave the pacing to the worker (§16), check that the balance can pay one
 // message, write the broadcast and its recipients (opted-out ones `failed` at once, §14) and complete a claimed
 // idempotency key. A refusal writes nothing.
 
@@ -13,7 +13,7 @@ import { insertBroadcast } from './broadcasts.repo.ts';
 import { completeIdempotencyKey } from './idempotency.ts';
 import { canPay, priceOf } from './recipient-rules.ts';
 import { type QueuedRecipient, queueRecipients, recordFailedAtOnce } from './recipients.repo.ts';
-import { lockAccount, recentPhones } from './sends.repo.ts';
+import { lockWindow, readAccount, recentPhones } from './sends.repo.ts';
 
 /** A claimed Idempotency-Key, completed in the admission's own transaction (decisions §7). */
 export interface IdempotencyHold {
@@ -39,16 +39,18 @@ export interface RoomCheck {
 }
 
 /**
- * Locks the messaging account for the rest of the transaction (it serialises admissions of one account, so two
- * that each fit but together do not cannot both pass) and applies the 24-hour limit and the balance, in that order.
+ * Applies the 24-hour limit and the balance, in that order. `refuse` locks the account's window for the rest of the
+ * transaction (it serialises admissions of one account, so two that each fit but together do not cannot both
+ * pass); the balance is only checked here (the claim reserves it), so the account row is not locked: a caller that
+ * charges it locks it first (lockAccount, then this: the one lock order).
  */
 export async function checkRoom(trx: Kysely<DB>, check: RoomCheck): Promise<void> {
-  await applyLimits(trx, await lockAccount(trx, check.orgId, check.accountId), check);
+  await applyLimits(trx, await readAccount(trx, check.orgId, check.accountId), check);
 }
 
-type LockedAccount = Awaited<ReturnType<typeof lockAccount>>;
+type AccountRow = Awaited<ReturnType<typeof readAccount>>;
 
-async function applyLimits(trx: Kysely<DB>, account: LockedAccount, check: RoomCheck): Promise<void> {
+async function applyLimits(trx: Kysely<DB>, account: AccountRow, check: RoomCheck): Promise<void> {
   if (check.limit === 'refuse') {
     const window = await recentPhones(trx, check.orgId, check.accountId, [...check.phones]);
     const remaining = Math.max(0, account.messaging_limit_24h - window.used);
@@ -89,7 +91,10 @@ export function admitBroadcast(db: Kysely<DB>, admission: Admission): Promise<Ad
   const skipsOptedOut = honoursOptOut(broadcast.template_category);
   return transactionWithRetry(db, async (trx) => {
     const early = admission.readUnderLock ? undefined : await admission.recipients(trx);
-    const account = await lockAccount(trx, orgId, broadcast.account_id);
+    // An audience broadcast (`pace`) takes no room at its admission: it locks nothing, and its 202 never waits for
+    // the account's sends or chunks.
+    if (admission.limit === 'refuse' || admission.readUnderLock) await lockWindow(trx, orgId, broadcast.account_id);
+    const account = await readAccount(trx, orgId, broadcast.account_id);
     const recipients = early ?? (await admission.recipients(trx));
     await applyLimits(trx, account, {
       orgId,

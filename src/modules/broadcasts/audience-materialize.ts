@@ -6,7 +6,7 @@
 //
 // Pacing: the rows of a chunk that would take a new phone beyond the rolling 24-hour limit's room are `held` (not
 // counted in the window); `releaseHeld` queues them as room comes back, and `held_until` says when that is. Both
-// steps lock the messaging account first, then the broadcast, as the claim does (one lock order, no deadlock).
+// steps lock the broadcast first, then the account's 24-hour window (not the account row; D183).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
@@ -16,7 +16,7 @@ import type { ContactFilters } from '../contacts/contacts.schemas.ts';
 import { honoursOptOut } from './admission.ts';
 import { type ContactToken, filledComponents, tokenValue } from './audience-components.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
-import { lockAccount, recentPhones } from './sends.repo.ts';
+import { readAccount, recentPhones } from './sends.repo.ts';
 
 const WINDOW = sql`now() - interval '24 hours'`;
 
@@ -29,9 +29,12 @@ const takesRoom = (orgId: string, accountId: string, phone: RawBuilder<unknown>)
   sql<boolean>`coalesce((select w.last_queued_at <= ${WINDOW} from messaging_window_phones w
     where w.org_id = ${orgId} and w.account_id = ${accountId} and w.phone = ${phone}), true)`;
 
-/** The account's room in the 24-hour limit, under its lock (taken here). */
+/**
+ * The account's room in the 24-hour limit, under the window's lock (taken here). Not the account row's lock, which
+ * every fan-out claim of the account holds while it charges: a chunk beside a running fan-out waited for it (D183).
+ */
 async function roomOf(trx: Kysely<DB>, orgId: string, accountId: string): Promise<number> {
-  const account = await lockAccount(trx, orgId, accountId);
+  const account = await readAccount(trx, orgId, accountId);
   const window = await recentPhones(trx, orgId, accountId, []);
   return Math.max(0, account.messaging_limit_24h - window.used);
 }
@@ -58,7 +61,12 @@ const BROADCAST_COLUMNS = [
   'held_until',
 ] as const;
 
-/** Locks the broadcast if it is still `phase` and not cancelled, skipping one another worker holds. */
+/**
+ * Locks the broadcast if it is still `phase` and not cancelled. It waits for the lock rather than skipping it: the
+ * fan-out's record step holds it for a moment with every recipient it moves, and a skipped chunk waited a whole
+ * poll interval (D183). Under READ COMMITTED the row is read again once the lock is granted, with the latest
+ * checkpoint, phase and status another worker committed.
+ */
 const lockInPhase = (trx: Kysely<DB>, orgId: string, broadcastId: string) =>
   trx
     .selectFrom('broadcasts')
@@ -66,8 +74,7 @@ const lockInPhase = (trx: Kysely<DB>, orgId: string, broadcastId: string) =>
     .where('org_id', '=', orgId)
     .where('id', '=', broadcastId)
     .where((eb) => eb.or([eb('stored_status', 'is', null), eb('stored_status', '!=', 'cancelled')]))
-    .forUpdate()
-    .skipLocked();
+    .forUpdate();
 
 type Locked = NonNullable<Awaited<ReturnType<ReturnType<typeof lockInPhase>['executeTakeFirst']>>>;
 
@@ -83,11 +90,11 @@ export async function materializeChunk(db: Kysely<DB>, chunkSize: number): Promi
     .executeTakeFirst();
   if (!candidate) return 0;
   return transactionWithRetry(db, async (trx) => {
-    const room = await roomOf(trx, candidate.org_id, candidate.account_id);
     const broadcast = await lockInPhase(trx, candidate.org_id, candidate.id)
       .where('phase', '=', 'preparing')
       .executeTakeFirst();
     if (!broadcast) return 0;
+    const room = await roomOf(trx, broadcast.org_id, broadcast.account_id);
     let where: RawBuilder<unknown>;
     try {
       where = await audienceCondition(trx, broadcast.org_id, (broadcast.audience ?? {}) as ContactFilters);
@@ -200,11 +207,11 @@ export async function releaseHeld(db: Kysely<DB>, chunkSize: number): Promise<nu
     .executeTakeFirst();
   if (!candidate) return 0;
   return transactionWithRetry(db, async (trx) => {
-    const room = await roomOf(trx, candidate.org_id, candidate.account_id);
     const b = await lockInPhase(trx, candidate.org_id, candidate.id)
       .where('held_until', '<=', sql<Date>`now()`)
       .executeTakeFirst();
     if (!b) return 0;
+    const room = await roomOf(trx, b.org_id, b.account_id);
     const released = await sql<{ released: number; left: boolean }>`
       with held as (
         select position, ${takesRoom(b.org_id, b.account_id, sql`r.phone`)} as fresh

@@ -1,20 +1,40 @@
-// SQL of the send's own checks: the messaging account (locked for the send's transaction) and the rolling
-// 24-hour window of decisions §7, read from the per-account window that migration 0009's triggers keep.
+// SQL of the send's own checks: the messaging account and the rolling 24-hour window of decisions §7, read from the
+// per-account window that migration 0009's triggers keep. Two locks, always taken in this order when both are:
+// the account row (its balance: template replies and the fan-out's claims charge it) and the window's counter row
+// (the 24-hour limit: sends, retries, replies outside the window and the audience's chunks take room in it). A send
+// only checks the balance, so it takes the window's lock alone and never waits for the fan-out's claims (D183).
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 
-/**
- * The account row, locked: it serialises sends of one account, so two sends that each fit the 24-hour limit or the
- * balance but together do not cannot both pass.
- */
-export const lockAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
+const accountRow = (db: Kysely<DB>, orgId: string, accountId: string) =>
   db
     .selectFrom('messaging_accounts')
     .select(['balance', 'prices', 'messaging_limit_24h'])
     .where('org_id', '=', orgId)
-    .where('id', '=', accountId)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
+    .where('id', '=', accountId);
+
+/** The account row, locked: what charges the balance holds it until its commit. */
+export const lockAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
+  accountRow(db, orgId, accountId).forUpdate().executeTakeFirstOrThrow();
+
+/** The account row as committed, unlocked: a check of the balance that reserves nothing, and the 24-hour limit. */
+export const readAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
+  accountRow(db, orgId, accountId).executeTakeFirstOrThrow();
+
+/**
+ * The account's 24-hour window, locked (its counter row, created if missing): it serialises what takes room in the
+ * window, so two admissions that each fit the limit but together do not cannot both pass. Taken after the account
+ * lock by those that hold both.
+ */
+export async function lockWindow(db: Kysely<DB>, orgId: string, accountId: string): Promise<void> {
+  const locked = await sql`select 1 from messaging_windows where org_id = ${orgId} and account_id = ${accountId}
+    for update`.execute(db);
+  if (locked.rows.length > 0) return;
+  // The first admission of the account: the row is created, and the insert's own lock holds it (a concurrent
+  // creator waits for ours, then updates nothing).
+  await sql`insert into messaging_windows as c (org_id, account_id, phones) values (${orgId}, ${accountId}, 0)
+    on conflict (org_id, account_id) do update set phones = c.phones`.execute(db);
+}
 
 const WINDOW = sql<Date>`now() - interval '24 hours'`;
 
@@ -49,10 +69,11 @@ async function applyRecounts(db: Kysely<DB>, orgId: string, accountId: string): 
 
 /**
  * decisions §7: distinct phones messaged from this account in the trailing 24 hours (`used`), and how many of the
- * given phones are among them (`repeated`). Call it under `lockAccount`: it applies pending recounts and drops the
- * rows that left the window, so its cost follows the changes since the last send, not the day's volume.
+ * given phones are among them (`repeated`). Takes the window's lock (lockWindow), applies pending recounts and drops
+ * the rows that left the window, so its cost follows the changes since the last send, not the day's volume.
  */
 export async function recentPhones(db: Kysely<DB>, orgId: string, accountId: string, phones: string[]) {
+  await lockWindow(db, orgId, accountId);
   const added = await applyRecounts(db, orgId, accountId);
   const { rows } = await sql<{ used: number; repeated: number }>`
     with swept as (

@@ -199,6 +199,8 @@ export function createRepliesService(deps: RepliesDeps) {
         // 24-hour limit (`refuse`), inside it only the balance is checked (`pace` checks no limit).
         const inside = windowOpen(locked.last_inbound_at, clock.now());
         const category = template.template.category;
+        // The account first (its balance is charged here), then the window (D183's lock order).
+        const account = await lockAccount(trx, orgId, context.account_id);
         await checkRoom(trx, {
           orgId,
           accountId: context.account_id,
@@ -206,7 +208,6 @@ export function createRepliesService(deps: RepliesDeps) {
           phones: [phone],
           limit: inside ? 'pace' : 'refuse',
         });
-        const account = await lockAccount(trx, orgId, context.account_id);
         charged = priceOf(account.prices, category);
         await adjustBalance(trx, orgId, context.account_id, -charged);
         if (!inside) {
