@@ -31,7 +31,7 @@ import { replyRoutes } from './modules/conversations/replies.routes.ts';
 import { consoleStreamRoutes } from './modules/events/console-stream.routes.ts';
 import { webhooksDocument } from './modules/events/events.openapi.ts';
 import { funnelStagesRoutes } from './modules/funnel-stages/funnel-stages.routes.ts';
-import { consoleApiKeyRoutes } from './modules/operator/console-api-keys.routes.ts';
+import { consoleAdminRoutes } from './modules/operator/console-admin.routes.ts';
 import { operatorRoutes } from './modules/operator/operator.routes.ts';
 import { propertiesRoutes } from './modules/properties/properties.routes.ts';
 import { sessionRoutes } from './modules/sessions/sessions.routes.ts';
@@ -131,7 +131,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
       );
       sessionRoutes(consoleApi, { sessions: services.sessions, publicUrl: wiring.publicUrl });
       usersRoutes(consoleApi, services.users);
-      consoleApiKeyRoutes(consoleApi, services.operator);
+      consoleAdminRoutes(consoleApi, services.operator);
       consoleStreamRoutes(consoleApi, {
         hub: services.consoleEvents,
         sessions: services.sessions,

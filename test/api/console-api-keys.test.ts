@@ -108,6 +108,16 @@ describe('API keys in the console', () => {
       messaging_limit_24h: 250,
       numbers: [{ phone: '+15550003000', display_name: 'Support' }],
     });
+    // A second account: each lists its own numbers, in the order the accounts were made.
+    const second = await h.admin('POST', `/organizations/${org.id}/messaging-accounts`, {
+      display_name: 'Second',
+      numbers: [{ phone: '+15550003001' }, { phone: '+15550003002' }],
+    });
+    expect(second.status).toBe(201);
+    const both = (await admin.client.call('GET', '/app/api/messaging-accounts')).body.items;
+    expect(both.map((account: { id: string }) => account.id)).toEqual([made.body.id, second.body.id]);
+    expect(both[0].numbers.map((number: { phone: string }) => number.phone)).toEqual(['+15550003000']);
+    expect(both[1].numbers.map((number: { phone: string }) => number.phone)).toEqual(['+15550003001', '+15550003002']);
     const refused = await agent.client.call('GET', '/app/api/messaging-accounts');
     expect(refused.status).toBe(403);
     expect(refused.body.detail.code).toBe('forbidden_for_role');

@@ -80,11 +80,15 @@ export const findAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
 export const listAccounts = (db: Kysely<DB>, orgId: string) =>
   db
     .selectFrom('messaging_accounts')
-    .select('id')
+    .selectAll()
     .where('org_id', '=', orgId)
     .orderBy('created_at')
     .orderBy('id')
     .execute();
+
+/** Every number of the organization's accounts, in one statement (the accounts' list). */
+export const listOrganizationChannels = (db: Kysely<DB>, orgId: string) =>
+  db.selectFrom('channels').selectAll().where('org_id', '=', orgId).orderBy('created_at').orderBy('id').execute();
 
 export const updateAccount = (
   db: Kysely<DB>,

@@ -66,15 +66,19 @@ export function createOperatorService(deps: OperatorDeps) {
     return org;
   }
 
+  type AccountRow = NonNullable<Awaited<ReturnType<typeof repo.findAccount>>>;
+  type ChannelRow = Awaited<ReturnType<typeof repo.listAccountChannels>>[number];
+
+  const viewOf = (account: AccountRow, channels: ChannelRow[]) => ({
+    ...account,
+    prices: { ...DEFAULT_PRICES, ...account.prices },
+    numbers: channels.map((channel) => ({ ...channel, business_account_id: account.business_account_id })),
+  });
+
   async function accountView(orgId: string, accountId: string) {
     const account = await repo.findAccount(db, orgId, accountId);
     if (!account) throw notFound();
-    const channels = await repo.listAccountChannels(db, orgId, accountId);
-    return {
-      ...account,
-      prices: { ...DEFAULT_PRICES, ...account.prices },
-      numbers: channels.map((channel) => ({ ...channel, business_account_id: account.business_account_id })),
-    };
+    return viewOf(account, await repo.listAccountChannels(db, orgId, accountId));
   }
 
   /** The organization of an account named by its id alone (then every read is within that organization). */
@@ -240,8 +244,17 @@ export function createOperatorService(deps: OperatorDeps) {
 
     /** The organization's messaging accounts with their numbers, oldest first (the console's settings, D169). */
     async listMessagingAccounts(orgId: string) {
-      const accounts = await repo.listAccounts(db, orgId);
-      return Promise.all(accounts.map((account) => accountView(orgId, account.id)));
+      // Two statements whatever the number of accounts: the accounts, then all their numbers.
+      const [accounts, channels] = await Promise.all([
+        repo.listAccounts(db, orgId),
+        repo.listOrganizationChannels(db, orgId),
+      ]);
+      return accounts.map((account) =>
+        viewOf(
+          account,
+          channels.filter((channel) => channel.account_id === account.id),
+        ),
+      );
     },
 
     async getMessagingAccount(accountId: string) {

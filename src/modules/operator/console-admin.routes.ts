@@ -1,6 +1,6 @@
-// The organization's API keys in the console (decisions §17, §18), admins only: list the keys in force, create one
-// (its secret shown once), revoke one; and, read only, its messaging accounts (balance, prices, limit: D169). The same
-// service and rules as the operator's /admin/v1 routes, for the signed-in admin's own organization.
+// The console's admin-only routes on the operator's data, for the signed-in admin's own organization: its API keys
+// (decisions §17, §18: list the keys in force, create one with its secret shown once, revoke one) and, read only,
+// its messaging accounts (balance, prices, limit: D169). The same service and rules as the operator's /admin/v1 routes.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
@@ -12,7 +12,7 @@ const tags = ['Console'];
 const security = [{ consoleSession: [] }];
 const config = { adminOnly: true };
 
-export function consoleApiKeyRoutes(parent: FastifyInstance, operator: OperatorService): void {
+export function consoleAdminRoutes(parent: FastifyInstance, operator: OperatorService): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
 
   app.get(
