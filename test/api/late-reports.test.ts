@@ -89,6 +89,55 @@ const losingAnswers = (lost: (callbackData: string | undefined) => boolean) =>
     },
   });
 
+/** The messages of the contact's conversations, oldest first, as the conversation API shows them. */
+async function conversationMessages(org: Org, phone: string) {
+  const contact = await h.database.db
+    .selectFrom('contacts')
+    .select('id')
+    .where('org_id', '=', org.org.id)
+    .where('phone', '=', phone)
+    .executeTakeFirstOrThrow();
+  const conversations = await h.api('GET', `/v1/conversations?contact_id=${contact.id}`, { key: org.key });
+  expect(conversations.status).toBe(200);
+  const messages = [];
+  for (const conversation of conversations.body.items) {
+    const page = await h.api('GET', `/v1/conversations/${conversation.id}/messages`, { key: org.key });
+    expect(page.status).toBe(200);
+    messages.push(...page.body.items);
+  }
+  return messages.map(({ direction, type, platform_message_id, status }) => ({
+    direction,
+    type,
+    platform_message_id,
+    status,
+  }));
+}
+
+describe('a broadcast recipient whose answer is lost, then reported', () => {
+  it('joins its contact’s conversation from the report, whether it was still sending or failed meanwhile', async () => {
+    const org = await sender(h, { balance: 100 });
+    const [phone] = phones(1) as [string];
+    const send = await h.api('POST', `/v1/templates/${org.template.id}/send`, {
+      key: org.key,
+      body: { recipients: recipientsFor([phone]) },
+    });
+    expect(send.status).toBe(202);
+    const fanout = losingAnswers(() => true);
+    expect(await fanout.runOnce()).toBe(1);
+    expect(await conversationMessages(org, phone)).toEqual([]);
+    // Still `sending` (the lease has not run out): the report settles the hand-off and brings the message.
+    const callbackData = callbackReference(org.org.id, send.body.id, 0);
+    await report(org, { id: 'wamid.EARLY1', status: 'sent', phone, callbackData });
+    expect(await conversationMessages(org, phone)).toEqual([
+      { direction: 'outbound', type: 'template', platform_message_id: 'wamid.EARLY1', status: 'sent' },
+    ]);
+    await report(org, { id: 'wamid.EARLY1', status: 'delivered', phone, callbackData });
+    expect(await conversationMessages(org, phone)).toEqual([
+      { direction: 'outbound', type: 'template', platform_message_id: 'wamid.EARLY1', status: 'delivered' },
+    ]);
+  });
+});
+
 describe('a broadcast recipient failed handoff_unconfirmed, then reported', () => {
   it('moves on, charged again at its admitted price, with its event, contact and counts; other failures stay', async () => {
     const org = await sender(h, { balance: 100, prices: { UTILITY: 3 } });
@@ -157,12 +206,20 @@ describe('a broadcast recipient failed handoff_unconfirmed, then reported', () =
       ['delivered', null],
     ]);
 
+    // The contact's conversation has the message, as if the answer had come (one, with the platform's id).
+    expect(await conversationMessages(org, lost)).toEqual([
+      { direction: 'outbound', type: 'template', platform_message_id: 'wamid.LATE1', status: 'delivered' },
+    ]);
+
     // Forward only from there: read moves it, a late `failed` and a second report change nothing, charge nothing.
     await report(org, { id: 'wamid.LATE1', status: 'read', phone: lost, callbackData });
     await report(org, { id: 'wamid.LATE1', status: 'failed', phone: lost, callbackData });
     await report(org, { id: 'wamid.LATE1', status: 'sent', phone: lost, callbackData });
     expect((await listed())[0]).toMatchObject({ status: 'read' });
     expect(await balanceOf(org)).toBe(94);
+    expect(await conversationMessages(org, lost)).toEqual([
+      { direction: 'outbound', type: 'template', platform_message_id: 'wamid.LATE1', status: 'read' },
+    ]);
 
     // The refused one (another failure) is not undone by a report naming it.
     await report(org, {

@@ -7,6 +7,7 @@ import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import type { PlatformEventOf } from '../../messaging/webhooks.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
+import { recordOutboundMessages } from '../conversations/conversations.repo.ts';
 import { MARKETING_CAP, MARKETING_CAP_BACKOFF_MS } from './platform-pacing.ts';
 import type { ClaimedRow } from './recipient-claim.ts';
 import { recordRecipientMoves } from './recipient-events.ts';
@@ -165,6 +166,7 @@ export async function applyReport(
   const when = report.timestamp;
   if (target !== 'failed' && row.status === 'failed' && row.error === 'handoff_unconfirmed') {
     await applyLateReport(db, { ...key, account_id: row.account_id, contact_id: row.contact_id }, row, report, at);
+    await recordSettledMessage(db, key, report, at);
     return 'applied';
   }
   if (!isForward(row.status, target)) {
@@ -199,6 +201,7 @@ export async function applyReport(
     changes.error_code = report.error?.code ?? null;
   }
   await updateRecipient(db, key).set(changes).execute();
+  if (row.status === 'sending' && target !== 'failed') await recordSettledMessage(db, key, report, at);
   // Only a move out of `sending` changes the pending count, so only then can the broadcast have ended.
   await recordRecipientMoves(db, [key], { mayFinish: row.status === 'sending' });
   if (target !== 'failed' || report.error?.reason === 'not_on_network') {
@@ -245,6 +248,49 @@ async function applyLateReport(
   await adjustBalance(db, key.org_id, key.account_id, -price);
   await recordRecipientMoves(db, [key], { mayFinish: false });
   await recordReachability(db, key.org_id, [{ contactId: key.contact_id, outcome: 'reached' }]);
+}
+
+/**
+ * A recipient that a report settled without its hand-off's answer (lost, or not recorded yet) joins its contact's
+ * conversation from that report, as the record step would have put it there: the template message with the
+ * platform's id and the reported status. If the answer is recorded later after all, the record step finds the
+ * message there (one message per platform id) and adds none.
+ */
+async function recordSettledMessage(
+  db: Kysely<DB>,
+  key: { org_id: string; broadcast_id: string; position: number },
+  report: StatusReport,
+  at: Date,
+): Promise<void> {
+  const recipient = await db
+    .selectFrom('broadcast_recipients as r')
+    .innerJoin('broadcasts as b', (join) =>
+      join.onRef('b.org_id', '=', 'r.org_id').onRef('b.id', '=', 'r.broadcast_id'),
+    )
+    .select(['r.contact_id', 'r.channel_id', 'r.phone', 'b.template_id'])
+    .where('r.org_id', '=', key.org_id)
+    .where('r.broadcast_id', '=', key.broadcast_id)
+    .where('r.position', '=', key.position)
+    .executeTakeFirst();
+  if (!recipient?.template_id) return;
+  const reached = report.status === 'delivered' || report.status === 'read';
+  await recordOutboundMessages(
+    db,
+    key.org_id,
+    [
+      {
+        contactId: recipient.contact_id,
+        channelId: recipient.channel_id,
+        templateId: recipient.template_id,
+        phone: recipient.phone,
+        platformMessageId: report.platformMessageId,
+        status: report.status,
+        deliveredAt: reached ? report.timestamp : null,
+        readAt: report.status === 'read' ? report.timestamp : null,
+      },
+    ],
+    at,
+  );
 }
 
 /** What a listed recipient shows (the page of `GET /v1/broadcasts/{id}/recipients`). */
