@@ -22,6 +22,7 @@ import * as replyWindow from './migrations/0019-reply-window.ts';
 import * as failureCodes from './migrations/0023-failure-codes.ts';
 import * as lateReports from './migrations/0025-late-reports.ts';
 import * as retention from './migrations/0026-retention.ts';
+import * as audienceSnapshotOrder from './migrations/0027-audience-snapshot-order.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -46,6 +47,7 @@ export const migrations: Record<string, Migration> = {
   '0019-reply-window': replyWindow,
   '0023-failure-codes': failureCodes,
   '0026-retention': retention,
+  '0027-audience-snapshot-order': audienceSnapshotOrder,
   '0025-late-reports': lateReports,
 };
 

@@ -288,6 +288,28 @@ describe('at a time, and the lifecycle', () => {
     expect(await read(key, id)).toMatchObject({ status: 'completed', sent: 4 });
   });
 
+  it('cancelled while its recipients are being added, it stops adding them and holds no other broadcast back', async () => {
+    const { key, template } = await sender(h);
+    await contacts(
+      key,
+      phones(7).map((phone) => ({ phone })),
+    );
+    const body = { template_id: template.id, audience: {}, variables: { 'body.1': 'x' } };
+    const first = (await create(key, body)).body.id;
+    expect((await h.audiences.runOnce()) > 0).toBe(true); // started, and its first chunk of 3 added
+    const second = (await create(key, body)).body.id;
+    expect((await h.api('POST', `/v1/broadcasts/${first}/cancel`, { key })).body).toMatchObject({
+      status: 'cancelled',
+      requested: 3,
+    });
+    await h.audiences.drain();
+    // The older, cancelled one is still in its preparing phase: it must not be the only one the worker looks at.
+    expect(await read(key, second)).toMatchObject({ status: 'in_progress', requested: 7, pending: 7 });
+    expect(await read(key, first)).toMatchObject({ status: 'cancelled', requested: 3 });
+    await h.fanout.drain();
+    expect(await read(key, second)).toMatchObject({ status: 'completed', sent: 7 });
+  });
+
   it('is cancelled with template_not_sendable when the template is not APPROVED at the start', async () => {
     const { org, key, template } = await sender(h);
     await subscribe(key);

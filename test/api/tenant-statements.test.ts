@@ -84,7 +84,8 @@ const ALLOWED: { pattern: RegExp; reason: string }[] = [
     reason: 'the audience start claim: due broadcasts of every organization in due order (claimed per shard on Citus)',
   },
   {
-    pattern: /from "broadcasts" where "phase" = \$1 and "started_at" is not null order by "started_at"/,
+    pattern:
+      /from "broadcasts" where "phase" = \$1 and "started_at" is not null and \("stored_status" is null or "stored_status" != \$2\) order by "started_at"/,
     reason: 'the audience materialization queue: started broadcasts of every organization in start order',
   },
   {

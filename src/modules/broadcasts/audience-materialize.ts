@@ -71,6 +71,13 @@ const lockInPhase = (trx: Kysely<DB>, orgId: string, broadcastId: string) =>
   trx
     .selectFrom('broadcasts')
     .select(BROADCAST_COLUMNS)
+    // The snapshot's bounds as text, not as JavaScript Dates (which would drop the timestamps' microseconds): the
+    // chunk gives them back as parameters, so that the checkpoint bounds its index scan (D189).
+    .select([
+      sql<string>`snapshot_at::text`.as('snapshot_text'),
+      sql<string>`coalesce(checkpoint_created_at, '-infinity')::text`.as('after_at_text'),
+      sql<string>`coalesce(checkpoint_id, '')`.as('after_id'),
+    ])
     .where('org_id', '=', orgId)
     .where('id', '=', broadcastId)
     .where((eb) => eb.or([eb('stored_status', 'is', null), eb('stored_status', '!=', 'cancelled')]))
@@ -85,6 +92,9 @@ export async function materializeChunk(db: Kysely<DB>, chunkSize: number): Promi
     .select(['org_id', 'id', 'account_id'])
     .where('phase', '=', 'preparing')
     .where('started_at', 'is not', null)
+    // A broadcast cancelled while preparing keeps its phase: were it picked, the step would find nothing to do and
+    // every younger broadcast would wait behind it.
+    .where((eb) => eb.or([eb('stored_status', 'is', null), eb('stored_status', '!=', 'cancelled')]))
     .orderBy('started_at')
     .limit(1)
     .executeTakeFirst();
@@ -128,15 +138,12 @@ async function addChunk(
   // D170: with room for the whole chunk nobody can be held, so the window is not read at all.
   const fresh = free >= chunkSize ? sql<boolean>`false` : takesRoom(b.org_id, b.account_id, sql`k.phone`);
   const result = await sql<{ added: number; held: number; failed: number[] | null; done: boolean }>`
-    with mark as (
-      -- Read here, not through Node: a JavaScript Date would drop the timestamps' microseconds.
-      select snapshot_at, coalesce(checkpoint_created_at, '-infinity') as after_at, coalesce(checkpoint_id, '') as after_id
-      from broadcasts where org_id = ${b.org_id} and id = ${b.id}
-    ), chunk as (
+    with chunk as (
+      -- The next contacts of the snapshot after the checkpoint, in the order of contacts_created_id_idx (D189).
       select c.id, c.phone, c.created_at, c.opted_out${values.length ? sql`, ${sql.join(values)}` : sql``}
-      from contacts c, mark
-      where c.org_id = ${b.org_id} and ${reachableContact} and c.created_at <= mark.snapshot_at
-        and (c.created_at, c.id) > (mark.after_at, mark.after_id) and ${where}
+      from contacts c
+      where c.org_id = ${b.org_id} and ${reachableContact} and c.created_at <= ${b.snapshot_text}::timestamptz
+        and (c.created_at, c.id) > (${b.after_at_text}::timestamptz, ${b.after_id}) and ${where}
       order by c.created_at, c.id
       limit ${chunkSize}
     ), judged as (
