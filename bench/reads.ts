@@ -16,9 +16,16 @@
 //   BENCH_COMPARE_ROOT  also run another checkout's API (e.g. an export of main) in the same alternating rounds,
 //                       reported as its own row beside its own ratio: a before/after under the same load
 //   BENCH_COMPARE_NODE_FLAGS  extra node flags of that second API (with BENCH_COMPARE_ROOT unset: this checkout)
+//   BENCH_API_ENTRY     the file the API runs, relative to its checkout: by default what bin/crm runs there (in this
+//                       checkout the compiled dist/src/cli/main.js while current, decisions D187; another checkout's
+//                       src/cli/main.ts); e.g. src/cli/main.ts for the type-stripped sources
+//   BENCH_COMPARE_ENTRY the same for the second API (with BENCH_COMPARE_ROOT unset: this checkout), e.g.
+//                       BENCH_COMPARE_ENTRY=src/cli/main.ts: compiled against type-stripped in the same rounds
 //   BENCH_CPU_PROF=1    run the API with `node --cpu-prof` (profile written to bench/profiles/)
 import { cpus, loadavg } from 'node:os';
+import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { entry } from '../bin/aot.js';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { systemClock } from '../src/lib/clock.ts';
@@ -43,7 +50,10 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 // Another checkout's API against the same baseline (for a before/after), run as that checkout ran it.
 const apiRoot = process.env.BENCH_API_ROOT ?? root;
 const compareFlags = (process.env.BENCH_COMPARE_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-const compareRoot = process.env.BENCH_COMPARE_ROOT ?? (compareFlags.length > 0 ? root : undefined);
+const apiEntry = process.env.BENCH_API_ENTRY || undefined;
+const compareEntry = process.env.BENCH_COMPARE_ENTRY || undefined;
+const compareRoot =
+  process.env.BENCH_COMPARE_ROOT ?? (compareFlags.length > 0 || compareEntry !== undefined ? root : undefined);
 const url = new URL(process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench_reads');
 const redisUrl = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const quick = process.env.BENCH_QUICK === '1';
@@ -86,14 +96,19 @@ async function seed(): Promise<Target[]> {
   }
 }
 
+/** What bin/crm runs in checkout `cwd`: this checkout's compiled CLI while current (bin/aot.js), else the source. */
+function entryOf(cwd: string, given: string | undefined): string {
+  return given ?? (cwd === root ? relative(root, entry('src/cli/main.ts')) : 'src/cli/main.ts');
+}
+
 /** The API (`crm serve --no-worker`) of checkout `cwd` with the flags `bin/crm` and `npm start` use. */
-function startApi(cwd: string, extraFlags: string[]): Promise<Started> {
+function startApi(cwd: string, extraFlags: string[], file: string): Promise<Started> {
   const args = [
     // A small young generation (decisions D28); an export of an older checkout is run as it was run.
     ...(cwd === root ? ['--max-semi-space-size=2'] : []),
     ...(process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', '--cpu-prof-dir', 'bench/profiles'] : []),
     ...extraFlags,
-    'src/cli/main.ts',
+    file,
     'serve',
     '--no-worker',
   ];
@@ -103,7 +118,8 @@ function startApi(cwd: string, extraFlags: string[]): Promise<Started> {
 
 const BARE = 'bare Fastify + one pg select';
 const API = 'GET /v1/contacts/{id} (auth + rate limit, pg + Redis)';
-const COMPARE = `the same, API of ${compareRoot ?? ''} ${compareFlags.join(' ')}`.trim();
+const COMPARE =
+  `the same, API of ${compareRoot ?? ''} ${entryOf(compareRoot ?? root, compareEntry)} ${compareFlags.join(' ')}`.trim();
 
 async function main(): Promise<void> {
   log(`seeding ${orgCount} organizations on ${url.pathname.slice(1)} ...`);
@@ -121,8 +137,13 @@ async function main(): Promise<void> {
     servers.push({ name: BARE, server: bare, path: (target) => `/contacts/${target.contactId}` });
     const apiPath = (target: Target) => `/v1/contacts/${target.contactId}`;
     const apiFlags = (process.env.BENCH_API_NODE_FLAGS ?? '').split(' ').filter(Boolean);
-    servers.push({ name: API, server: await startApi(apiRoot, apiFlags), path: apiPath });
-    if (compareRoot) servers.push({ name: COMPARE, server: await startApi(compareRoot, compareFlags), path: apiPath });
+    servers.push({ name: API, server: await startApi(apiRoot, apiFlags, entryOf(apiRoot, apiEntry)), path: apiPath });
+    if (compareRoot)
+      servers.push({
+        name: COMPARE,
+        server: await startApi(compareRoot, compareFlags, entryOf(compareRoot, compareEntry)),
+        path: apiPath,
+      });
     // Warm each (JIT, pools, and every key into the API's cache: two requests per key).
     for (const { name, server, path } of servers) await load(name, server, targets, -2, path);
     // The machine is shared: measure in alternating rounds (each round starts with the next server), so that every
@@ -167,7 +188,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       [
         '',
-        `reads: ${CONNECTIONS} connections, ${roundCount} rounds of ${duration} s per server, ${orgCount} organizations round-robin (rate limit on: each organization stays under its 20/s), API LOG_LEVEL=warn, ${apiRoot === root ? 'node --max-semi-space-size=2 (as bin/crm and npm start)' : `the API of ${apiRoot}`}`,
+        `reads: ${CONNECTIONS} connections, ${roundCount} rounds of ${duration} s per server, ${orgCount} organizations round-robin (rate limit on: each organization stays under its 20/s), API LOG_LEVEL=warn, ${apiRoot === root ? `node --max-semi-space-size=2 ${entryOf(apiRoot, apiEntry)} (as bin/crm and npm start)` : `the API of ${apiRoot}`}`,
         '',
         '| server | req/s | p50 | p99 | server CPU / request | non-2xx | errors | peak RSS |',
         '|---|---|---|---|---|---|---|---|',

@@ -1,14 +1,17 @@
 #!/usr/bin/env node
-// The `crm` bin (`npx crm …`): src/cli/main.ts runs natively on a Node that strips types (the pinned Node 24 that
-// `npm start` uses: npm puts node_modules/.bin first on PATH); on an older Node it is handed to the pinned one.
+// The `crm` bin (`npx crm …`, and bin/crm): src/cli/main.ts, compiled ahead of time when the build in dist/ is
+// current, else the .ts source (bin/aot.js, decisions D187). It runs in this process on a Node that strips types (the
+// pinned Node 24 that `npm start` uses: npm puts node_modules/.bin first on PATH); on an older Node it is handed to
+// the pinned one.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { entry } from './aot.js';
 
-const cli = new URL('../src/cli/main.ts', import.meta.url);
+const cli = entry('src/cli/main.ts');
 
 if (process.features.typescript) {
-  await import(cli.href);
+  await import(pathToFileURL(cli).href);
 } else {
   const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
   if (!existsSync(pinned)) {
@@ -17,7 +20,7 @@ if (process.features.typescript) {
     );
     process.exit(1);
   }
-  const child = spawn(pinned, [fileURLToPath(cli), ...process.argv.slice(2)], { stdio: 'inherit' });
+  const child = spawn(pinned, [cli, ...process.argv.slice(2)], { stdio: 'inherit' });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => {
     if (signal) {

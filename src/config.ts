@@ -1,12 +1,12 @@
 // Environment -> a typed Config, read once in main.ts/cli/main.ts and passed down.
-import { fileURLToPath } from 'node:url';
+import { projectPath } from './lib/project-dir.ts';
 import { parseKeyring } from './lib/secrets-box.ts';
 
 /**
  * DATA_DIR's default: `data` in the project's directory, whatever the working directory (issue 23 point 8): the
  * server that `npm start` runs there and `bin/crm` run from anywhere open the same database.
  */
-export const DEFAULT_DATA_DIR = fileURLToPath(new URL('../data', import.meta.url));
+export const DEFAULT_DATA_DIR = projectPath('data');
 
 /** decisions §16: contacts per chunk of an audience broadcast (one statement; about 0.1 s at the bench's rate). */
 export const DEFAULT_AUDIENCE_CHUNK = 5000;

@@ -7,9 +7,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { projectPath } from '../lib/project-dir.ts';
 
-export const PGLITE_IMAGE = fileURLToPath(new URL('../../build/pglite-image.tgz', import.meta.url));
+export const PGLITE_IMAGE = projectPath('build', 'pglite-image.tgz');
 export const PGLITE_IMAGE_META = `${PGLITE_IMAGE}.json`;
 
 export interface ImageMeta {

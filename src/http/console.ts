@@ -5,12 +5,12 @@
 // says so to the browser: no inline script, no framing, no referrer beyond this origin.
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { projectPath } from '../lib/project-dir.ts';
 import { notFound } from './errors.ts';
 
-export const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist/', import.meta.url));
+export const CONSOLE_DIST = `${projectPath('console', 'dist')}/`;
 /** The console's own API (console-server); a path under it never answers the app's page. */
 const CONSOLE_API_PREFIX = '/app/api/';
 

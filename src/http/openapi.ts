@@ -3,12 +3,11 @@ import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { projectPath } from '../lib/project-dir.ts';
 import { finishDocument } from './openapi-document.ts';
 
 /** package.json's version: the document's `info.version`, and the CHANGELOG's (one number for all three). */
-export const PACKAGE_VERSION: string = JSON.parse(
-  readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
-).version;
+export const PACKAGE_VERSION: string = JSON.parse(readFileSync(projectPath('package.json'), 'utf8')).version;
 
 export const TAGS = [
   { name: 'Account', description: 'The organization an API key belongs to: plan, trial, time zone.' },
