@@ -12,7 +12,13 @@ import type { EventInput } from '../events/event-types.ts';
 import { recordEventsCall } from '../events/events.ts';
 import { pauseForTemplates, slowNumbers } from './platform-pacing.ts';
 import type { ClaimedRow } from './recipient-claim.ts';
-import { finishLocked, RECIPIENT_EVENT_COLUMNS, type RecipientEventRow, recipientEvents } from './recipient-events.ts';
+import {
+  finishLocked,
+  lockOpenBroadcasts,
+  RECIPIENT_EVENT_COLUMNS,
+  type RecipientEventRow,
+  recipientEvents,
+} from './recipient-events.ts';
 import type { RecipientKey } from './recipient-held.ts';
 import { type HeldChange, heldUpdate, keyOf, refund, updateHeld } from './recipient-held.ts';
 import type { HandoffVerdict } from './recipient-rules.ts';
@@ -64,27 +70,42 @@ type Verdict<K extends HandoffVerdict['kind']> = { row: ClaimedRow; verdict: Ext
 const ofKind = <K extends HandoffVerdict['kind']>(outcomes: HandoffOutcome[], kind: K) =>
   outcomes.filter((outcome): outcome is Verdict<K> => outcome.verdict.kind === kind);
 
-type Moved = RecipientKey & RecipientEventRow & { moved: boolean; open: string[] | null };
+type Moved = RecipientKey & RecipientEventRow & { moved: boolean };
 
 /**
- * Runs a held update that may take recipients out of the pending count (`moves` says which rows it moved) and, in
- * the same statement, locks their broadcasts that have not finished (after the recipient rows, as a status report
- * does): a later statement of the transaction (finishLocked) sees whether they ended. Rows answer as events show them.
+ * Runs a held update that may take recipients out of the pending count (`moves` says which rows it moved); answers
+ * the rows as events show them, and the broadcasts (`org_id id`) whose end the transaction must look at: it locks
+ * them only at its end (finishRecorded), so that the record steps of one broadcast, which all wait for that lock,
+ * hold it for the last statements only (D191).
  */
 async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange, moves: RawBuilder<boolean>) {
   const result = await sql<Moved>`
-    with u as (${heldUpdate(rows, { ...change, returning: sql`${RECIPIENT_EVENT_COLUMNS}, ${moves} as moved` })}),
-    locked as materialized (
-      select b.org_id, b.id from broadcasts b
-      where (b.org_id, b.id) in (select org_id, broadcast_id from u where moved) and b.finished_at is null
-      order by b.org_id, b.id for update)
-    select u.*, array(select org_id || ' ' || id from locked) as open from u
-    order by u.org_id, u.broadcast_id, u.position`.execute(trx);
+    with u as (${heldUpdate(rows, { ...change, returning: sql`${RECIPIENT_EVENT_COLUMNS}, ${moves} as moved` })})
+    select u.* from u order by u.org_id, u.broadcast_id, u.position`.execute(trx);
   return {
     rows: result.rows,
     keys: new Set(result.rows.map(keyOf)),
-    open: result.rows[0]?.open ?? [],
+    open: result.rows.filter((row) => row.moved).map((row) => `${row.org_id} ${row.broadcast_id}`),
   };
+}
+
+/**
+ * decisions §11: `broadcast.finished` for the broadcasts whose recipients this transaction moved, last: their rows
+ * are locked (after the recipients, as a status report does), then a statement of its own sees every move committed
+ * before the lock was granted (recordFinished's two halves).
+ */
+async function finishRecorded(trx: Kysely<DB>, open: Set<string>): Promise<void> {
+  for (const [orgId, ids] of groupBy([...open], (id) => id.split(' ')[0] as string)) {
+    const locked = await lockOpenBroadcasts(
+      orgId,
+      ids.map((id) => id.split(' ')[1] as string),
+    ).execute(trx);
+    await finishLocked(
+      trx,
+      orgId,
+      locked.rows.map((row) => row.id),
+    );
+  }
 }
 
 /** What one organization's share of a group writes beside the recipients, in one statement. */
@@ -99,9 +120,9 @@ interface OrgWrites {
  * accepted rows become `sent` (unless a report moved them on already), their contacts reachable and their messages
  * part of the conversation; refused rows fail and are refunded; retryable ones go back to the queue, refunded. Only
  * rows still held under their lease change. Uncertain answers change nothing (see failUnconfirmed). Statements: one
- * per kind of answer present for the recipients (with the locks of broadcasts that may have ended), one per
- * organization for contacts, conversation messages, events and the next group's marks, and when a broadcast may
- * have ended, the check. Answers the rows of `next` that may be sent.
+ * per kind of answer present for the recipients, one per organization for contacts, conversation messages, events
+ * and the next group's marks, and, last, the lock of the broadcasts that may have ended and their check (D191).
+ * Answers the rows of `next` that may be sent.
  */
 export async function recordOutcomes(
   db: Kysely<DB>,
@@ -239,14 +260,8 @@ export async function recordOutcomes(
       if (mark) marked = new Set((result.rows[0]?.marked ?? []).map(keyOf));
     }
     if (marked === undefined && next.length > 0) marked = (await updateHeld(trx, next, MARK)).keys;
-    // decisions §11: `broadcast.finished`, for the broadcasts locked above, in a statement of its own (last).
-    for (const [orgId, ids] of groupBy([...open], (id) => id.split(' ')[0] as string)) {
-      await finishLocked(
-        trx,
-        orgId,
-        ids.map((id) => id.split(' ')[1] as string),
-      );
-    }
-    return marked === undefined ? [] : releaseUnmarked(trx, next, marked);
+    const sendable = marked === undefined ? [] : await releaseUnmarked(trx, next, marked);
+    await finishRecorded(trx, open);
+    return sendable;
   });
 }
