@@ -65,6 +65,23 @@ function candidates(trx: Transaction<DB>) {
  * sorted for each batch (287 ms at 140,000 queued rows).
  */
 export async function claimBatch(trx: Transaction<DB>, options: { limit: number; leaseMs: number; token: string }) {
+  // D192: the plan must not depend on the tables' statistics. Right after an audience's chunks or a large send they
+  // are stale (a new broadcast's queued rows estimated at one, its paused or cancelled neighbours making the join
+  // look empty), and the planner read and sorted every queued row of the broadcast for each claim (84,880 rows,
+  // 333 ms, where the index gives 64 in order in a few ms). Sorting and whole-table scans are priced out for these
+  // two statements only.
+  // (An error aborts the transaction, whose end discards the settings: nothing to restore then.)
+  await plannerSettings(trx, 'off');
+  const rows = await dueCandidates(trx, options);
+  await plannerSettings(trx, 'on');
+  return rows;
+}
+
+/** Sorting and sequential scans for the rest of the transaction (`set local`), in one round trip. */
+const plannerSettings = (trx: Transaction<DB>, value: 'on' | 'off') =>
+  sql`select set_config('enable_sort', ${value}, true), set_config('enable_seqscan', ${value}, true)`.execute(trx);
+
+async function dueCandidates(trx: Transaction<DB>, options: { limit: number; leaseMs: number; token: string }) {
   const expired = await candidates(trx)
     .where('r.status', '=', 'sending')
     .where('r.handoff_started_at', 'is', null)
