@@ -113,14 +113,18 @@ async function conversationMessages(org: Org, phone: string) {
   }));
 }
 
+/** A send of the organization's template to one phone. */
+const sendOne = (org: Org, phone: string) =>
+  h.api('POST', `/v1/templates/${org.template.id}/send`, {
+    key: org.key,
+    body: { recipients: recipientsFor([phone]) },
+  });
+
 describe('a broadcast recipient whose answer is lost, then reported', () => {
-  it('joins its contact’s conversation from the report, whether it was still sending or failed meanwhile', async () => {
+  it('joins its contact’s conversation from the report that settles it while still sending', async () => {
     const org = await sender(h, { balance: 100 });
     const [phone] = phones(1) as [string];
-    const send = await h.api('POST', `/v1/templates/${org.template.id}/send`, {
-      key: org.key,
-      body: { recipients: recipientsFor([phone]) },
-    });
+    const send = await sendOne(org, phone);
     expect(send.status).toBe(202);
     const fanout = losingAnswers(() => true);
     expect(await fanout.runOnce()).toBe(1);
@@ -236,10 +240,7 @@ describe('a broadcast recipient failed handoff_unconfirmed, then reported', () =
   it('a late failed report leaves it failed handoff_unconfirmed and refunded', async () => {
     const org = await sender(h, { balance: 10 });
     const [phone] = phones(1) as [string];
-    const send = await h.api('POST', `/v1/templates/${org.template.id}/send`, {
-      key: org.key,
-      body: { recipients: recipientsFor([phone]) },
-    });
+    const send = await sendOne(org, phone);
     const fanout = losingAnswers(() => true);
     expect(await fanout.runOnce()).toBe(1);
     expect(await fanout.reconcile()).toBe(1);

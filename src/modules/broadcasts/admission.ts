@@ -1,8 +1,9 @@
 // The admission step: "admit and queue a broadcast", in one transaction. Every way a message enters the queue goes
 // through it (a send, a retry of failures, an audience broadcast, a template reply): lock the account's 24-hour
-// window (D183: not the account row, which only what charges the balance locks), apply the 24-hour limit (decisions §7) or leave the pacing to the worker (§16), check that the balance can pay one
-// message, write the broadcast and its recipients (opted-out ones `failed` at once, §14) and complete a claimed
-// idempotency key. A refusal writes nothing.
+// window (D183: not the account row, which only what charges the balance locks), apply the 24-hour limit
+// (decisions §7) or leave the pacing to the worker (§16), check that the balance can pay one message, write the
+// broadcast and its recipients (opted-out ones `failed` at once, §14) and complete a claimed idempotency key. A
+// refusal writes nothing.
 
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
@@ -91,9 +92,10 @@ export function admitBroadcast(db: Kysely<DB>, admission: Admission): Promise<Ad
   const skipsOptedOut = honoursOptOut(broadcast.template_category);
   return transactionWithRetry(db, async (trx) => {
     const early = admission.readUnderLock ? undefined : await admission.recipients(trx);
+    // `refuse` takes the window's lock in applyLimits (recentPhones); recipients read under the lock need it first.
     // An audience broadcast (`pace`) takes no room at its admission: it locks nothing, and its 202 never waits for
     // the account's sends or chunks.
-    if (admission.limit === 'refuse' || admission.readUnderLock) await lockWindow(trx, orgId, broadcast.account_id);
+    if (admission.readUnderLock) await lockWindow(trx, orgId, broadcast.account_id);
     const account = await readAccount(trx, orgId, broadcast.account_id);
     const recipients = early ?? (await admission.recipients(trx));
     await applyLimits(trx, account, {
