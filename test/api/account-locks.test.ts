@@ -98,6 +98,58 @@ describe.skipIf(!postgres)('the account row and the 24-hour window', () => {
     expect((await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key: setup.key })).body).toMatchObject({ sent: 1 });
   });
 
+  it('D193: a claim whose balance was spent after its unlocked read charges under the lock, and stops', async () => {
+    const setup = await sender(h, { balance: 1 });
+    const sent = await h.api('POST', `/v1/templates/${setup.template.id}/send`, {
+      key: setup.key,
+      body: { recipients: recipientsFor(phones(1)) },
+    });
+    expect(sent.status).toBe(202);
+    // Another writer spends the balance and has not committed: the claim reads 1 (committed), leases its row and
+    // waits at its charge; when the writer commits, the charge finds 0 and the claim runs again under the lock.
+    await control.query('begin');
+    let claiming: Promise<number> | undefined;
+    try {
+      await control.query('update messaging_accounts set balance = 0 where id = $1', [setup.account.id]);
+      claiming = h.fanout.drain();
+      const first = await Promise.race([claiming.then(() => 'claimed'), sleep(300).then(() => 'waiting')]);
+      expect(first).toBe('waiting');
+      await control.query('commit');
+    } catch (error) {
+      await control.query('rollback');
+      throw error;
+    }
+    expect(await claiming).toBe(0);
+    expect((await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key: setup.key })).body).toMatchObject({
+      status: 'stopped_low_balance',
+      sent: 0,
+      pending: 1,
+    });
+    expect((await h.admin('GET', `/messaging-accounts/${setup.account.id}`)).body.balance).toBe(0);
+  });
+
+  it('D193: two workers claiming one account’s broadcast spend its balance exactly', async () => {
+    const setup = await sender(h, { balance: 25 });
+    const sent = await h.api('POST', `/v1/templates/${setup.template.id}/send`, {
+      key: setup.key,
+      body: { recipients: recipientsFor(phones(60)) },
+    });
+    expect(sent.status).toBe(202);
+    const second = await startHarness({ unlimited: true, database: h.database, fanout: { batchSize: 4 } });
+    try {
+      const handled = await Promise.all([h.fanout.drain(), second.fanout.drain(), h.fanout.drain()]);
+      expect(handled.reduce((sum, n) => sum + n, 0)).toBe(25);
+    } finally {
+      await second.app.close();
+    }
+    expect((await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key: setup.key })).body).toMatchObject({
+      status: 'stopped_low_balance',
+      sent: 25,
+      pending: 35,
+    });
+    expect((await h.admin('GET', `/messaging-accounts/${setup.account.id}`)).body.balance).toBe(0);
+  });
+
   it('an audience chunk and sends racing for the last room of the window take it once', async () => {
     const setup = await sender(h, { balance: 1000, limit: 6 });
     const people = phones(6);

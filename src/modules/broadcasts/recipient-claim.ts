@@ -239,10 +239,122 @@ async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: n
   }
 }
 
+/** What one account's balance pays of a claim's rows, in order (contract: a broadcast stops at its first unpaid row). */
+function payFor(group: Candidate[], account: { balance: unknown; prices: unknown }, token: string) {
+  // A claim whose lease ran out before its hand-off reserved a price that was never spent: it is given back first,
+  // so that claiming the row again charges it once.
+  const returned = group.reduce((sum, row) => sum + staleCharge(row), 0);
+  let balance = Number(account.balance) + returned;
+  let spent = 0;
+  const unpaid = new Set<string>();
+  const unpaidStale: Candidate[] = [];
+  const paid: ClaimedRow[] = [];
+  for (const row of group) {
+    if (row.channel_status !== 'live') continue;
+    const price = priceOf(account.prices, row.template_category);
+    // contract: a broadcast stops when the balance cannot pay its next message; later rows of it wait too.
+    if (unpaid.has(row.broadcast_id) || !canPay(balance, price)) {
+      unpaid.add(row.broadcast_id);
+      if (staleCharge(row) > 0) unpaidStale.push(row);
+      continue;
+    }
+    balance -= price;
+    spent += price;
+    paid.push({ ...row, attempts: row.attempts + 1, lease_token: token, charged: price });
+  }
+  return { paid, unpaid, unpaidStale, change: returned - spent };
+}
+
+/** Raised when the balance an optimistic claim read unlocked can no longer pay what it leased (rolls it back). */
+class BalanceMoved extends Error {}
+
+/**
+ * D193: the account row is locked last and briefly. Its balance and prices are read without a lock, the paid rows
+ * leased, and only then is the balance charged, by one conditional UPDATE per account that takes its row lock until
+ * the commit right after. Two workers of one account no longer take turns for the whole claim (the lease update of
+ * 64 recipients rewrites every recipient index: with a year of history they waited on each other there). When the
+ * unlocked balance cannot pay everything, or moved before the charge, the claim runs the locked way: lock, then pay.
+ */
+async function chargeOptimistically(
+  trx: Transaction<DB>,
+  groups: Candidate[][],
+  options: { leaseMs: number; token: string; markFirst?: number | undefined },
+): Promise<ClaimedRow[] | undefined> {
+  const plans = [];
+  for (const group of groups) {
+    const { org_id, account_id } = group[0] as Candidate;
+    const account = await trx
+      .selectFrom('messaging_accounts')
+      .select(['balance', 'prices'])
+      .where('org_id', '=', org_id)
+      .where('id', '=', account_id)
+      .executeTakeFirstOrThrow();
+    const plan = payFor(group, account, options.token);
+    if (plan.unpaid.size > 0) return undefined;
+    plans.push({ org_id, account_id, ...plan });
+  }
+  const claimed = plans.flatMap((plan) => plan.paid);
+  await leaseClaimed(trx, claimed, options.leaseMs, options.token, options.markFirst ?? 0);
+  for (const { org_id, account_id, change } of plans) {
+    if (change === 0) continue;
+    const charged = await trx
+      .updateTable('messaging_accounts')
+      .set({ balance: sql`balance + ${change}` })
+      .where('org_id', '=', org_id)
+      .where('id', '=', account_id)
+      // canPay of every paid row, in order, is the final balance's (prices are never negative).
+      .where(sql<boolean>`balance + ${change} + 1e-9 >= 0`)
+      .executeTakeFirst();
+    if (Number(charged.numUpdatedRows) !== 1) throw new BalanceMoved();
+  }
+  return claimed;
+}
+
+/** The locked way: each account's row is locked before its rows are paid, so a broadcast that cannot pay stops. */
+async function chargeLocked(
+  trx: Transaction<DB>,
+  groups: Candidate[][],
+  options: { leaseMs: number; token: string; markFirst?: number | undefined },
+): Promise<ClaimedRow[]> {
+  const claimed: ClaimedRow[] = [];
+  let toMark = options.markFirst ?? 0;
+  for (const group of groups) {
+    const { org_id, account_id } = group[0] as Candidate;
+    const account = await trx
+      .selectFrom('messaging_accounts')
+      .select(['balance', 'prices'])
+      .where('org_id', '=', org_id)
+      .where('id', '=', account_id)
+      .forUpdate()
+      .executeTakeFirstOrThrow();
+    const { paid, unpaid, unpaidStale, change } = payFor(group, account, options.token);
+    // Leased before any parking below, which leaves this claim's own rows alone.
+    await leaseClaimed(trx, paid, options.leaseMs, options.token, toMark);
+    toMark = Math.max(0, toMark - paid.length);
+    claimed.push(...paid);
+    // Stale claims left unpaid were given back above: they return to the queue without a reservation.
+    for (const row of unpaidStale) {
+      await updateRecipient(trx, row)
+        .set({ status: 'queued', lease_until: null, lease_token: null, charged: 0 })
+        .execute();
+    }
+    const parkedReturns = await stopForBalance(trx, org_id, [...unpaid], options.token);
+    await adjustBalance(trx, org_id, account_id, change + parkedReturns);
+  }
+  return claimed;
+}
+
 export async function chargeClaims(
   trx: Transaction<DB>,
   candidates: Candidate[],
-  options: { perNumberPerSecond: number | null; leaseMs: number; token: string; markFirst?: number | undefined },
+  options: {
+    perNumberPerSecond: number | null;
+    leaseMs: number;
+    token: string;
+    markFirst?: number | undefined;
+    /** D193: false runs the locked way at once (after an optimistic claim found the balance moved). */
+    optimistic?: boolean | undefined;
+  },
 ): Promise<ClaimedRow[]> {
   // A number removed since the request was accepted cannot send: those recipients fail, uncharged.
   const dead = candidates.filter((row) => row.channel_status !== 'live');
@@ -266,54 +378,13 @@ export async function chargeClaims(
     candidates.filter((row) => row.channel_status === 'live'),
     options.perNumberPerSecond,
   );
-  const claimed: ClaimedRow[] = [];
-  let toMark = options.markFirst ?? 0;
   const accountWork = [...live, ...dead.filter((row) => staleCharge(row) > 0)];
-  for (const group of groupBy(accountWork, (row) => `${row.org_id}\u0000${row.account_id}`).values()) {
-    const { org_id, account_id } = group[0] as Candidate;
-    const account = await trx
-      .selectFrom('messaging_accounts')
-      .select(['balance', 'prices'])
-      .where('org_id', '=', org_id)
-      .where('id', '=', account_id)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
-    // A claim whose lease ran out before its hand-off reserved a price that was never spent: give it back first,
-    // so that claiming the row again charges it once.
-    const returned = group.reduce((sum, row) => sum + staleCharge(row), 0);
-    let balance = Number(account.balance) + returned;
-    let spent = 0;
-    const unpaid = new Set<string>();
-    const unpaidStale: Candidate[] = [];
-    const paid: ClaimedRow[] = [];
-    for (const row of group) {
-      if (row.channel_status !== 'live') continue;
-      const price = priceOf(account.prices, row.template_category);
-      // contract: a broadcast stops when the balance cannot pay its next message; later rows of it wait too.
-      if (unpaid.has(row.broadcast_id) || !canPay(balance, price)) {
-        unpaid.add(row.broadcast_id);
-        if (staleCharge(row) > 0) unpaidStale.push(row);
-        continue;
-      }
-      balance -= price;
-      spent += price;
-      paid.push({ ...row, attempts: row.attempts + 1, lease_token: options.token, charged: price });
-    }
-    // Leased before any parking below, which leaves this claim's own rows alone.
-    await leaseClaimed(trx, paid, options.leaseMs, options.token, toMark);
-    toMark = Math.max(0, toMark - paid.length);
-    claimed.push(...paid);
-    // Stale claims left unpaid were given back above: they return to the queue without a reservation.
-    for (const row of unpaidStale) {
-      await updateRecipient(trx, row)
-        .set({ status: 'queued', lease_until: null, lease_token: null, charged: 0 })
-        .execute();
-    }
-    const parkedReturns = await stopForBalance(trx, org_id, [...unpaid], options.token);
-    const change = returned + parkedReturns - spent;
-    await adjustBalance(trx, org_id, account_id, change);
+  const groups = [...groupBy(accountWork, (row) => `${row.org_id}\u0000${row.account_id}`).values()];
+  if (options.optimistic !== false) {
+    const claimed = await chargeOptimistically(trx, groups, options);
+    if (claimed) return claimed;
   }
-  return claimed;
+  return chargeLocked(trx, groups, options);
 }
 
 export interface ClaimOptions {
@@ -330,8 +401,18 @@ export interface ClaimOptions {
 }
 
 /** Claims due recipients for one worker: locked, capped, paid for and leased, in one transaction. */
-export function claimRecipients(db: Kysely<DB>, options: ClaimOptions): Promise<ClaimedRow[]> {
-  return transactionWithRetry(db, async (trx) => chargeClaims(trx, await claimBatch(trx, options), options));
+export async function claimRecipients(db: Kysely<DB>, options: ClaimOptions): Promise<ClaimedRow[]> {
+  const claim = (optimistic: boolean) =>
+    transactionWithRetry(db, async (trx) =>
+      chargeClaims(trx, await claimBatch(trx, options), { ...options, optimistic }),
+    );
+  try {
+    return await claim(true);
+  } catch (error) {
+    // D193: the balance moved between its unlocked read and the charge; the claim was rolled back whole.
+    if (!(error instanceof BalanceMoved)) throw error;
+    return claim(false);
+  }
 }
 
 /** Per-second windows of the per-number cap are only read within their second: older ones go. */
