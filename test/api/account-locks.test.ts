@@ -44,6 +44,24 @@ async function whileAccountLocked<T>(accountId: string, work: () => Promise<T>):
   }
 }
 
+/**
+ * Runs the fan-out while another session holds the account row with `statement` (uncommitted): the claim must wait
+ * for it; the session then ends with `end`, and the fan-out's count of handled rows is answered.
+ */
+async function drainWhileHeld(statement: string, accountId: string, end: 'commit' | 'rollback'): Promise<number> {
+  await control.query('begin');
+  let claiming: Promise<number> | undefined;
+  try {
+    await control.query(statement, [accountId]);
+    claiming = h.fanout.drain();
+    const first = await Promise.race([claiming.then(() => 'claimed'), sleep(300).then(() => 'waiting')]);
+    expect(first).toBe('waiting');
+  } finally {
+    await control.query(end);
+  }
+  return claiming;
+}
+
 async function contacts(key: string, list: string[]) {
   for (const phone of list) expect((await h.api('POST', '/v1/contacts', { key, body: { phone } })).status).toBe(201);
 }
@@ -84,17 +102,7 @@ describe.skipIf(!postgres)('the account row and the 24-hour window', () => {
       body: { recipients: recipientsFor(phones(1)) },
     });
     expect(sent.status).toBe(202);
-    await control.query('begin');
-    let claiming: Promise<number> | undefined;
-    try {
-      await control.query('select 1 from messaging_accounts where id = $1 for update', [setup.account.id]);
-      claiming = h.fanout.drain();
-      const first = await Promise.race([claiming.then(() => 'claimed'), sleep(300).then(() => 'waiting')]);
-      expect(first).toBe('waiting');
-    } finally {
-      await control.query('rollback');
-    }
-    await claiming;
+    await drainWhileHeld('select 1 from messaging_accounts where id = $1 for update', setup.account.id, 'rollback');
     expect((await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key: setup.key })).body).toMatchObject({ sent: 1 });
   });
 
@@ -107,19 +115,12 @@ describe.skipIf(!postgres)('the account row and the 24-hour window', () => {
     expect(sent.status).toBe(202);
     // Another writer spends the balance and has not committed: the claim reads 1 (committed), leases its row and
     // waits at its charge; when the writer commits, the charge finds 0 and the claim runs again under the lock.
-    await control.query('begin');
-    let claiming: Promise<number> | undefined;
-    try {
-      await control.query('update messaging_accounts set balance = 0 where id = $1', [setup.account.id]);
-      claiming = h.fanout.drain();
-      const first = await Promise.race([claiming.then(() => 'claimed'), sleep(300).then(() => 'waiting')]);
-      expect(first).toBe('waiting');
-      await control.query('commit');
-    } catch (error) {
-      await control.query('rollback');
-      throw error;
-    }
-    expect(await claiming).toBe(0);
+    const handled = await drainWhileHeld(
+      'update messaging_accounts set balance = 0 where id = $1',
+      setup.account.id,
+      'commit',
+    );
+    expect(handled).toBe(0);
     expect((await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key: setup.key })).body).toMatchObject({
       status: 'stopped_low_balance',
       sent: 0,

@@ -265,6 +265,16 @@ function payFor(group: Candidate[], account: { balance: unknown; prices: unknown
   return { paid, unpaid, unpaidStale, change: returned - spent };
 }
 
+/** An account's balance and prices, its row locked (`FOR UPDATE`) or read as committed. */
+function accountOf(trx: Transaction<DB>, orgId: string, accountId: string, lock: boolean) {
+  const query = trx
+    .selectFrom('messaging_accounts')
+    .select(['balance', 'prices'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', accountId);
+  return (lock ? query.forUpdate() : query).executeTakeFirstOrThrow();
+}
+
 /** Raised when the balance an optimistic claim read unlocked can no longer pay what it leased (rolls it back). */
 class BalanceMoved extends Error {}
 
@@ -283,13 +293,7 @@ async function chargeOptimistically(
   const plans = [];
   for (const group of groups) {
     const { org_id, account_id } = group[0] as Candidate;
-    const account = await trx
-      .selectFrom('messaging_accounts')
-      .select(['balance', 'prices'])
-      .where('org_id', '=', org_id)
-      .where('id', '=', account_id)
-      .executeTakeFirstOrThrow();
-    const plan = payFor(group, account, options.token);
+    const plan = payFor(group, await accountOf(trx, org_id, account_id, false), options.token);
     if (plan.unpaid.size > 0) return undefined;
     plans.push({ org_id, account_id, ...plan });
   }
@@ -320,13 +324,7 @@ async function chargeLocked(
   let toMark = options.markFirst ?? 0;
   for (const group of groups) {
     const { org_id, account_id } = group[0] as Candidate;
-    const account = await trx
-      .selectFrom('messaging_accounts')
-      .select(['balance', 'prices'])
-      .where('org_id', '=', org_id)
-      .where('id', '=', account_id)
-      .forUpdate()
-      .executeTakeFirstOrThrow();
+    const account = await accountOf(trx, org_id, account_id, true);
     const { paid, unpaid, unpaidStale, change } = payFor(group, account, options.token);
     // Leased before any parking below, which leaves this claim's own rows alone.
     await leaseClaimed(trx, paid, options.leaseMs, options.token, toMark);
