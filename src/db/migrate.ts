@@ -23,6 +23,7 @@ import * as failureCodes from './migrations/0023-failure-codes.ts';
 import * as lateReports from './migrations/0025-late-reports.ts';
 import * as retention from './migrations/0026-retention.ts';
 import * as audienceSnapshotOrder from './migrations/0027-audience-snapshot-order.ts';
+import * as recipientInsertCost from './migrations/0028-recipient-insert-cost.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -48,6 +49,7 @@ export const migrations: Record<string, Migration> = {
   '0023-failure-codes': failureCodes,
   '0026-retention': retention,
   '0027-audience-snapshot-order': audienceSnapshotOrder,
+  '0028-recipient-insert-cost': recipientInsertCost,
   '0025-late-reports': lateReports,
 };
 
