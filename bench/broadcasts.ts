@@ -207,13 +207,16 @@ async function main(): Promise<void> {
     const children = await Promise.all(Array.from({ length: workers }, () => startWorker(databaseUrl)));
     let peakRss = 0;
     for (;;) {
+      // A worker that died (say, on a migration its checkout does not know) would leave this loop waiting for ever.
+      const dead = children.find((child) => child.exitCode !== null || child.signalCode !== null);
+      if (dead) throw new Error(`a worker exited (${dead.exitCode ?? dead.signalCode}) before the queue was empty`);
       for (const child of children) peakRss = Math.max(peakRss, rssOf(child.pid));
-      const left = await database.db
-        .selectFrom('broadcast_recipients')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('status', 'in', ['queued', 'sending'])
-        .executeTakeFirstOrThrow();
-      if (Number(left.n) === 0) break;
+      // Two counts, each read from its partial index (claim_idx, leased_idx): one `status in (…)` was planned as a
+      // scan of the whole table, which with a year of history read 10 M rows a second beside the workers.
+      const left = await sql<{ n: number }>`select
+          (select count(*) from broadcast_recipients where status = 'queued')
+          + (select count(*) from broadcast_recipients where status = 'sending') as n`.execute(database.db);
+      if (Number(left.rows[0]?.n) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     for (const child of children) child.kill('SIGTERM');
