@@ -207,36 +207,24 @@ async function stopForBalance(
   return parkable.reduce((sum, row) => sum + (row.status === 'sending' ? Number(row.charged) : 0), 0);
 }
 
-/** Leases the paid rows; the first `mark` of them are marked as handed off too (the batch's first group). */
+/**
+ * Leases the paid rows; the first `mark` of them are marked as handed off too (the batch's first group). One
+ * statement whose rows travel as arrays and join back by their whole key: with `org_id = <constant>` the plan
+ * followed the organization's statistics, and for an organization that ANALYZE had not yet seen (a new tenant's
+ * first large broadcast beside a year of others' history) it read every recipient of the organization by another
+ * index for each claim (19,949 rows for 47, 44 ms; D197). The rows are this claim's, locked: no lock order to keep.
+ */
 async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: number, token: string, mark: number) {
-  const marked = new Set(rows.slice(0, mark));
-  const groups = groupBy(
-    rows,
-    (row) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.charged}\u0000${marked.has(row)}`,
-  );
-  for (const group of groups.values()) {
-    const { org_id, broadcast_id, charged } = group[0] as ClaimedRow;
-    await trx
-      .updateTable('broadcast_recipients')
-      .set({
-        status: 'sending',
-        lease_until: sql`now() + make_interval(secs => ${leaseMs / 1000})`,
-        lease_token: token,
-        attempts: sql`attempts + 1`,
-        charged,
-        reached_at: sql`coalesce(reached_at, now())`,
-        ...(marked.has(group[0] as ClaimedRow) ? { handoff_started_at: sql<Date>`clock_timestamp()` } : {}),
-        updated_at: sql`now()`,
-      })
-      .where('org_id', '=', org_id)
-      .where('broadcast_id', '=', broadcast_id)
-      .where(
-        'position',
-        'in',
-        group.map((row) => row.position),
-      )
-      .execute();
-  }
+  if (rows.length === 0) return;
+  await sql`update broadcast_recipients as r set status = 'sending',
+      lease_until = now() + make_interval(secs => ${leaseMs / 1000}), lease_token = ${token},
+      attempts = r.attempts + 1, charged = v.charged, reached_at = coalesce(r.reached_at, now()),
+      handoff_started_at = case when v.marked then clock_timestamp() else r.handoff_started_at end,
+      updated_at = now()
+    from unnest(${rows.map((row) => row.org_id)}::text[], ${rows.map((row) => row.broadcast_id)}::text[],
+      ${rows.map((row) => row.position)}::int[], ${rows.map((row) => row.charged)}::numeric[],
+      ${rows.map((_, index) => index < mark)}::bool[]) as v(org_id, broadcast_id, position, charged, marked)
+    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position`.execute(trx);
 }
 
 /** What one account's balance pays of a claim's rows, in order (contract: a broadcast stops at its first unpaid row). */

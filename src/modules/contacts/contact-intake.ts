@@ -147,7 +147,9 @@ export function reachabilityUpdate(
   options: { contactedAt?: Date } = {},
 ): RawBuilder<unknown> | null {
   if (entries.length === 0) return null;
-  // One outcome per contact: the last one reported in the batch wins.
+  // One outcome per contact: the last one reported in the batch wins. The organization travels with each row and
+  // joins by the whole key: compared with a constant, the plan followed the organization's statistics, and for one
+  // ANALYZE had not yet seen it hashed all its contacts for each group of 16 (19,996 rows, 26 ms; D197).
   const byContact = new Map(entries.map((entry) => [entry.contactId, entry.outcome]));
   const ids = [...byContact.keys()];
   const outcomes = ids.map((id) => byContact.get(id) as ReachabilityOutcome);
@@ -165,8 +167,8 @@ export function reachabilityUpdate(
       messaging_status = case when ${moves} then ${next} else contacts.messaging_status end,
       updated_at = case when ${moves} then now() else contacts.updated_at end,
       last_contacted_at = ${contacted}
-    from unnest(${ids}::text[], ${outcomes}::text[]) as v(id, outcome)
-    where contacts.org_id = ${orgId} and contacts.id = v.id
+    from unnest(${ids.map(() => orgId)}::text[], ${ids}::text[], ${outcomes}::text[]) as v(org_id, id, outcome)
+    where contacts.org_id = v.org_id and contacts.id = v.id
       and (${moves} or ${options.contactedAt !== undefined})`;
 }
 
