@@ -37,13 +37,13 @@ describe('the server heap flags', () => {
     const ran = run([]);
     expect(ran.execArgv).toEqual([...SERVER_NODE_FLAGS]);
     expect(ran.args).toEqual(['serve', '--no-worker']);
-    expect(ran.limitMb).toBeLessThan(1100);
+    expect(ran.limitMb).toBeLessThan(2100);
   });
 
   it('leave flags given on the command line or in NODE_OPTIONS as they are', () => {
     expect(run([...SERVER_NODE_FLAGS]).execArgv).toEqual([...SERVER_NODE_FLAGS]);
     const operator = run([], { NODE_OPTIONS: '--max-old-space-size=300' });
-    expect(operator.execArgv).toEqual(['--max-semi-space-size=2']);
+    expect(operator.execArgv).toEqual(SERVER_NODE_FLAGS.filter((flag) => flag.startsWith('--max-semi-space-size')));
     expect(operator.limitMb).toBeLessThan(400);
     expect(missingServerFlags(['--max_old_space_size=2000', '--max-semi-space-size=8'], '')).toEqual([]);
   });
