@@ -51,7 +51,7 @@ const nextPhones = (count: number) =>
   }).filter((phone) => !phone.endsWith('0404') && !phone.endsWith('0500'));
 
 function startWorker(databaseUrl: string): Promise<ChildProcess> {
-  // Started as the product starts it: `bin/crm` (the pinned Node, with its small young generation).
+  // Started as the product starts it: `bin/crm` (the pinned Node, with the server's heap flags: bin/node-flags.js).
   const child = spawn('bin/crm', ['worker'], {
     cwd: workerRoot,
     env: {

@@ -1,4 +1,6 @@
-// Latency and throughput of one scenario: `total` requests, `concurrency` at a time; and the process's RSS.
+// Latency and throughput of one scenario: `total` requests, `concurrency` at a time; and a process's RSS.
+import { readFileSync } from 'node:fs';
+
 export interface Result {
   name: string;
   requests: number;
@@ -55,11 +57,23 @@ export function table(results: Result[]): string {
   return lines.join('\n');
 }
 
-/** Samples the resident set size of this process every 50 ms; `peak()` is the largest seen since `reset()`. */
-export function rssSampler() {
+/** Resident set size of process `pid`, in bytes (0 once it is gone). */
+export function rssOf(pid: number): number {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Samples the resident set size of this process (or of process `pid`) every 50 ms; `peak()` is the largest seen
+ * since `reset()`.
+ */
+export function rssSampler(pid?: number) {
   let peak = 0;
   const sample = () => {
-    peak = Math.max(peak, process.memoryUsage.rss());
+    peak = Math.max(peak, pid === undefined ? process.memoryUsage.rss() : rssOf(pid));
   };
   const timer = setInterval(sample, 50);
   timer.unref();

@@ -11,6 +11,7 @@
 import { cpus, loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { SERVER_NODE_FLAGS } from '../bin/node-flags.js';
 import { BULKHEAD_DEFAULTS, DATABASE_DEFAULTS } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
@@ -201,7 +202,7 @@ function describePhase(phase: Phase): string {
 
 function startApi(url: string, env: Record<string, string>): Promise<Started> {
   return start(
-    ['--max-semi-space-size=2', 'src/cli/main.ts', 'serve', '--no-worker'],
+    [...SERVER_NODE_FLAGS, 'src/cli/main.ts', 'serve', '--no-worker'],
     {
       DATABASE_URL: url,
       ADMIN_TOKEN: 'bench-admin',

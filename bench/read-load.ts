@@ -4,6 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { freePort } from '../test/helpers/process.ts';
+import { rssOf } from './measure.ts';
 
 export const CONNECTIONS = 10;
 
@@ -48,11 +49,7 @@ export async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
-}
+const rssMb = (pid: number) => rssOf(pid) / (1024 * 1024);
 
 /** CPU seconds (user + system) the process has used so far. */
 function cpuSeconds(pid: number): number {

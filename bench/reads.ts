@@ -22,10 +22,12 @@
 //   BENCH_COMPARE_ENTRY the same for the second API (with BENCH_COMPARE_ROOT unset: this checkout), e.g.
 //                       BENCH_COMPARE_ENTRY=src/cli/main.ts: compiled against type-stripped in the same rounds
 //   BENCH_CPU_PROF=1    run the API with `node --cpu-prof` (profile written to bench/profiles/)
+import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
-import { relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { entry } from '../bin/aot.js';
+import { SERVER_NODE_FLAGS } from '../bin/node-flags.js';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { systemClock } from '../src/lib/clock.ts';
@@ -101,11 +103,19 @@ function entryOf(cwd: string, given: string | undefined): string {
   return given ?? (cwd === root ? relative(root, entry('src/cli/main.ts')) : 'src/cli/main.ts');
 }
 
+/** The node flags `bin/crm` and `npm start` give the server in checkout `cwd` (bin/node-flags.js, decisions D194). */
+async function serverFlags(cwd: string): Promise<readonly string[]> {
+  if (cwd === root) return SERVER_NODE_FLAGS;
+  const own = join(cwd, 'bin', 'node-flags.js');
+  // Before bin/node-flags.js, bin/crm and npm start gave it a small young generation only (decisions D28).
+  if (!existsSync(own)) return ['--max-semi-space-size=2'];
+  return ((await import(pathToFileURL(own).href)) as { SERVER_NODE_FLAGS: readonly string[] }).SERVER_NODE_FLAGS;
+}
+
 /** The API (`crm serve --no-worker`) of checkout `cwd` with the flags `bin/crm` and `npm start` use. */
-function startApi(cwd: string, extraFlags: string[], file: string): Promise<Started> {
+async function startApi(cwd: string, extraFlags: string[], file: string): Promise<Started> {
   const args = [
-    // A small young generation (decisions D28); an export of an older checkout is run as it was run.
-    ...(cwd === root ? ['--max-semi-space-size=2'] : []),
+    ...(await serverFlags(cwd)),
     ...(process.env.BENCH_CPU_PROF === '1' ? ['--cpu-prof', '--cpu-prof-dir', 'bench/profiles'] : []),
     ...extraFlags,
     file,
@@ -188,7 +198,7 @@ async function main(): Promise<void> {
     process.stdout.write(
       [
         '',
-        `reads: ${CONNECTIONS} connections, ${roundCount} rounds of ${duration} s per server, ${orgCount} organizations round-robin (rate limit on: each organization stays under its 20/s), API LOG_LEVEL=warn, ${apiRoot === root ? `node --max-semi-space-size=2 ${entryOf(apiRoot, apiEntry)} (as bin/crm and npm start)` : `the API of ${apiRoot}`}`,
+        `reads: ${CONNECTIONS} connections, ${roundCount} rounds of ${duration} s per server, ${orgCount} organizations round-robin (rate limit on: each organization stays under its 20/s), API LOG_LEVEL=warn, ${apiRoot === root ? `node ${SERVER_NODE_FLAGS.join(' ')} ${entryOf(apiRoot, apiEntry)} (as bin/crm and npm start)` : `the API of ${apiRoot}`}`,
         '',
         '| server | req/s | p50 | p99 | server CPU / request | non-2xx | errors | peak RSS |',
         '|---|---|---|---|---|---|---|---|',
