@@ -65,7 +65,8 @@ async function templateReady(): Promise<boolean> {
   await client.connect();
   try {
     const marker = await client.query(`select value from app_state where key = 'bench_history_scale'`);
-    return marker.rows[0]?.value === String(scale);
+    // `value` is jsonb: the marker written as '1' comes back as the number 1.
+    return String(marker.rows[0]?.value) === String(scale);
   } catch {
     return false;
   } finally {
