@@ -62,6 +62,17 @@ async function drainWhileHeld(statement: string, accountId: string, end: 'commit
   return claiming;
 }
 
+/** An account with `balance` and a send of `count` new phones, accepted (202) and queued. */
+async function queuedSend(balance: number, count: number) {
+  const setup = await sender(h, { balance });
+  const sent = await h.api('POST', `/v1/templates/${setup.template.id}/send`, {
+    key: setup.key,
+    body: { recipients: recipientsFor(phones(count)) },
+  });
+  expect(sent.status).toBe(202);
+  return { setup, sent };
+}
+
 async function contacts(key: string, list: string[]) {
   for (const phone of list) expect((await h.api('POST', '/v1/contacts', { key, body: { phone } })).status).toBe(201);
 }
@@ -96,23 +107,13 @@ describe.skipIf(!postgres)('the account row and the 24-hour window', () => {
   });
 
   it('a claim, which charges the balance, still waits for the account row', async () => {
-    const setup = await sender(h, { balance: 100 });
-    const sent = await h.api('POST', `/v1/templates/${setup.template.id}/send`, {
-      key: setup.key,
-      body: { recipients: recipientsFor(phones(1)) },
-    });
-    expect(sent.status).toBe(202);
+    const { setup, sent } = await queuedSend(100, 1);
     await drainWhileHeld('select 1 from messaging_accounts where id = $1 for update', setup.account.id, 'rollback');
     expect((await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key: setup.key })).body).toMatchObject({ sent: 1 });
   });
 
   it('D193: a claim whose balance was spent after its unlocked read charges under the lock, and stops', async () => {
-    const setup = await sender(h, { balance: 1 });
-    const sent = await h.api('POST', `/v1/templates/${setup.template.id}/send`, {
-      key: setup.key,
-      body: { recipients: recipientsFor(phones(1)) },
-    });
-    expect(sent.status).toBe(202);
+    const { setup, sent } = await queuedSend(1, 1);
     // Another writer spends the balance and has not committed: the claim reads 1 (committed), leases its row and
     // waits at its charge; when the writer commits, the charge finds 0 and the claim runs again under the lock.
     const handled = await drainWhileHeld(
@@ -130,12 +131,7 @@ describe.skipIf(!postgres)('the account row and the 24-hour window', () => {
   });
 
   it('D193: two workers claiming one account’s broadcast spend its balance exactly', async () => {
-    const setup = await sender(h, { balance: 25 });
-    const sent = await h.api('POST', `/v1/templates/${setup.template.id}/send`, {
-      key: setup.key,
-      body: { recipients: recipientsFor(phones(60)) },
-    });
-    expect(sent.status).toBe(202);
+    const { setup, sent } = await queuedSend(25, 60);
     const second = await startHarness({ unlimited: true, database: h.database, fanout: { batchSize: 4 } });
     try {
       const handled = await Promise.all([h.fanout.drain(), second.fanout.drain(), h.fanout.drain()]);

@@ -288,16 +288,8 @@ async function chargeOptimistically(
   const claimed = plans.flatMap((plan) => plan.paid);
   await leaseClaimed(trx, claimed, options.leaseMs, options.token, options.markFirst ?? 0);
   for (const { org_id, account_id, change } of plans) {
-    if (change === 0) continue;
-    const charged = await trx
-      .updateTable('messaging_accounts')
-      .set({ balance: sql`balance + ${change}` })
-      .where('org_id', '=', org_id)
-      .where('id', '=', account_id)
-      // canPay of every paid row, in order, is the final balance's (prices are never negative).
-      .where(sql<boolean>`balance + ${change} + 1e-9 >= 0`)
-      .executeTakeFirst();
-    if (Number(charged.numUpdatedRows) !== 1) throw new BalanceMoved();
+    // canPay of every paid row, in order, is the final balance's (prices are never negative).
+    if (!(await adjustBalance(trx, org_id, account_id, change, { ifCovered: true }))) throw new BalanceMoved();
   }
   return claimed;
 }

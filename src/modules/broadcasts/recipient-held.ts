@@ -29,14 +29,25 @@ export const updateRecipient = (db: Kysely<DB>, key: RecipientKey) =>
     .where('position', '=', key.position);
 
 /** Moves an account's balance by `change` (a refund when positive). */
-export async function adjustBalance(db: Kysely<DB>, orgId: string, accountId: string, change: number): Promise<void> {
-  if (change === 0) return;
-  await db
+export async function adjustBalance(
+  db: Kysely<DB>,
+  orgId: string,
+  accountId: string,
+  change: number,
+  options: { ifCovered?: boolean } = {},
+): Promise<boolean> {
+  if (change === 0) return true;
+  const query = db
     .updateTable('messaging_accounts')
     .set({ balance: sql`balance + ${change}` })
     .where('org_id', '=', orgId)
-    .where('id', '=', accountId)
-    .execute();
+    .where('id', '=', accountId);
+  // `ifCovered` (D193): only when the balance stays payable (canPay's tolerance); answers whether it moved.
+  const moved = await (options.ifCovered
+    ? query.where(sql<boolean>`balance + ${change} + 1e-9 >= 0`)
+    : query
+  ).executeTakeFirst();
+  return Number(moved.numUpdatedRows) === 1;
 }
 
 export const keyOf = (row: RecipientKey) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.position}`;
