@@ -16,7 +16,7 @@ if (process.features.typescript) {
   if (role) withServerFlags();
   await import(pathToFileURL(cli).href);
 } else {
-  const pinned = fileURLToPath(new URL('../node_modules/node/bin/node', import.meta.url));
+  const pinned = fileURLToPath(new URL('../node_modules/.bin/node', import.meta.url));
   if (!existsSync(pinned)) {
     process.stderr.write(
       `crm: needs Node 24 (found ${process.version}); run npm install in ${fileURLToPath(new URL('..', import.meta.url))}\n`,

@@ -10,8 +10,8 @@ import { type Harness, startHarness } from '../helpers/harness.ts';
 
 const run = promisify(execFile);
 const root = resolve(import.meta.dirname, '../..');
-// openapi-typescript lives in its own workspace beside the TypeScript 5 API it needs (tools/openapi-typegen).
-const openapiTypescript = join(root, 'tools/openapi-typegen/node_modules/openapi-typescript/bin/cli.js');
+// The SDK's own generator (its workspace keeps openapi-typescript beside the TypeScript 5 API it needs).
+const openapiTypescript = join(root, 'sdk/node_modules/openapi-typescript/bin/cli.js');
 const tsc = join(root, 'node_modules/typescript/bin/tsc');
 const redocly = join(root, 'node_modules/@redocly/cli/bin/cli.js');
 const quiet = { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' };
