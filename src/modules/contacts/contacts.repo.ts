@@ -68,19 +68,7 @@ const contactWithValues = (db: Kysely<DB>, orgId: string, id: string) =>
   db
     .selectFrom('contacts as c')
     .select(CONTACT_COLUMNS.map((column) => `c.${column}` as const))
-    .select((eb) =>
-      jsonArrayFrom(
-        eb
-          .selectFrom('contact_property_values as v')
-          .innerJoin('crm_properties as p', (join) =>
-            join.onRef('p.org_id', '=', 'v.org_id').onRef('p.id', '=', 'v.property_id'),
-          )
-          .select([...VALUE_COLUMNS])
-          .whereRef('v.org_id', '=', 'c.org_id')
-          .whereRef('v.contact_id', '=', 'c.id')
-          .orderBy('p.order_idx'),
-      ).as('property_values'),
-    )
+    .select(() => valuesOfContact(db, orgId, sql.ref<string>('c.id')).as('property_values'))
     .where('c.org_id', '=', orgId)
     .where('c.id', '=', id)
     .where('c.deleted_at', 'is', null);
@@ -94,8 +82,21 @@ export const valuesOfContact = (db: Kysely<DB>, orgId: string, contactId: Expres
   jsonArrayFrom(
     db
       .selectFrom('contact_property_values as v')
-      .innerJoin('crm_properties as p', (join) =>
-        join.onRef('p.org_id', '=', 'v.org_id').onRef('p.id', '=', 'v.property_id'),
+      // D199: driven by the contact's own values (one probe of their key), each value then finds its property by
+      // the property's key. As a plain join the planner, estimating one property per organization, looped over the
+      // organization's properties and probed the values once per property: per contact of a page 4 probes with 4
+      // properties (26 buffers), one per property in general. `offset 0` keeps the lookup a subquery the planner
+      // cannot flatten back into that join.
+      .innerJoinLateral(
+        (eb) =>
+          eb
+            .selectFrom('crm_properties as p')
+            .select(['p.key', 'p.kind', 'p.order_idx'])
+            .whereRef('p.org_id', '=', 'v.org_id')
+            .whereRef('p.id', '=', 'v.property_id')
+            .offset(0)
+            .as('p'),
+        (join) => join.onTrue(),
       )
       .select([...VALUE_COLUMNS])
       .where('v.org_id', '=', orgId)
