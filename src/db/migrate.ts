@@ -24,6 +24,7 @@ import * as lateReports from './migrations/0025-late-reports.ts';
 import * as retention from './migrations/0026-retention.ts';
 import * as audienceSnapshotOrder from './migrations/0027-audience-snapshot-order.ts';
 import * as recipientInsertCost from './migrations/0028-recipient-insert-cost.ts';
+import * as sortVersionPlans from './migrations/0029-sort-version-plans.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -50,6 +51,7 @@ export const migrations: Record<string, Migration> = {
   '0026-retention': retention,
   '0027-audience-snapshot-order': audienceSnapshotOrder,
   '0028-recipient-insert-cost': recipientInsertCost,
+  '0029-sort-version-plans': sortVersionPlans,
   '0025-late-reports': lateReports,
 };
 
@@ -64,11 +66,29 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSe
   if (result.error) throw result.error;
   // Fresh statistics after schema changes (PGlite has no autovacuum to gather them); none when nothing ran (a
   // restart, or a first start from the pre-migrated image, whose statistics came with it: decisions D161).
-  if ((result.results ?? []).length > 0) await sql`analyze`.execute(db);
+  if ((result.results ?? []).length > 0) await analyze(db);
   return result;
 }
 
-/** Gathers planner statistics (PGlite has no autovacuum to do it). */
+/**
+ * Gathers planner statistics (PGlite has no autovacuum to do it) for the tables that hold rows (D202). An empty
+ * table is left as it is: analyzed empty it would be known to be empty, and a plan cached then (a foreign key's
+ * check, a trigger's statement) would read it whole for as long as the connection lives while the table grows. Never
+ * analyzed, it is planned by its size on disk.
+ */
 export async function analyze(db: Kysely<DB>): Promise<void> {
-  await sql`analyze`.execute(db);
+  await sql`do $$
+    declare
+      t regclass;
+      holds boolean;
+    begin
+      for t in select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
+        where c.relkind in ('r', 'p') and not c.relispartition and n.nspname = current_schema() order by c.relname
+      loop
+        execute format('select exists (select from %s)', t) into holds;
+        if holds then
+          execute format('analyze %s', t);
+        end if;
+      end loop;
+    end $$`.execute(db);
 }

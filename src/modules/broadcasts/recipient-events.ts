@@ -116,9 +116,16 @@ export async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonl
     where b.org_id = ${orgId} and b.id = any(${open}::text[]) and b.finished_at is null
       and (b.stored_status in ('cancelled', 'stopped_low_balance')
         -- decisions §16: a paused broadcast, or one whose recipients are still being added, has not ended.
+        -- D200: one probe per pending status, each from the highest position down. The fan-out moves a broadcast's
+        -- recipients on in order of position, so the index entries of its lowest positions under 'queued' or
+        -- 'sending' are the dead versions of rows that moved on (until a vacuum): read from the top, the first
+        -- entry is a live one. A scalar subquery keeps its ORDER BY (EXISTS drops it). As one condition on the
+        -- four statuses the planner read the broadcast's every entry (16–28 ms at 100,000 recipients).
         or (b.stored_status is null and coalesce(b.phase, 'ready') = 'ready'
-          and not exists (select 1 from broadcast_recipients r where r.org_id = b.org_id and r.broadcast_id = b.id
-            and r.status in ('queued', 'sending', 'cancelled', 'held'))))
+          and not exists (select 1 from unnest(array['queued', 'sending', 'cancelled', 'held']) as p(status)
+            where (select r.position from broadcast_recipients r
+              where r.org_id = b.org_id and r.broadcast_id = b.id and r.status = p.status
+              order by r.position desc limit 1) is not null)))
     returning b.id`.execute(trx);
   if (finished.rows.length === 0) return;
   const rows = await selectBroadcasts(trx, orgId)
