@@ -1,10 +1,13 @@
-// Plans that must not depend on when a connection first made them (D201, D202). A plan cached while a table was
-// known to be empty (analyzed with no rows) read the table whole for the rest of the connection's life as it grew:
-// a foreign key's check, a trigger's statement. Runs on both engines.
-import { sql } from 'kysely';
+// Plans that must not depend on the statistics a table happens to have (D201, D202, D204). A plan cached while a
+// table was known to be empty (analyzed with no rows) read the table whole for the rest of the connection's life as
+// it grew: a foreign key's check, a trigger's statement; with no statistics at all, the claim probed a new
+// organization's broadcasts by their organization alone. Runs on both engines.
+import { CompiledQuery, type KyselyPlugin, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze } from '../../src/db/migrate.ts';
+import { claimRecipients } from '../../src/modules/broadcasts/recipients.repo.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 
 let h: Harness;
 let orgId: string;
@@ -60,5 +63,76 @@ describe("a contact's sort-version trigger (D201)", () => {
     });
     // Probes by the versions' key read a handful of pages; the scan of 20,000 versions read well over a hundred.
     expect(buffers).toBeLessThan(60);
+  });
+});
+
+/** Buffers an EXPLAIN (ANALYZE, BUFFERS) of `statement` read, in a transaction rolled back. */
+async function buffersOf(statement: CompiledQuery, settings: string): Promise<number> {
+  let buffers = 0;
+  await h.database.db
+    .transaction()
+    .execute(async (trx) => {
+      await sql.raw(settings).execute(trx);
+      const plan = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(
+        CompiledQuery.raw(`explain (analyze, buffers, format json) ${statement.sql}`, [...statement.parameters]),
+      );
+      const [{ Plan: root }] = plan.rows[0]?.['QUERY PLAN'] as [{ Plan: Record<string, number> }];
+      buffers = Number(root['Shared Hit Blocks']) + Number(root['Shared Read Blocks']);
+      throw new Error('rollback');
+    })
+    .catch((error: Error) => {
+      if (error.message !== 'rollback') throw error;
+    });
+  return buffers;
+}
+
+describe('the fan-out claim (D204)', () => {
+  it("finds each row's broadcast by its whole key, however many broadcasts the organization has", async () => {
+    const { org, key, template } = await sender(h, { balance: 100_000, limit: 100_000 });
+    const send = () =>
+      h.api('POST', `/v1/templates/${template.id}/send`, { key, body: { recipients: recipientsFor(phones(100)) } });
+    const sent = await send();
+    expect(sent.status).toBe(202);
+    for (let i = 0; i < 19; i++) expect((await send()).status).toBe(202);
+    // 300 more live broadcasts of the organization (copies of the first one's row, without recipients).
+    await sql`insert into broadcasts
+      select (jsonb_populate_record(b, jsonb_build_object('id', 'bc_other' || i, 'idempotency_key', null))).*
+      from broadcasts b, generate_series(1, 300) as i where b.org_id = ${org.id} and b.id = ${sent.body.id}`.execute(
+      h.database.db,
+    );
+    // The claim's statements as it runs them; then its rows are queued again, to explain the same claim.
+    const statements: CompiledQuery[] = [];
+    const compiled = new Map<unknown, CompiledQuery>();
+    const recorder: KyselyPlugin = {
+      transformQuery: (args) => {
+        compiled.set(args.queryId, h.database.db.getExecutor().compileQuery(args.node, args.queryId));
+        return args.node;
+      },
+      transformResult: async (args) => {
+        const statement = compiled.get(args.queryId);
+        if (statement) statements.push(statement);
+        return args.result;
+      },
+    };
+    const claimed = await claimRecipients(h.database.db.withPlugin(recorder), {
+      limit: 10,
+      leaseMs: 60_000,
+      token: 'plan-test',
+      perNumberPerSecond: null,
+    });
+    expect(claimed).toHaveLength(10);
+    const claim = statements.find(
+      (s) => /skip locked/.test(s.sql) && /"r"\."status" = \$\d+/.test(s.sql) && s.parameters.includes('queued'),
+    );
+    expect(claim).toBeDefined();
+    await sql`update broadcast_recipients set status = 'queued', lease_until = null, lease_token = null, charged = 0
+      where org_id = ${org.id} and broadcast_id = ${sent.body.id}`.execute(h.database.db);
+    // The claim's own planner settings (claimBatch): no sort, no sequential scan.
+    const buffers = await buffersOf(
+      claim as CompiledQuery,
+      "select set_config('enable_sort', 'off', true), set_config('enable_seqscan', 'off', true)",
+    );
+    // By the whole key: a few pages per row (93). By the organization alone: its 320 broadcasts for each row (743).
+    expect(buffers).toBeLessThan(300);
   });
 });
