@@ -92,3 +92,24 @@ export async function analyze(db: Kysely<DB>): Promise<void> {
       end loop;
     end $$`.execute(db);
 }
+
+/**
+ * PGlite's stand-in for autovacuum's ANALYZE (D205): the tables changed by more than 50 rows plus a tenth of what
+ * they held at their last ANALYZE (autovacuum's default thresholds), each analyzed again. Run every 30 seconds by the
+ * worker, so that the plans cached on the one connection are replaced soon after a table grows (an import, a large
+ * send), not up to ten minutes later.
+ */
+export async function analyzeChanged(db: Kysely<DB>): Promise<void> {
+  // The session's own changes reach pg_stat_user_tables at most once a second; flushed now, they count too.
+  await sql`select pg_stat_force_next_flush()`.execute(db);
+  await sql`do $$
+    declare t regclass;
+    begin
+      for t in select s.relid::regclass from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+        where s.schemaname = current_schema() and s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
+        order by s.relname
+      loop
+        execute format('analyze %s', t);
+      end loop;
+    end $$`.execute(db);
+}

@@ -4,7 +4,7 @@
 // organization's broadcasts by their organization alone. Runs on both engines.
 import { CompiledQuery, type KyselyPlugin, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { analyze } from '../../src/db/migrate.ts';
+import { analyze, analyzeChanged } from '../../src/db/migrate.ts';
 import { claimRecipients } from '../../src/modules/broadcasts/recipients.repo.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
@@ -134,5 +134,30 @@ describe('the fan-out claim (D204)', () => {
     );
     // By the whole key: a few pages per row (93). By the organization alone: its 320 broadcasts for each row (743).
     expect(buffers).toBeLessThan(300);
+  });
+});
+
+describe.skipIf(process.env.TEST_DB === 'postgres')("PGlite's ANALYZE task (D205)", () => {
+  const lastAnalyze = async (table: string) =>
+    (
+      await sql<{
+        at: Date | null;
+      }>`select last_analyze as at from pg_stat_user_tables where relname = ${table}`.execute(h.database.db)
+    ).rows[0]?.at ?? null;
+
+  it("analyzes the tables changed past autovacuum's thresholds, and only those", async () => {
+    await analyzeChanged(h.database.db);
+    const before = await lastAnalyze('funnel_stages');
+    const { org } = await h.createOrg();
+    await sql`insert into contacts (org_id, id, first_name, messaging_status)
+      select ${org.id}, 'ct_auto' || i, 'c' || i, 'unavailable' from generate_series(1, 5000) as i`.execute(
+      h.database.db,
+    );
+    const contactsBefore = await reltuples('contacts');
+    await analyzeChanged(h.database.db);
+    expect(await reltuples('contacts')).toBeGreaterThanOrEqual(contactsBefore + 5000);
+    expect(await lastAnalyze('contacts')).not.toBeNull();
+    // A table that did not change is left as it was.
+    expect(await lastAnalyze('funnel_stages')).toEqual(before);
   });
 });
