@@ -32,5 +32,7 @@ export const liveNumbersOfAccount = (db: Kysely<DB>, orgId: string, accountId: s
     .where('org_id', '=', orgId)
     .where('account_id', '=', accountId)
     .where('status', '=', 'live')
+    // Numbers added together share their creation time: the id (a ULID, in order of creation) breaks the tie.
     .orderBy('created_at')
+    .orderBy('id')
     .execute();
