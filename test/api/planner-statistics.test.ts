@@ -17,6 +17,13 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** The shared buffers an `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON)` says its statement read. */
+function buffersRead(explained: unknown): number {
+  const root = (explained as [{ Plan: Record<string, number> }] | undefined)?.[0]?.Plan;
+  if (!root) throw new Error('no plan');
+  return Number(root['Shared Hit Blocks']) + Number(root['Shared Read Blocks']);
+}
+
 const reltuples = async (table: string) =>
   Number(
     (
@@ -58,8 +65,7 @@ describe("a contact's sort-version trigger (D201)", () => {
         update contacts set updated_at = now() + interval '1 minute' where org_id = ${orgId} and id = 'ct_plan20'`.execute(
         trx,
       );
-      const [{ Plan: root }] = plan.rows[0]?.['QUERY PLAN'] as unknown as [{ Plan: Record<string, number> }];
-      return Number(root['Shared Hit Blocks']) + Number(root['Shared Read Blocks']);
+      return buffersRead(plan.rows[0]?.['QUERY PLAN']);
     });
     // Probes by the versions' key read a handful of pages; the scan of 20,000 versions read well over a hundred.
     expect(buffers).toBeLessThan(60);
@@ -76,8 +82,7 @@ async function buffersOf(statement: CompiledQuery, settings: string): Promise<nu
       const plan = await trx.executeQuery<{ 'QUERY PLAN': unknown }>(
         CompiledQuery.raw(`explain (analyze, buffers, format json) ${statement.sql}`, [...statement.parameters]),
       );
-      const [{ Plan: root }] = plan.rows[0]?.['QUERY PLAN'] as [{ Plan: Record<string, number> }];
-      buffers = Number(root['Shared Hit Blocks']) + Number(root['Shared Read Blocks']);
+      buffers = buffersRead(plan.rows[0]?.['QUERY PLAN']);
       throw new Error('rollback');
     })
     .catch((error: Error) => {
