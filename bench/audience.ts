@@ -15,9 +15,8 @@
 //   BENCH_WHOLE_RUN_S    the whole run's span at most, in seconds, default 60 (it ends earlier when all are handed off)
 //   AUDIENCE_CHUNK_SIZE  contacts per chunk, as the worker's setting (default 5,000)
 import { loadavg } from 'node:os';
-import { pathToFileURL } from 'node:url';
 import pg from 'pg';
-import { entry } from '../bin/aot.js';
+import { importEntry as load } from '../bin/aot.js';
 import { withServerFlags } from '../bin/node-flags.js';
 import { bareQueueRate } from './bare-queue-rate.ts';
 import { freshDatabase, log, poster, unlimited } from './bench-database.ts';
@@ -27,7 +26,6 @@ import { recordSummary } from './summary.ts';
 // The API and the worker run here as `crm serve` and `crm worker` run: with the server's heap flags (this process
 // starts again with them) and the compiled dist/ while it is current (bin/aot.js), so that the RSS rows are theirs.
 withServerFlags();
-const load = <T>(source: string): Promise<T> => import(pathToFileURL(entry(source)).href);
 const [{ buildApp }, { FANOUT_DEFAULTS }, { openDatabase }, { analyze, migrateToLatest }, { wire }] = await Promise.all(
   [
     load<typeof import('../src/app.ts')>('src/app.ts'),

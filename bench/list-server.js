@@ -4,10 +4,8 @@
 // bin/aot.js: the compiled dist/ while current, as `crm serve` runs (no type stripper in the process).
 //
 //   DATABASE_URL, PORT (the bench sets them)
-import { pathToFileURL } from 'node:url';
-import { entry } from '../bin/aot.js';
+import { importEntry as load } from '../bin/aot.js';
 
-const load = (source) => import(pathToFileURL(entry(source)).href);
 const [{ buildApp }, { openDatabase }, { wire }] = await Promise.all([
   load('src/app.ts'),
   load('src/db/database.ts'),

@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const STAMP = join('dist', 'sources.stamp');
@@ -45,6 +45,9 @@ export function entry(source, dir = root) {
   }
   return join(dir, source);
 }
+
+/** Imports the module `entry()` chooses for a source of this project (its compiled copy while current). */
+export const importEntry = (source) => import(pathToFileURL(entry(source)).href);
 
 /** Compiles src/ to dist/; without the project's TypeScript (an install without dev dependencies) the sources run. */
 async function build() {

@@ -71,26 +71,37 @@ export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSe
 }
 
 /**
+ * One ANALYZE per table of this schema that `tables` (a query answering their regclass as `t`) selects, in one
+ * statement; with `holdingRows`, only those that hold a row.
+ */
+const analyzeEach = (db: Kysely<DB>, tables: string, holdingRows: boolean) =>
+  sql`do $$
+    declare
+      t regclass;
+      holds boolean := true;
+    begin
+      for t in ${sql.raw(tables)}
+      loop
+        ${sql.raw(holdingRows ? "execute format('select exists (select from %s)', t) into holds;" : '')}
+        if holds then
+          execute format('analyze %s', t);
+        end if;
+      end loop;
+    end $$`.execute(db);
+
+/**
  * Gathers planner statistics (PGlite has no autovacuum to do it) for the tables that hold rows (D202). An empty
  * table is left as it is: analyzed empty it would be known to be empty, and a plan cached then (a foreign key's
  * check, a trigger's statement) would read it whole for as long as the connection lives while the table grows. Never
  * analyzed, it is planned by its size on disk.
  */
 export async function analyze(db: Kysely<DB>): Promise<void> {
-  await sql`do $$
-    declare
-      t regclass;
-      holds boolean;
-    begin
-      for t in select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
-        where c.relkind in ('r', 'p') and not c.relispartition and n.nspname = current_schema() order by c.relname
-      loop
-        execute format('select exists (select from %s)', t) into holds;
-        if holds then
-          execute format('analyze %s', t);
-        end if;
-      end loop;
-    end $$`.execute(db);
+  await analyzeEach(
+    db,
+    `select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where c.relkind in ('r', 'p') and not c.relispartition and n.nspname = current_schema() order by c.relname`,
+    true,
+  );
 }
 
 /**
@@ -102,14 +113,11 @@ export async function analyze(db: Kysely<DB>): Promise<void> {
 export async function analyzeChanged(db: Kysely<DB>): Promise<void> {
   // The session's own changes reach pg_stat_user_tables at most once a second; flushed now, they count too.
   await sql`select pg_stat_force_next_flush()`.execute(db);
-  await sql`do $$
-    declare t regclass;
-    begin
-      for t in select s.relid::regclass from pg_stat_user_tables s join pg_class c on c.oid = s.relid
-        where s.schemaname = current_schema() and s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
-        order by s.relname
-      loop
-        execute format('analyze %s', t);
-      end loop;
-    end $$`.execute(db);
+  await analyzeEach(
+    db,
+    `select s.relid::regclass from pg_stat_user_tables s join pg_class c on c.oid = s.relid
+      where s.schemaname = current_schema() and s.n_mod_since_analyze > 50 + 0.1 * greatest(c.reltuples, 0)
+      order by s.relname`,
+    false,
+  );
 }
