@@ -12,7 +12,8 @@
 //                        on the same database server; its migrations must match)
 //   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the worker processes (heap flags beyond bin/crm's own)
 //   BENCH_AUTO_EXPLAIN   a sample rate (0.02): the bench database's sessions log that share of their statements with
-//                        EXPLAIN (ANALYZE, BUFFERS, WAL) to the server's log (auto_explain), to read the hot plans
+//                        EXPLAIN (ANALYZE, BUFFERS, WAL) to the server's log (auto_explain), to read the hot plans,
+//                        with their triggers' times and the statements the triggers run
 // Baseline: a bare SKIP LOCKED loop (bench/bare-queue.ts) on the same database, with as many processes, doing the
 // minimum per message. Messages/s counts from the first claim to the last recorded answer as the database saw them
 // (worker start-up excluded); the hand-off latency is each recipient's claim → recorded answer (reached_at →
@@ -132,6 +133,8 @@ async function main(): Promise<void> {
       'auto_explain.log_analyze': 'on',
       'auto_explain.log_buffers': 'on',
       'auto_explain.log_wal': 'on',
+      'auto_explain.log_triggers': 'on',
+      'auto_explain.log_nested_statements': 'on',
       'auto_explain.sample_rate': String(Number(sampled)),
     };
     for (const [name, value] of Object.entries(settings)) {

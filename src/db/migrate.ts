@@ -25,6 +25,7 @@ import * as retention from './migrations/0026-retention.ts';
 import * as audienceSnapshotOrder from './migrations/0027-audience-snapshot-order.ts';
 import * as recipientInsertCost from './migrations/0028-recipient-insert-cost.ts';
 import * as sortVersionPlans from './migrations/0029-sort-version-plans.ts';
+import * as contactReachWrites from './migrations/0030-contact-reach-writes.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -52,6 +53,7 @@ export const migrations: Record<string, Migration> = {
   '0027-audience-snapshot-order': audienceSnapshotOrder,
   '0028-recipient-insert-cost': recipientInsertCost,
   '0029-sort-version-plans': sortVersionPlans,
+  '0030-contact-reach-writes': contactReachWrites,
   '0025-late-reports': lateReports,
 };
 

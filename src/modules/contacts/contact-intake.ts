@@ -126,6 +126,8 @@ export interface Reachability {
  * contract (messaging_status): an `unverified` contact becomes `verified` after a successful send and
  * `unavailable` after a not-on-the-chat-network answer (also once `verified`: see below); `unavailable` stays. One statement for a batch.
  * With `contactedAt`, reached contacts also record when they were last contacted (a hand-off the platform took).
+ * D206: the agent's writes keep `updated_at` (like `last_contacted_at`, they record no `contact.updated` either):
+ * no indexed column changes, so in the room contacts keep in their pages (migration 0030) the write is HOT.
  */
 export async function recordReachability(
   db: Kysely<DB>,
@@ -165,7 +167,6 @@ export function reachabilityUpdate(
   return sql`
     update contacts set
       messaging_status = case when ${moves} then ${next} else contacts.messaging_status end,
-      updated_at = case when ${moves} then now() else contacts.updated_at end,
       last_contacted_at = ${contacted}
     from unnest(${ids.map(() => orgId)}::text[], ${ids}::text[], ${outcomes}::text[]) as v(org_id, id, outcome)
     where contacts.org_id = v.org_id and contacts.id = v.id
