@@ -214,12 +214,13 @@ async function main(): Promise<void> {
       const dead = children.find((child) => child.exitCode !== null || child.signalCode !== null);
       if (dead) throw new Error(`a worker exited (${dead.exitCode ?? dead.signalCode}) before the queue was empty`);
       for (const child of children) peakRss = Math.max(peakRss, rssOf(child.pid));
-      // Two counts, each read from its partial index (claim_idx, leased_idx): one `status in (…)` was planned as a
-      // scan of the whole table, which with a year of history read 10 M rows a second beside the workers.
-      const left = await sql<{ n: number }>`select
-          (select count(*) from broadcast_recipients where status = 'queued')
-          + (select count(*) from broadcast_recipients where status = 'sending') as n`.execute(database.db);
-      if (Number(left.rows[0]?.n) === 0) break;
+      // Whether any is left, each status read from its partial index (claim_idx, leased_idx): one `status in (…)`
+      // was planned as a scan of the whole table, which with a year of history read 10 M rows a second beside the
+      // workers; counting them read every queued row (13 ms a poll at 20,000, 6 % of a CPU taken from the workers).
+      const left = await sql<{ left: boolean }>`select
+          exists (select 1 from broadcast_recipients where status = 'queued')
+          or exists (select 1 from broadcast_recipients where status = 'sending') as left`.execute(database.db);
+      if (left.rows[0]?.left !== true) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     for (const child of children) child.kill('SIGTERM');

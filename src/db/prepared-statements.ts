@@ -2,15 +2,42 @@
 // an unnamed statement on every execution; a named one is parsed once per connection and, after a few executions,
 // runs on a cached plan. Statements are marked by their SQL text: Kysely still builds and executes them (plugins
 // and the one database handle see them as usual); only the pool's client sends them by name.
-import type { PostgresCursor, PostgresPool, PostgresPoolClient, PostgresQueryResult } from 'kysely';
+import type {
+  CompiledQuery,
+  Kysely,
+  PostgresCursor,
+  PostgresPool,
+  PostgresPoolClient,
+  PostgresQueryResult,
+  QueryResult,
+} from 'kysely';
 import type pg from 'pg';
+import type { DB } from './schema.ts';
 
 /** SQL text -> statement name. Texts are fixed strings compiled once, so the map stays small. */
 const names = new Map<string, string>();
 
+/**
+ * At most this many texts go by name: each is parsed, and its plans cached, on every connection that runs it. The
+ * marked texts are a fixed set (a few per marked statement: its variants by the kinds of rows present), far below.
+ */
+const MOST_NAMED = 128;
+
 /** Makes every later execution of exactly this SQL text a named statement (on PostgreSQL; PGlite ignores it). */
 export function prepareStatement(sql: string): void {
-  if (!names.has(sql)) names.set(sql, `crm_prepared_${names.size + 1}`);
+  if (!names.has(sql) && names.size < MOST_NAMED) names.set(sql, `crm_prepared_${names.size + 1}`);
+}
+
+/**
+ * Runs a compiled statement by name (D207): parsed once per connection, and after five executions on a generic plan
+ * when PostgreSQL finds it no dearer than the custom ones, so not planned again. Only for statements whose plan
+ * cannot depend on their parameters' values: lookups and updates by whole keys (rows travelling as arrays), and
+ * polls of a queue's index with a limit. A condition whose best plan follows its values (a list of phones, a filter)
+ * keeps being planned per execution: a generic plan for one of them ran 10 times slower.
+ */
+export function executePrepared<R>(db: Kysely<DB>, compiled: CompiledQuery<R>): Promise<QueryResult<R>> {
+  prepareStatement(compiled.sql);
+  return db.executeQuery(compiled);
 }
 
 type Command = PostgresQueryResult<unknown>['command'];

@@ -5,6 +5,7 @@
 // `handoff_unconfirmed`. A conversation's replies are handed off in their accepted order: a row is claimed only when
 // no earlier row of its conversation is still queued and none of its conversation is held under a live lease.
 import { type Kysely, sql } from 'kysely';
+import { executePrepared } from '../../db/prepared-statements.ts';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import type { FreeformBody, SendComponent } from '../../messaging/platform.ts';
@@ -38,7 +39,10 @@ export interface ClaimedReply {
 
 /** Claims and marks up to `limit` due replies, each the head of its conversation. */
 export async function claimReplies(db: Kysely<DB>, options: { limit: number; leaseMs: number; token: string }) {
-  const { rows } = await sql<ClaimedReply>`
+  // D207: by name (polled every 200 ms by each worker).
+  const { rows } = await executePrepared(
+    db,
+    sql<ClaimedReply>`
     update reply_handoffs as r set state = 'marked', attempts = r.attempts + 1,
       lease_until = now() + make_interval(secs => ${options.leaseMs / 1000}), lease_token = ${options.token},
       handoff_started_at = clock_timestamp()
@@ -53,7 +57,8 @@ export async function claimReplies(db: Kysely<DB>, options: { limit: number; lea
       for update skip locked
     ) as due
     where r.org_id = due.org_id and r.message_id = due.message_id
-    returning r.org_id, r.message_id, r.conversation_id, r.seq, r.attempts, r.request, r.lease_token`.execute(db);
+    returning r.org_id, r.message_id, r.conversation_id, r.seq, r.attempts, r.request, r.lease_token`.compile(db),
+  );
   return rows.map((row) => ({ ...row, seq: Number(row.seq) }));
 }
 

@@ -2,6 +2,7 @@
 // and record, the endpoint's disabling, the deliveries log, manual retry and pruning. Every query filters by the
 // organization first, except the claim, the queue depth and pruning, which serve every organization at once.
 import { type Kysely, type Selectable, sql } from 'kysely';
+import { executePrepared } from '../../db/prepared-statements.ts';
 import type { DB, DeliveryAttempt, WebhookDeliveriesTable } from '../../db/schema.ts';
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -98,7 +99,11 @@ export async function claimDeliveries(
   input: { token: string; limit: number; bulkLimit: number; perEndpoint: number; leaseMs: number },
 ): Promise<ClaimedDelivery[]> {
   const { token, limit, bulkLimit, perEndpoint, leaseMs } = input;
-  const result = await sql<ClaimedDelivery>`
+  // D207: by name. Polled every 200 ms by each worker, mostly finding nothing: planning it took 2.4 ms a poll, its
+  // execution 0.04 ms.
+  const result = await executePrepared(
+    db,
+    sql<ClaimedDelivery>`
     with recursive pending_endpoints as (
       -- Each endpoint with pending deliveries, found by skipping through the per-endpoint index: the cost follows
       -- the number of such endpoints, not the size of the backlog.
@@ -167,7 +172,8 @@ export async function claimDeliveries(
     returning w.org_id, w.id, w.endpoint_id, w.event_id, w.lane, w.attempts, w.attempt_limit, w.lease_token, e.url,
       e.secret, case when e.previous_secret_expires_at > now() then e.previous_secret end as previous_secret,
       e.secrets_key_id, ev.payload, e.failing_since is not null as endpoint_failing
-  `.execute(db);
+  `.compile(db),
+  );
   return result.rows;
 }
 
