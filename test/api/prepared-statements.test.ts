@@ -75,9 +75,10 @@ describe.skipIf(process.env.TEST_DB !== 'postgres')("the fan-out's statements on
           generic_plans::int as generic, custom_plans::int as custom
         from pg_prepared_statements`.execute(db);
       const named = (fragment: string) => rows.filter((row) => row.statement.includes(fragment));
-      // The claim's lease, a group's record (with the next group's marks), the lock of the broadcasts that may
-      // have ended and their check.
+      // The claim's due rows and their lease, a group's record (with the next group's marks), the lock of the
+      // broadcasts that may have ended and their check.
       for (const fragment of [
+        'order by "r"."next_attempt_at"',
         "update broadcast_recipients as r set status = 'sending'",
         'update contacts set',
         'order by id for update',
