@@ -3,7 +3,6 @@
 // update per account and claim), and lease what was taken.
 
 import { type Kysely, sql, type Transaction } from 'kysely';
-import { executePrepared } from '../../db/prepared-statements.ts';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy as groupInOrder } from '../../lib/group-by.ts';
@@ -102,38 +101,28 @@ export async function claimBatch(trx: Transaction<DB>, options: { limit: number;
 const plannerSettings = (trx: Transaction<DB>, value: 'on' | 'off') =>
   sql`select set_config('enable_sort', ${value}, true), set_config('enable_seqscan', ${value}, true)`.execute(trx);
 
-/**
- * D207: both statements go by name (the planning of the first, which mostly finds nothing, cost 40 times its run).
- * Their generic plan is made under the settings above, which are in force at every execution.
- */
 async function dueCandidates(trx: Transaction<DB>, options: { limit: number; leaseMs: number; token: string }) {
-  const expired = await executePrepared(
-    trx,
-    candidates(trx)
-      .where('r.status', '=', 'sending')
-      .where('r.handoff_started_at', 'is', null)
-      .where('r.lease_until', '<', sql<Date>`now()`)
-      .orderBy('r.lease_until')
-      .limit(options.limit)
-      .forUpdate('r')
-      .skipLocked()
-      .compile(),
-  );
-  if (expired.rows.length >= options.limit) return expired.rows;
-  const queued = await executePrepared(
-    trx,
-    candidates(trx)
-      .where('r.status', '=', 'queued')
-      .where('r.next_attempt_at', '<=', sql<Date>`now()`)
-      .orderBy('r.next_attempt_at')
-      .orderBy('r.broadcast_id')
-      .orderBy('r.position')
-      .limit(options.limit - expired.rows.length)
-      .forUpdate('r')
-      .skipLocked()
-      .compile(),
-  );
-  return [...expired.rows, ...queued.rows];
+  const expired = await candidates(trx)
+    .where('r.status', '=', 'sending')
+    .where('r.handoff_started_at', 'is', null)
+    .where('r.lease_until', '<', sql<Date>`now()`)
+    .orderBy('r.lease_until')
+    .limit(options.limit)
+    .forUpdate('r')
+    .skipLocked()
+    .execute();
+  if (expired.length >= options.limit) return expired;
+  const queued = await candidates(trx)
+    .where('r.status', '=', 'queued')
+    .where('r.next_attempt_at', '<=', sql<Date>`now()`)
+    .orderBy('r.next_attempt_at')
+    .orderBy('r.broadcast_id')
+    .orderBy('r.position')
+    .limit(options.limit - expired.length)
+    .forUpdate('r')
+    .skipLocked()
+    .execute();
+  return [...expired, ...queued];
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
@@ -247,10 +236,7 @@ async function stopForBalance(
  */
 async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: number, token: string, mark: number) {
   if (rows.length === 0) return;
-  // D207: by name (rows by their whole key).
-  await executePrepared(
-    trx,
-    sql`update broadcast_recipients as r set status = 'sending',
+  await sql`update broadcast_recipients as r set status = 'sending',
       lease_until = now() + make_interval(secs => ${leaseMs / 1000}), lease_token = ${token},
       attempts = r.attempts + 1, charged = v.charged, reached_at = coalesce(r.reached_at, now()),
       handoff_started_at = case when v.marked then clock_timestamp() else r.handoff_started_at end,
@@ -258,8 +244,7 @@ async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: n
     from unnest(${rows.map((row) => row.org_id)}::text[], ${rows.map((row) => row.broadcast_id)}::text[],
       ${rows.map((row) => row.position)}::int[], ${rows.map((row) => row.charged)}::numeric[],
       ${rows.map((_, index) => index < mark)}::bool[]) as v(org_id, broadcast_id, position, charged, marked)
-    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position`.compile(trx),
-  );
+    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position`.execute(trx);
 }
 
 /** What one account's balance pays of a claim's rows, in order (contract: a broadcast stops at its first unpaid row). */

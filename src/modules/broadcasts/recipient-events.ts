@@ -2,7 +2,6 @@
 // causes them: `broadcast.recipient.updated` each time recipients move to sent, delivered, read or failed (one
 // read and one recordEvents per recorded batch), and `broadcast.finished` exactly once when a broadcast ends.
 import { type Kysely, sql } from 'kysely';
-import { executePrepared } from '../../db/prepared-statements.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
 import type { EventInput } from '../events/event-types.ts';
@@ -112,10 +111,7 @@ export function lockOpenBroadcasts(orgId: string, broadcastIds: readonly string[
 export async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonly string[]): Promise<void> {
   if (open.length === 0) return;
   // A new statement: under READ COMMITTED it sees every move committed before the lock above was granted.
-  // D207: by name (one broadcast row by its key, then one probe per status).
-  const finished = await executePrepared(
-    trx,
-    sql<{ id: string }>`
+  const finished = await sql<{ id: string }>`
     update broadcasts b set finished_at = now()
     where b.org_id = ${orgId} and b.id = any(${open}::text[]) and b.finished_at is null
       and (b.stored_status in ('cancelled', 'stopped_low_balance')
@@ -130,8 +126,7 @@ export async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonl
             where (select r.position from broadcast_recipients r
               where r.org_id = b.org_id and r.broadcast_id = b.id and r.status = p.status
               order by r.position desc limit 1) is not null)))
-    returning b.id`.compile(trx),
-  );
+    returning b.id`.execute(trx);
   if (finished.rows.length === 0) return;
   const rows = await selectBroadcasts(trx, orgId)
     .where(

@@ -3,7 +3,6 @@
 // marks the next: per group, one transaction of three statements (four when a broadcast may have ended).
 
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import { executePrepared } from '../../db/prepared-statements.ts';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
@@ -80,12 +79,9 @@ type Moved = RecipientKey & RecipientEventRow & { moved: boolean };
  * hold it for the last statements only (D191).
  */
 async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange, moves: RawBuilder<boolean>) {
-  const result = await executePrepared(
-    trx,
-    sql<Moved>`
+  const result = await sql<Moved>`
     with u as (${heldUpdate(rows, { ...change, returning: sql`${RECIPIENT_EVENT_COLUMNS}, ${moves} as moved` })})
-    select u.* from u order by u.org_id, u.broadcast_id, u.position`.compile(trx),
-  );
+    select u.* from u order by u.org_id, u.broadcast_id, u.position`.execute(trx);
   return {
     rows: result.rows,
     keys: new Set(result.rows.map(keyOf)),
@@ -100,13 +96,10 @@ async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange,
  */
 async function finishRecorded(trx: Kysely<DB>, open: Set<string>): Promise<void> {
   for (const [orgId, ids] of groupBy([...open], (id) => id.split(' ')[0] as string)) {
-    const locked = await executePrepared(
-      trx,
-      lockOpenBroadcasts(
-        orgId,
-        ids.map((id) => id.split(' ')[1] as string),
-      ).compile(trx),
-    );
+    const locked = await lockOpenBroadcasts(
+      orgId,
+      ids.map((id) => id.split(' ')[1] as string),
+    ).execute(trx);
     await finishLocked(
       trx,
       orgId,
@@ -258,15 +251,11 @@ export async function recordOutcomes(
       // The next group's marks ride along with the first organization's statement.
       const mark = marked === undefined && next.length > 0;
       if (mark) ctes.push(sql`mark as (${heldUpdate(next, MARK)})`);
-      // D207: by name; every row joins by its whole key.
-      const result = await executePrepared(
-        trx,
-        sql<{ marked: RecipientKey[] | null }>`
+      const result = await sql<{ marked: RecipientKey[] | null }>`
         ${ctes.length > 0 ? sql`with ${sql.join(ctes)}` : sql``}
         select ${recordEventsCall(orgId, org.events, at)} as queued,
-          ${mark ? sql`(select json_agg(json_build_object('org_id', org_id, 'broadcast_id', broadcast_id, 'position', position)) from mark)` : sql`null`} as marked`.compile(
-          trx,
-        ),
+          ${mark ? sql`(select json_agg(json_build_object('org_id', org_id, 'broadcast_id', broadcast_id, 'position', position)) from mark)` : sql`null`} as marked`.execute(
+        trx,
       );
       if (mark) marked = new Set((result.rows[0]?.marked ?? []).map(keyOf));
     }

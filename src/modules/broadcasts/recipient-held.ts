@@ -3,7 +3,6 @@
 // one UPDATE shape that changes rows a claim still holds (the batch's rows travel as arrays), and the balance moves
 // (the refund of what such rows reserved).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
-import { executePrepared } from '../../db/prepared-statements.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
 
@@ -93,7 +92,7 @@ export async function updateHeld<Returned extends object = object>(
   rows: HeldRow[],
   change: HeldChange,
 ) {
-  const result = await executePrepared(db, sql<RecipientKey & Returned>`${heldUpdate(rows, change)}`.compile(db));
+  const result = await sql<RecipientKey & Returned>`${heldUpdate(rows, change)}`.execute(db);
   return { rows: result.rows, keys: new Set(result.rows.map(keyOf)) };
 }
 
