@@ -1,7 +1,7 @@
-// Named (prepared) statements on a PostgreSQL server for the few hottest reads (decisions D22). PostgreSQL plans
-// an unnamed statement on every execution; a named one is parsed once per connection and, after a few executions,
-// runs on a cached plan. Statements are marked by their SQL text: Kysely still builds and executes them (plugins
-// and the one database handle see them as usual); only the pool's client sends them by name.
+// Named (prepared) statements on a PostgreSQL server for the hottest read and the workers' polls (decisions D22,
+// D207). PostgreSQL plans an unnamed statement on every execution; a named one is parsed once per connection and,
+// after a few executions, runs on a cached plan. Statements are marked by their SQL text: Kysely still builds and
+// executes them (plugins and the one database handle see them as usual); only the pool's client sends them by name.
 import type {
   CompiledQuery,
   Kysely,
@@ -24,7 +24,7 @@ const names = new Map<string, string>();
 const MOST_NAMED = 128;
 
 /** Makes every later execution of exactly this SQL text a named statement (on PostgreSQL; PGlite ignores it). */
-export function prepareStatement(sql: string): void {
+function prepareStatement(sql: string): void {
   if (!names.has(sql) && names.size < MOST_NAMED) names.set(sql, `crm_prepared_${names.size + 1}`);
 }
 

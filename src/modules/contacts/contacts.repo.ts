@@ -9,7 +9,7 @@ import {
   type Updateable,
 } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
-import { prepareStatement } from '../../db/prepared-statements.ts';
+import { executePrepared } from '../../db/prepared-statements.ts';
 import type { ContactsTable, DB } from '../../db/schema.ts';
 import type { StoredValue } from '../properties/property-values.ts';
 
@@ -125,13 +125,12 @@ export async function findContactWithValues(
   if (!compiled) {
     compiled = contactWithValues(db, ORG_PLACEHOLDER, ID_PLACEHOLDER).compile();
     compiledContactWithValues.set(db, compiled);
-    // Sent by name on PostgreSQL: parsed once per connection and run on a cached plan (decisions D22).
-    prepareStatement(compiled.sql);
   }
   const parameters = compiled.parameters.map((value) =>
     value === ORG_PLACEHOLDER ? orgId : value === ID_PLACEHOLDER ? id : value,
   );
-  const result = await db.executeQuery<ContactWithValues>({ ...compiled, parameters });
+  // Sent by name on PostgreSQL: parsed once per connection and run on a cached plan (decisions D22).
+  const result = await executePrepared<ContactWithValues>(db, { ...compiled, parameters });
   return result.rows[0];
 }
 
