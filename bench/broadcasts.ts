@@ -10,10 +10,13 @@
 //                        1-worker run's peak instead (the row says how many recipients it saw)
 //   BENCH_WORKER_ROOT    a checkout whose `src/cli/main.ts worker` to run instead of this one (before/after comparisons
 //                        on the same database server; its migrations must match)
+//   FANOUT_*             the worker's fan-out settings (FANOUT_BATCHES_IN_FLIGHT, FANOUT_BATCH_SIZE, …) pass through
 //   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the worker processes (heap flags beyond bin/crm's own)
 //   BENCH_AUTO_EXPLAIN   a sample rate (0.02): the bench database's sessions log that share of their statements with
 //                        EXPLAIN (ANALYZE, BUFFERS, WAL) to the server's log (auto_explain), to read the hot plans,
 //                        with their triggers' times and the statements the triggers run
+//   BENCH_STATEMENTS=1   after the 1-worker run, print its statements' time per message (plan and execution, calls,
+//                        WAL) from pg_stat_statements, reset before the run (the extension must be loaded)
 // Baseline: a bare SKIP LOCKED loop (bench/bare-queue.ts) on the same database, with as many processes, doing the
 // minimum per message. Messages/s counts from the first claim to the last recorded answer as the database saw them
 // (worker start-up excluded); the hand-off latency is each recipient's claim → recorded answer (reached_at →
@@ -23,6 +26,7 @@
 // (run it on a quiet server). After the 1-worker run, each hot table's updates (and how many were HOT) and each of
 // its indexes' scans (`pg_stat_user_indexes`) are printed to stderr.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -62,6 +66,8 @@ function startWorker(databaseUrl: string): Promise<ChildProcess> {
       FANOUT_PER_NUMBER_PER_SECOND: '0',
       WORKER_POLL_MS: '20',
       LOG_LEVEL: 'warn',
+      // FANOUT_* settings of the bench's own environment reach the workers (the batch, group and in-flight knobs).
+      ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FANOUT_'))),
       ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -78,6 +84,36 @@ function rssOf(pid: number | undefined): number {
     return 0;
   }
 }
+
+/** CPU seconds (user + system) a process has used so far, from /proc (0 when it is gone or not readable). */
+function cpuSecondsOf(pid: number | string): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds used so far by the PostgreSQL server's processes when it runs on this machine (every `postgres`
+ * process: backends, WAL writer, checkpointer), so that the work per message is read beside the throughput, which
+ * moves with the machine's load much more than the work does. Processes that ended between two readings drop out:
+ * read it around a run whose connections stay open.
+ */
+function postgresCpuSeconds(): Map<string, number> {
+  const seconds = new Map<string, number>();
+  for (const pid of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') seconds.set(pid, cpuSecondsOf(pid));
+    } catch {}
+  }
+  return seconds;
+}
+const cpuSince = (before: Map<string, number>) =>
+  [...postgresCpuSeconds()].reduce((sum, [pid, now]) => sum + now - (before.get(pid) ?? 0), 0);
 
 type Queryable = { query: (text: string) => Promise<{ rows: Record<string, unknown>[] }> };
 /** Zeroes the server's WAL counter (issue 20 point 1: WAL bytes per message). */
@@ -110,8 +146,27 @@ async function printTableStats(client: Queryable): Promise<void> {
     log(`    ${row.relname}.${row.indexrelname}: ${row.idx_scan} scans, ${row.bytes} bytes`);
 }
 
+/** The run's statements by their share of the database's time, per message (BENCH_STATEMENTS=1), to stderr. */
+async function printStatements(client: Queryable, messages: number): Promise<void> {
+  const top = await client.query(
+    `select calls, total_plan_time + total_exec_time as ms, total_plan_time as plan_ms, wal_bytes,
+       regexp_replace(left(query, 160), '\\s+', ' ', 'g') as query
+     from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+       and toplevel order by 2 desc limit 15`,
+  );
+  for (const row of top.rows) {
+    const perMessage = (Number(row.ms) * 1000) / messages;
+    log(
+      `  ${perMessage.toFixed(0)} µs/msg (plan ${((Number(row.plan_ms) * 1000) / messages).toFixed(0)}), ${row.calls} calls, ${(Number(row.wal_bytes) / messages).toFixed(0)} WAL B/msg: ${row.query}`,
+    );
+  }
+}
+
 interface FanoutRun {
   walPerMessage: number;
+  /** CPU µs per message of the worker processes and of the database server's processes. */
+  workerCpuUs: number;
+  postgresCpuUs: number;
   workers: number;
   recipients: number;
   seconds: number;
@@ -206,8 +261,17 @@ async function main(): Promise<void> {
     await sql`checkpoint`.execute(database.db);
     await sql`select pg_stat_reset()`.execute(database.db);
     await resetWal(benchDb);
+    const statements = process.env.BENCH_STATEMENTS === '1';
+    if (statements) {
+      await sql`create extension if not exists pg_stat_statements`.execute(database.db);
+      await sql`select pg_stat_statements_reset()`.execute(database.db);
+    }
     const runStarted = new Date();
     const children = await Promise.all(Array.from({ length: workers }, () => startWorker(databaseUrl)));
+    // Work per message: the workers' CPU and the database server's, from the workers' start-up on (the start-up's
+    // share is small beside 20,000 messages and the same in every run).
+    const postgresBefore = postgresCpuSeconds();
+    const workersBefore = children.map((child) => cpuSecondsOf(child.pid ?? 0));
     let peakRss = 0;
     for (;;) {
       // A worker that died (say, on a migration its checkout does not know) would leave this loop waiting for ever.
@@ -223,9 +287,15 @@ async function main(): Promise<void> {
       if (left.rows[0]?.left !== true) break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    const workerCpu = children.reduce(
+      (sum, child, i) => sum + cpuSecondsOf(child.pid ?? 0) - (workersBefore[i] ?? 0),
+      0,
+    );
+    const postgresCpu = cpuSince(postgresBefore);
     for (const child of children) child.kill('SIGTERM');
     const wal = await walSince(benchDb);
     if (workers === 1) await printTableStats(benchDb);
+    if (workers === 1 && statements) await printStatements(benchDb, queued);
     // From the first claim to the last recorded answer, as the database saw them (worker start-up excluded); each
     // recipient's claim → recorded answer.
     const span = await sql<{ seconds: number; p50: number; p99: number }>`
@@ -243,6 +313,8 @@ async function main(): Promise<void> {
       p99,
       peakRssMb: peakRss / 1024,
       walPerMessage: wal / queued,
+      workerCpuUs: (workerCpu * 1e6) / queued,
+      postgresCpuUs: (postgresCpu * 1e6) / queued,
     };
   }
 
@@ -302,14 +374,14 @@ async function main(): Promise<void> {
     `| ${run.workers} | ${run.recipients} | ${run.seconds.toFixed(1)} | ${run.rate.toFixed(0)} | ${baseline.toFixed(0)} | ` +
     `${(run.rate / baseline).toFixed(2)}× | ${(run.rate / one.rate).toFixed(2)}× | ${run.p50.toFixed(0)} | ` +
     `${run.p99.toFixed(0)} | ${run.peakRssMb.toFixed(0)} | ${run.walPerMessage.toFixed(0)} | ` +
-    `${(bareWal[run.workers - 1] as number).toFixed(0)} |`;
+    `${(bareWal[run.workers - 1] as number).toFixed(0)} | ${run.workerCpuUs.toFixed(0)} | ${run.postgresCpuUs.toFixed(0)} |`;
   process.stdout.write(
     [
       '',
       `Fan-out with the sandbox platform and the per-number cap lifted (worker processes on PostgreSQL at ${benchServer.host})${label}:`,
       '',
-      '| Workers | Recipients | Seconds | Messages/s | Bare SKIP LOCKED loop, same processes (msg/s) | Ratio to bare | Scaling vs 1 worker | Hand-off p50 (ms) | Hand-off p99 (ms) | Peak worker RSS (MB) | WAL bytes/msg | Bare loop WAL bytes/msg |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| Workers | Recipients | Seconds | Messages/s | Bare SKIP LOCKED loop, same processes (msg/s) | Ratio to bare | Scaling vs 1 worker | Hand-off p50 (ms) | Hand-off p99 (ms) | Peak worker RSS (MB) | WAL bytes/msg | Bare loop WAL bytes/msg | Worker CPU µs/msg | PostgreSQL CPU µs/msg |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...runs.map((run) => line(run, bare[run.workers - 1] as number)),
       ...(quick ? [] : [line(memory, bare[0] as number)]),
       '',
