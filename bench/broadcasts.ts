@@ -295,7 +295,7 @@ async function main(): Promise<void> {
     for (const child of children) child.kill('SIGTERM');
     const wal = await walSince(benchDb);
     if (workers === 1) await printTableStats(benchDb);
-    if (workers === 1 && statements) await printStatements(benchDb, queued);
+    if (statements) await printStatements(benchDb, queued);
     // From the first claim to the last recorded answer, as the database saw them (worker start-up excluded); each
     // recipient's claim → recorded answer.
     const span = await sql<{ seconds: number; p50: number; p99: number }>`

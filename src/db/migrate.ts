@@ -26,6 +26,7 @@ import * as audienceSnapshotOrder from './migrations/0027-audience-snapshot-orde
 import * as recipientInsertCost from './migrations/0028-recipient-insert-cost.ts';
 import * as sortVersionPlans from './migrations/0029-sort-version-plans.ts';
 import * as contactReachWrites from './migrations/0030-contact-reach-writes.ts';
+import * as keyLookups from './migrations/0031-key-lookups.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -54,6 +55,7 @@ export const migrations: Record<string, Migration> = {
   '0028-recipient-insert-cost': recipientInsertCost,
   '0029-sort-version-plans': sortVersionPlans,
   '0030-contact-reach-writes': contactReachWrites,
+  '0031-key-lookups': keyLookups,
   '0025-late-reports': lateReports,
 };
 
