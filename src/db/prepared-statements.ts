@@ -1,7 +1,8 @@
-// Named (prepared) statements on a PostgreSQL server for the hottest read and the workers' polls (decisions D22,
-// D207). PostgreSQL plans an unnamed statement on every execution; a named one is parsed once per connection and,
-// after a few executions, runs on a cached plan. Statements are marked by their SQL text: Kysely still builds and
-// executes them (plugins and the one database handle see them as usual); only the pool's client sends them by name.
+// Named (prepared) statements on a PostgreSQL server for the hottest read, the workers' polls and the fan-out's record
+// step (decisions D22, D207, D209). PostgreSQL plans an unnamed statement on every execution; a named one is parsed
+// once per connection and, after a few executions, runs on a cached plan. Statements are marked by their SQL text:
+// Kysely still builds and executes them (plugins and the one database handle see them as usual); only the pool's
+// client sends them by name.
 import type {
   CompiledQuery,
   Kysely,
@@ -29,12 +30,13 @@ function prepareStatement(sql: string): void {
 }
 
 /**
- * Runs a compiled statement by name (D207): parsed once per connection, and after five executions on a generic plan
- * when PostgreSQL finds it no dearer than the custom ones, so not planned again. Only for polls of a queue's own
- * index with a limit, whose plan cannot follow their parameters. Not for rows joined back by their whole key: with
- * the values unknown, the generic plan of a recipients update costed the listing index (org, broadcast, status,
- * position) like the primary key and took it, reading every recipient of the broadcast per row (204 ms a group of
- * 16 at 100,000 recipients); nor for a condition whose best plan follows its values (a list of phones: 83 ms for 7).
+ * Runs a compiled statement by name (D207, D209): parsed once per connection, and after five executions on a generic
+ * plan when PostgreSQL finds it no dearer than the custom ones, so not planned again. For polls of a queue's own
+ * index with a limit, and for statements whose every lookup by key has no index to take but the key (the fan-out's
+ * record of a group, its broadcast's lock and end check). Not for recipients joined back by their key without their
+ * status: the generic plan of such an update costed the listing index (org, broadcast, status, position) like the
+ * primary key and took it, reading every recipient of the broadcast per row (204 ms a group of 16 at 100,000
+ * recipients); nor for a condition whose best plan follows its values (a list of phones: 83 ms for 7).
  */
 export function executePrepared<R>(db: Kysely<DB>, compiled: CompiledQuery<R>): Promise<QueryResult<R>> {
   prepareStatement(compiled.sql);

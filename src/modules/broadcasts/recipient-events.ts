@@ -1,7 +1,8 @@
 // The broadcasts feature's events to API clients (decisions §11), recorded in the transaction of the move that
 // causes them: `broadcast.recipient.updated` each time recipients move to sent, delivered, read or failed (one
 // read and one recordEvents per recorded batch), and `broadcast.finished` exactly once when a broadcast ends.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { executePrepared } from '../../db/prepared-statements.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
 import type { EventInput } from '../events/event-types.ts';
@@ -90,7 +91,7 @@ export function recipientEvents(rows: readonly RecipientEventRow[]): EventInput[
  */
 export async function recordFinished(trx: Kysely<DB>, orgId: string, broadcastIds: readonly string[]): Promise<void> {
   if (broadcastIds.length === 0) return;
-  const open = await lockOpenBroadcasts(orgId, broadcastIds).execute(trx);
+  const open = await executePrepared(trx, lockOpenBroadcasts(orgId, broadcastIds).compile(trx));
   await finishLocked(
     trx,
     orgId,
@@ -104,16 +105,26 @@ export async function recordFinished(trx: Kysely<DB>, orgId: string, broadcastId
  */
 export function lockOpenBroadcasts(orgId: string, broadcastIds: readonly string[]) {
   return sql<{ id: string }>`select id from broadcasts where org_id = ${orgId}
-    and id = any(${[...new Set(broadcastIds)].sort()}::text[]) and finished_at is null order by id for update`;
+    and ${oneOf(sql.ref('id'), [...new Set(broadcastIds)].sort())} and finished_at is null order by id for update`;
 }
+
+/**
+ * `column` is one of `ids`: an equality when there is one (the usual case: a group's recipients share their
+ * broadcast), whose generic plan estimates one row like its custom ones, so that a named statement stops being
+ * planned (D209); `= any(array)` otherwise.
+ */
+const oneOf = (column: RawBuilder<unknown>, ids: readonly string[]) =>
+  ids.length === 1 ? sql`${column} = ${ids[0]}` : sql`${column} = any(${ids}::text[])`;
 
 /** recordFinished's second half: of the broadcasts the transaction has locked, those that have ended finish. */
 export async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonly string[]): Promise<void> {
   if (open.length === 0) return;
   // A new statement: under READ COMMITTED it sees every move committed before the lock above was granted.
-  const finished = await sql<{ id: string }>`
+  const finished = await executePrepared(
+    trx,
+    sql<{ id: string }>`
     update broadcasts b set finished_at = now()
-    where b.org_id = ${orgId} and b.id = any(${open}::text[]) and b.finished_at is null
+    where b.org_id = ${orgId} and ${oneOf(sql.ref('b.id'), open)} and b.finished_at is null
       and (b.stored_status in ('cancelled', 'stopped_low_balance')
         -- decisions §16: a paused broadcast, or one whose recipients are still being added, has not ended.
         -- D200: one probe per pending status, each from the highest position down. The fan-out moves a broadcast's
@@ -126,7 +137,8 @@ export async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonl
             where (select r.position from broadcast_recipients r
               where r.org_id = b.org_id and r.broadcast_id = b.id and r.status = p.status
               order by r.position desc limit 1) is not null)))
-    returning b.id`.execute(trx);
+    returning b.id`.compile(trx),
+  );
   if (finished.rows.length === 0) return;
   const rows = await selectBroadcasts(trx, orgId)
     .where(
