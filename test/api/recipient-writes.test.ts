@@ -1,0 +1,48 @@
+// D210: a recipient's hand-off mark is a HOT update. Recipients keep half of each page free (fillfactor 50,
+// migration 0032): the claim's new versions stay in their page, and once the claim has committed its old versions
+// are pruned there, so the mark (no indexed column) is written in place, without an entry in any of the recipient's
+// indexes. Runs on both engines.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimRecipients, startHandoffs } from '../../src/modules/broadcasts/recipients.repo.ts';
+import { type Harness, startHarness } from '../helpers/harness.ts';
+import { phones, recipientsFor, sender } from '../helpers/sends.ts';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ unlimited: true });
+});
+afterAll(() => h.close());
+
+describe("a recipient's hand-off mark (D210)", () => {
+  it('is a HOT update for most of a claimed batch', async () => {
+    const { key, template } = await sender(h, { balance: 1000 });
+    const sent = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: recipientsFor(phones(64)) },
+    });
+    expect(sent.status).toBe(202);
+    const claimed = await claimRecipients(h.database.db, {
+      limit: 64,
+      leaseMs: 60_000,
+      token: 'hot-test',
+      perNumberPerSecond: null,
+    });
+    expect(claimed).toHaveLength(64);
+    // The transaction's own counts, read before and after the mark.
+    const counts = await h.database.db.transaction().execute(async (trx) => {
+      const read = async () =>
+        (
+          await sql<{ updated: number; hot: number }>`select n_tup_upd::int as updated, n_tup_hot_upd::int as hot
+            from pg_stat_xact_user_tables where relname = 'broadcast_recipients'`.execute(trx)
+        ).rows[0] ?? { updated: 0, hot: 0 };
+      const before = await read();
+      expect(await startHandoffs(trx, claimed)).toHaveLength(64);
+      const after = await read();
+      return { updated: after.updated - before.updated, hot: after.hot - before.hot };
+    });
+    expect(counts.updated).toBe(64);
+    // Full pages (fillfactor 100) left the mark no room: 5 of 64 were HOT. With half of each page free, 59.
+    expect(counts.hot).toBeGreaterThanOrEqual(48);
+  });
+});
