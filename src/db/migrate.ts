@@ -28,6 +28,7 @@ import * as sortVersionPlans from './migrations/0029-sort-version-plans.ts';
 import * as contactReachWrites from './migrations/0030-contact-reach-writes.ts';
 import * as keyLookups from './migrations/0031-key-lookups.ts';
 import * as recipientRoom from './migrations/0032-recipient-room.ts';
+import * as recipientListingOrder from './migrations/0033-recipient-listing-order.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -58,6 +59,7 @@ export const migrations: Record<string, Migration> = {
   '0030-contact-reach-writes': contactReachWrites,
   '0031-key-lookups': keyLookups,
   '0032-recipient-room': recipientRoom,
+  '0033-recipient-listing-order': recipientListingOrder,
   '0025-late-reports': lateReports,
 };
 

@@ -30,13 +30,14 @@ function prepareStatement(sql: string): void {
 }
 
 /**
- * Runs a compiled statement by name (D207, D209): parsed once per connection, and after five executions on a generic
- * plan when PostgreSQL finds it no dearer than the custom ones, so not planned again. For polls of a queue's own
- * index with a limit, and for statements whose every lookup by key has no index to take but the key (the fan-out's
- * record of a group, its broadcast's lock and end check). Not for recipients joined back by their key without their
- * status: the generic plan of such an update costed the listing index (org, broadcast, status, position) like the
- * primary key and took it, reading every recipient of the broadcast per row (204 ms a group of 16 at 100,000
- * recipients); nor for a condition whose best plan follows its values (a list of phones: 83 ms for 7).
+ * Runs a compiled statement by name (D207, D209, D211): parsed once per connection, and after five executions on a
+ * generic plan when PostgreSQL finds it no dearer than the custom ones, so not planned again. For polls of a queue's
+ * own index with a limit, and for statements whose every lookup by key has no index to take but the key (the
+ * fan-out's record of a group, its broadcast's lock and end check, the recipients' updates by key). Not for an index
+ * that leads like the key it would be costed like: with the values unknown, a generic plan took the recipients' old
+ * listing index (org, broadcast, status, position) for their key and read every recipient of the broadcast per row
+ * (204 ms a group at 100,000 recipients, D207); nor for a condition whose best plan follows its values (a list of
+ * phones: 83 ms for 7).
  */
 export function executePrepared<R>(db: Kysely<DB>, compiled: CompiledQuery<R>): Promise<QueryResult<R>> {
   prepareStatement(compiled.sql);

@@ -3,6 +3,7 @@
 // update per account and claim), and lease what was taken.
 
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { executePrepared } from '../../db/prepared-statements.ts';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy as groupInOrder } from '../../lib/group-by.ts';
@@ -236,7 +237,8 @@ async function stopForBalance(
  */
 async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: number, token: string, mark: number) {
   if (rows.length === 0) return;
-  await sql`update broadcast_recipients as r set status = 'sending',
+  // By name (D211): joined back by the whole key, which only the primary key leads with.
+  const lease = sql`update broadcast_recipients as r set status = 'sending',
       lease_until = now() + make_interval(secs => ${leaseMs / 1000}), lease_token = ${token},
       attempts = r.attempts + 1, charged = v.charged, reached_at = coalesce(r.reached_at, now()),
       handoff_started_at = case when v.marked then clock_timestamp() else r.handoff_started_at end,
@@ -244,7 +246,8 @@ async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: n
     from unnest(${rows.map((row) => row.org_id)}::text[], ${rows.map((row) => row.broadcast_id)}::text[],
       ${rows.map((row) => row.position)}::int[], ${rows.map((row) => row.charged)}::numeric[],
       ${rows.map((_, index) => index < mark)}::bool[]) as v(org_id, broadcast_id, position, charged, marked)
-    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position`.execute(trx);
+    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position`;
+  await executePrepared(trx, lease.compile(trx));
 }
 
 /** What one account's balance pays of a claim's rows, in order (contract: a broadcast stops at its first unpaid row). */

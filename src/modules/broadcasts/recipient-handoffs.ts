@@ -80,9 +80,12 @@ type Moved = RecipientKey & RecipientEventRow & { moved: boolean };
  * hold it for the last statements only (D191).
  */
 async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange, moves: RawBuilder<boolean>) {
-  const result = await sql<Moved>`
+  const result = await executePrepared(
+    trx,
+    sql<Moved>`
     with u as (${heldUpdate(rows, { ...change, returning: sql`${RECIPIENT_EVENT_COLUMNS}, ${moves} as moved` })})
-    select u.* from u order by u.org_id, u.broadcast_id, u.position`.execute(trx);
+    select u.* from u order by u.org_id, u.broadcast_id, u.position`.compile(trx),
+  );
   return {
     rows: result.rows,
     keys: new Set(result.rows.map(keyOf)),

@@ -3,6 +3,7 @@
 // one UPDATE shape that changes rows a claim still holds (the batch's rows travel as arrays), and the balance moves
 // (the refund of what such rows reserved).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { executePrepared } from '../../db/prepared-statements.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
 
@@ -92,7 +93,8 @@ export async function updateHeld<Returned extends object = object>(
   rows: HeldRow[],
   change: HeldChange,
 ) {
-  const result = await sql<RecipientKey & Returned>`${heldUpdate(rows, change)}`.execute(db);
+  // By name (D211): the rows join back by their whole key, which only the primary key leads with.
+  const result = await executePrepared(db, sql<RecipientKey & Returned>`${heldUpdate(rows, change)}`.compile(db));
   return { rows: result.rows, keys: new Set(result.rows.map(keyOf)) };
 }
 
