@@ -29,6 +29,19 @@ describe("a recipient's hand-off mark (D210)", () => {
       perNumberPerSecond: null,
     });
     expect(claimed).toHaveLength(64);
+    // The claim's old versions can be pruned only once no session of this database still sees them: wait for any
+    // older snapshot (an autovacuum ANALYZE in a busy suite) to end. PGlite has no other session.
+    const claimXid = (
+      await sql<{ xid: string }>`select xmin::text as xid from broadcast_recipients
+        where lease_token = 'hot-test' limit 1`.execute(h.database.db)
+    ).rows[0]?.xid as string;
+    for (let waited = 0; waited < 10_000; waited += 50) {
+      const older = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+        where datname = current_database() and pid <> pg_backend_pid() and backend_xmin is not null
+          and age(backend_xmin) >= age(${claimXid}::xid)`.execute(h.database.db);
+      if ((older.rows[0]?.n ?? 0) === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     // The transaction's own counts, read before and after the mark.
     const counts = await h.database.db.transaction().execute(async (trx) => {
       const read = async () =>
