@@ -141,8 +141,8 @@ function openPostgres(connectionString: string, options: DatabaseOptions): Datab
   pool.on('connect', (client) => {
     client.on('error', (error) => onError(error, 'client'));
   });
-  // Statements run through executePrepared (the hottest read, the workers' polls) are sent by name: parsed once per
-  // connection.
+  // Statements run through executePrepared (the hottest read, the workers' polls, the fan-out's steps) are sent by
+  // name: parsed once per connection.
   // Every connection is taken through the gate (pool-gate.ts): the pool is never asked for more than it has.
   const { dialect, gate } = gatedDialect(
     new PostgresDialect({ pool: preparingPool(pool) }),

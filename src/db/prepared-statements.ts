@@ -1,5 +1,5 @@
-// Named (prepared) statements on a PostgreSQL server for the hottest read, the workers' polls and the fan-out's record
-// step (decisions D22, D207, D209). PostgreSQL plans an unnamed statement on every execution; a named one is parsed
+// Named (prepared) statements on a PostgreSQL server for the hottest read, the workers' polls and the fan-out's steps
+// (decisions D22, D207, D209, D211). PostgreSQL plans an unnamed statement on every execution; a named one is parsed
 // once per connection and, after a few executions, runs on a cached plan. Statements are marked by their SQL text:
 // Kysely still builds and executes them (plugins and the one database handle see them as usual); only the pool's
 // client sends them by name.
@@ -11,6 +11,7 @@ import type {
   PostgresPoolClient,
   PostgresQueryResult,
   QueryResult,
+  RawBuilder,
 } from 'kysely';
 import type pg from 'pg';
 import type { DB } from './schema.ts';
@@ -39,7 +40,11 @@ function prepareStatement(sql: string): void {
  * (204 ms a group at 100,000 recipients, D207); nor for a condition whose best plan follows its values (a list of
  * phones: 83 ms for 7).
  */
-export function executePrepared<R>(db: Kysely<DB>, compiled: CompiledQuery<R>): Promise<QueryResult<R>> {
+export function executePrepared<R>(
+  db: Kysely<DB>,
+  statement: CompiledQuery<R> | RawBuilder<R>,
+): Promise<QueryResult<R>> {
+  const compiled = 'isRawBuilder' in statement ? statement.compile(db) : statement;
   prepareStatement(compiled.sql);
   return db.executeQuery(compiled);
 }

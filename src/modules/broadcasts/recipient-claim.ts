@@ -247,7 +247,7 @@ async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: n
       ${rows.map((row) => row.position)}::int[], ${rows.map((row) => row.charged)}::numeric[],
       ${rows.map((_, index) => index < mark)}::bool[]) as v(org_id, broadcast_id, position, charged, marked)
     where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position`;
-  await executePrepared(trx, lease.compile(trx));
+  await executePrepared(trx, lease);
 }
 
 /** What one account's balance pays of a claim's rows, in order (contract: a broadcast stops at its first unpaid row). */

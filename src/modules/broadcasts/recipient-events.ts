@@ -91,7 +91,7 @@ export function recipientEvents(rows: readonly RecipientEventRow[]): EventInput[
  */
 export async function recordFinished(trx: Kysely<DB>, orgId: string, broadcastIds: readonly string[]): Promise<void> {
   if (broadcastIds.length === 0) return;
-  const open = await executePrepared(trx, lockOpenBroadcasts(orgId, broadcastIds).compile(trx));
+  const open = await executePrepared(trx, lockOpenBroadcasts(orgId, broadcastIds));
   await finishLocked(
     trx,
     orgId,
@@ -103,7 +103,7 @@ export async function recordFinished(trx: Kysely<DB>, orgId: string, broadcastId
  * recordFinished's first half, as a statement that a caller may also run as a CTE of a larger statement: locks the
  * given broadcasts that have not finished, in id order. The second half (finishLocked) must be a later statement.
  */
-export function lockOpenBroadcasts(orgId: string, broadcastIds: readonly string[]) {
+function lockOpenBroadcasts(orgId: string, broadcastIds: readonly string[]) {
   return sql<{ id: string }>`select id from broadcasts where org_id = ${orgId}
     and ${oneOf(sql.ref('id'), [...new Set(broadcastIds)].sort())} and finished_at is null order by id for update`;
 }
@@ -117,7 +117,7 @@ const oneOf = (column: RawBuilder<unknown>, ids: readonly string[]) =>
   ids.length === 1 ? sql`${column} = ${ids[0]}` : sql`${column} = any(${ids}::text[])`;
 
 /** recordFinished's second half: of the broadcasts the transaction has locked, those that have ended finish. */
-export async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonly string[]): Promise<void> {
+async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonly string[]): Promise<void> {
   if (open.length === 0) return;
   // A new statement: under READ COMMITTED it sees every move committed before the lock above was granted.
   const finished = await executePrepared(
@@ -137,7 +137,7 @@ export async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonl
             where (select r.position from broadcast_recipients r
               where r.org_id = b.org_id and r.broadcast_id = b.id and r.status = p.status
               order by r.position desc limit 1) is not null)))
-    returning b.id`.compile(trx),
+    returning b.id`,
   );
   if (finished.rows.length === 0) return;
   const rows = await selectBroadcasts(trx, orgId)

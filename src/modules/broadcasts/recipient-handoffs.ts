@@ -14,11 +14,10 @@ import { recordEventsCall } from '../events/events.ts';
 import { pauseForTemplates, slowNumbers } from './platform-pacing.ts';
 import type { ClaimedRow } from './recipient-claim.ts';
 import {
-  finishLocked,
-  lockOpenBroadcasts,
   RECIPIENT_EVENT_COLUMNS,
   type RecipientEventRow,
   recipientEvents,
+  recordFinished,
 } from './recipient-events.ts';
 import type { RecipientKey } from './recipient-held.ts';
 import { type HeldChange, heldUpdate, keyOf, refund, updateHeld } from './recipient-held.ts';
@@ -84,7 +83,7 @@ async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange,
     trx,
     sql<Moved>`
     with u as (${heldUpdate(rows, { ...change, returning: sql`${RECIPIENT_EVENT_COLUMNS}, ${moves} as moved` })})
-    select u.* from u order by u.org_id, u.broadcast_id, u.position`.compile(trx),
+    select u.* from u order by u.org_id, u.broadcast_id, u.position`,
   );
   return {
     rows: result.rows,
@@ -100,17 +99,10 @@ async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange,
  */
 async function finishRecorded(trx: Kysely<DB>, open: Set<string>): Promise<void> {
   for (const [orgId, ids] of groupBy([...open], (id) => id.split(' ')[0] as string)) {
-    const locked = await executePrepared(
-      trx,
-      lockOpenBroadcasts(
-        orgId,
-        ids.map((id) => id.split(' ')[1] as string),
-      ).compile(trx),
-    );
-    await finishLocked(
+    await recordFinished(
       trx,
       orgId,
-      locked.rows.map((row) => row.id),
+      ids.map((id) => id.split(' ')[1] as string),
     );
   }
 }
@@ -266,9 +258,7 @@ export async function recordOutcomes(
         sql<{ marked: RecipientKey[] | null }>`
         ${ctes.length > 0 ? sql`with ${sql.join(ctes)}` : sql``}
         select ${recordEventsCall(orgId, org.events, at)} as queued,
-          ${mark ? sql`(select json_agg(json_build_object('org_id', org_id, 'broadcast_id', broadcast_id, 'position', position)) from mark)` : sql`null`} as marked`.compile(
-          trx,
-        ),
+          ${mark ? sql`(select json_agg(json_build_object('org_id', org_id, 'broadcast_id', broadcast_id, 'position', position)) from mark)` : sql`null`} as marked`,
       );
       if (mark) marked = new Set((result.rows[0]?.marked ?? []).map(keyOf));
     }

@@ -94,7 +94,7 @@ export async function updateHeld<Returned extends object = object>(
   change: HeldChange,
 ) {
   // By name (D211): the rows join back by their whole key, which only the primary key leads with.
-  const result = await executePrepared(db, sql<RecipientKey & Returned>`${heldUpdate(rows, change)}`.compile(db));
+  const result = await executePrepared(db, sql<RecipientKey & Returned>`${heldUpdate(rows, change)}`);
   return { rows: result.rows, keys: new Set(result.rows.map(keyOf)) };
 }
 
