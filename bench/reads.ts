@@ -127,6 +127,8 @@ async function startApi(cwd: string, extraFlags: string[], file: string): Promis
 }
 
 const BARE = 'bare Fastify + one pg select';
+/** Issue 20's target for the read's ratio to the bare server (the bench said 0.7 until 11-27, an older target). */
+const READ_TARGET = 0.8;
 const API = 'GET /v1/contacts/{id} (auth + rate limit, pg + Redis)';
 const COMPARE =
   `the same, API of ${compareRoot ?? ''} ${entryOf(compareRoot ?? root, compareEntry)} ${compareFlags.join(' ')}`.trim();
@@ -204,7 +206,7 @@ async function main(): Promise<void> {
         '|---|---|---|---|---|---|---|---|',
         ...results.map(line),
         '',
-        `${ratioLine(1)} (target >= 0.70x)  ${ratio >= 0.7 ? 'MET' : 'NOT MET'}`,
+        `${ratioLine(1)} (target >= 0.8x, issue 20)  ${ratio >= READ_TARGET ? 'MET' : 'NOT MET'}`,
         ...(results.length > 2 ? [ratioLine(2)] : []),
         `API mean duration inside the server (warm-up included): ${serverMeanMs.toFixed(1)} ms; the rest of the client's latency is queueing`,
         ...results
@@ -230,8 +232,8 @@ async function main(): Promise<void> {
         p50Ms: measured.p50,
         p99Ms: measured.p99,
         rssMb: rss,
-        target: '>= 0.7x bare',
-        met: ratio >= 0.7,
+        target: `>= ${READ_TARGET}x bare`,
+        met: ratio >= READ_TARGET,
       },
       {
         path: 'GET /v1/contacts/{id}',

@@ -1,7 +1,7 @@
 // `npm start`: the API and the worker in one process.
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError } from './db/data-dir-lock.ts';
-import { run } from './server.ts';
+import { PortUnavailableError, run } from './server.ts';
 
 try {
   await run(loadConfig(), { http: true, worker: true });
@@ -10,7 +10,7 @@ try {
     process.stderr.write(`Configuration error: ${error.message}\n`);
     process.exit(2);
   }
-  if (error instanceof DataDirLockedError) {
+  if (error instanceof DataDirLockedError || error instanceof PortUnavailableError) {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }

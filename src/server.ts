@@ -160,6 +160,26 @@ export function wireFromConfig(
   });
 }
 
+/** The HTTP port cannot be taken (in use, or not allowed): `npm start` and `crm serve` say so in one line, exit 1. */
+export class PortUnavailableError extends Error {
+  override name = 'PortUnavailableError';
+}
+
+async function listenOrExplain(app: Awaited<ReturnType<typeof buildApp>>, config: Config): Promise<string> {
+  try {
+    return await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES' && code !== 'EADDRNOTAVAIL') throw error;
+    const where = `${config.host}:${config.port}`;
+    throw new PortUnavailableError(
+      code === 'EADDRINUSE'
+        ? `Port ${where} is already in use (another server, or an earlier start still running): stop it or choose another port with PORT=...`
+        : `Cannot listen on ${where} (${code}): choose another port with PORT=... or another address with HOST=...`,
+    );
+  }
+}
+
 export interface RunOptions {
   http: boolean;
   worker: boolean;
@@ -182,16 +202,18 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
   if (resealed > 0) log.info({ endpoints: resealed, keyId: keyring.currentId }, 'webhook secrets sealed');
 
   const wiring = wireFromConfig(config, database, log, options.http, keyring);
-  // decisions §10, §17: the demo of a first start (its sandbox number needs the sandbox platform).
-  const demo =
-    options.http && database.kind === 'pglite' && !config.adminToken && config.messagingPlatform === 'sandbox'
-      ? await seedDemo({ db: database.db, now: () => systemClock.now(), ...wiring.services })
-      : undefined;
   const app = options.http ? await buildApp(wiring) : undefined;
+  const address = app ? await listenOrExplain(app, config) : undefined;
   const worker: Worker | undefined = options.worker ? wiring.startWorker() : undefined;
 
-  if (app) {
-    const address = await app.listen({ port: config.port, host: config.host });
+  if (app && address !== undefined) {
+    // decisions §10, §17: the demo of a first start (its sandbox number needs the sandbox platform), made once the
+    // server listens: a start that cannot listen (the port taken) leaves the database empty, so that the next start
+    // makes the demo and shows its key, which is shown only once.
+    const demo =
+      database.kind === 'pglite' && !config.adminToken && config.messagingPlatform === 'sandbox'
+        ? await seedDemo({ db: database.db, now: () => systemClock.now(), ...wiring.services })
+        : undefined;
     const port = app.server.address();
     const baseUrl =
       config.publicBaseUrl ??

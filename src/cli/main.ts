@@ -120,7 +120,9 @@ try {
     process.stderr.write(`crm: ${error.message}\n`);
     process.exit(130);
   }
-  if (error instanceof DataDirLockedError || error instanceof CommandRefused) {
+  // The server's own refusals (its module is loaded only by the commands that serve: the name, not the class).
+  const portTaken = error instanceof Error && error.name === 'PortUnavailableError';
+  if (error instanceof DataDirLockedError || portTaken || error instanceof CommandRefused) {
     process.stderr.write(`crm: ${error.message}\n`);
     process.exit(1);
   }

@@ -1,7 +1,8 @@
 // The real process: first start with a demo organization, restart, graceful shutdown, CLI, and two processes
 // sharing one rate budget through Redis.
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -79,6 +80,34 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () 
     const migrate = runCli(['migrate'], { DATA_DIR: dataDir });
     expect(migrate.status).toBe(0);
     expect(migrate.stdout).toContain('up to date');
+  });
+
+  it('says so when the port is taken, makes nothing, and shows the demo key at the next start', async () => {
+    const dataDir = tempDir();
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const taken = String((holder.address() as { port: number }).port);
+    try {
+      for (const args of [['src/main.ts'], ['src/cli/main.ts', 'serve']]) {
+        const result = spawnSync(process.execPath, args, {
+          env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, PORT: taken },
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+        expect(result.status, result.stderr).toBe(1);
+        expect(result.stderr).toContain(`Port 127.0.0.1:${taken} is already in use`);
+        expect(result.stderr).not.toContain('    at ');
+        expect(result.stdout).not.toContain('API key');
+      }
+    } finally {
+      await new Promise((resolve) => holder.close(resolve));
+    }
+    // Nothing was made on the way: the first start that listens makes the demo and shows its key, once.
+    const server = await startServer({ DATA_DIR: dataDir });
+    await waitUntil(() => server.output().includes('API key (shown only this once): oak_'), {
+      message: 'the demo key in the output',
+    });
+    expect(await server.stop()).toBe(0);
   });
 
   it('makes no demo organization when ADMIN_TOKEN is set', async () => {
