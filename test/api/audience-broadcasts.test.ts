@@ -1,6 +1,7 @@
 // POST /v1/broadcasts (decisions §16): a template to an audience, now or at a time; the start, the recipients added
 // in chunks as a snapshot, per-contact placeholders, opt-out, pacing by the 24-hour limit, and the lifecycle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordedEvents } from '../helpers/events.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { approvedTemplate, NAMED_BODY, phones, sender } from '../helpers/sends.ts';
 
@@ -35,19 +36,7 @@ async function subscribe(key: string) {
   expect(created.status).toBe(201);
 }
 
-async function events(orgId: string, type: string) {
-  const rows = await h.database.db
-    .selectFrom('webhook_events')
-    .select('payload')
-    .where('org_id', '=', orgId)
-    .where('type', '=', type)
-    .orderBy('created_at')
-    .execute();
-  return rows.map((row) => {
-    const payload = typeof row.payload === 'string' ? JSON.parse(row.payload) : row.payload;
-    return payload.data ?? payload;
-  });
-}
+const events = (orgId: string, type: string) => recordedEvents(h, orgId, type);
 
 const invariant = (b: { sent: number; failed: number; pending: number; requested: number }) =>
   expect(b.sent + b.failed + b.pending).toBe(b.requested);

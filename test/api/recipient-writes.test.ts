@@ -14,48 +14,61 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+/** Sends 64 recipients, claims them, and counts how many of their hand-off marks were HOT. */
+async function markOneBatch(token: string) {
+  const { key, template } = await sender(h, { balance: 1000 });
+  const sent = await h.api('POST', `/v1/templates/${template.id}/send`, {
+    key,
+    body: { recipients: recipientsFor(phones(64)) },
+  });
+  expect(sent.status).toBe(202);
+  const claimed = await claimRecipients(h.database.db, {
+    limit: 64,
+    leaseMs: 60_000,
+    token,
+    perNumberPerSecond: null,
+  });
+  expect(claimed).toHaveLength(64);
+  // The claim's old versions can be pruned only once no session of this database still sees them: wait for any
+  // older snapshot (an autovacuum ANALYZE in a busy suite) to end. PGlite has no other session.
+  const claimXid = (
+    await sql<{ xid: string }>`select xmin::text as xid from broadcast_recipients
+    where lease_token = ${token} limit 1`.execute(h.database.db)
+  ).rows[0]?.xid as string;
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    const older = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+    where datname = current_database() and pid <> pg_backend_pid() and backend_xmin is not null
+      and age(backend_xmin) >= age(${claimXid}::xid)`.execute(h.database.db);
+    if ((older.rows[0]?.n ?? 0) === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  // The transaction's own counts, read before and after the mark.
+  const counts = await h.database.db.transaction().execute(async (trx) => {
+    const read = async () =>
+      (
+        await sql<{ updated: number; hot: number }>`select n_tup_upd::int as updated, n_tup_hot_upd::int as hot
+        from pg_stat_xact_user_tables where relname = 'broadcast_recipients'`.execute(trx)
+      ).rows[0] ?? { updated: 0, hot: 0 };
+    const before = await read();
+    expect(await startHandoffs(trx, claimed)).toHaveLength(64);
+    const after = await read();
+    return { updated: after.updated - before.updated, hot: after.hot - before.hot };
+  });
+  return counts;
+}
+
 describe("a recipient's hand-off mark (D210)", () => {
   it('is a HOT update for most of a claimed batch', async () => {
-    const { key, template } = await sender(h, { balance: 1000 });
-    const sent = await h.api('POST', `/v1/templates/${template.id}/send`, {
-      key,
-      body: { recipients: recipientsFor(phones(64)) },
-    });
-    expect(sent.status).toBe(202);
-    const claimed = await claimRecipients(h.database.db, {
-      limit: 64,
-      leaseMs: 60_000,
-      token: 'hot-test',
-      perNumberPerSecond: null,
-    });
-    expect(claimed).toHaveLength(64);
-    // The claim's old versions can be pruned only once no session of this database still sees them: wait for any
-    // older snapshot (an autovacuum ANALYZE in a busy suite) to end. PGlite has no other session.
-    const claimXid = (
-      await sql<{ xid: string }>`select xmin::text as xid from broadcast_recipients
-        where lease_token = 'hot-test' limit 1`.execute(h.database.db)
-    ).rows[0]?.xid as string;
-    for (let waited = 0; waited < 10_000; waited += 50) {
-      const older = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and pid <> pg_backend_pid() and backend_xmin is not null
-          and age(backend_xmin) >= age(${claimXid}::xid)`.execute(h.database.db);
-      if ((older.rows[0]?.n ?? 0) === 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
+    // In a busy suite a page can miss its pruning now and then (another session of this database pinning it, or a
+    // snapshot taken between the wait below and the mark): the batch is tried again, up to three times. With full
+    // pages (fillfactor 100) no attempt gets near: 5 of 64 were HOT.
+    const attempts: { updated: number; hot: number }[] = [];
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      const counts = await markOneBatch(`hot-test-${attempt}`);
+      attempts.push(counts);
+      expect(counts.updated).toBe(64);
+      if (counts.hot >= 48) break;
     }
-    // The transaction's own counts, read before and after the mark.
-    const counts = await h.database.db.transaction().execute(async (trx) => {
-      const read = async () =>
-        (
-          await sql<{ updated: number; hot: number }>`select n_tup_upd::int as updated, n_tup_hot_upd::int as hot
-            from pg_stat_xact_user_tables where relname = 'broadcast_recipients'`.execute(trx)
-        ).rows[0] ?? { updated: 0, hot: 0 };
-      const before = await read();
-      expect(await startHandoffs(trx, claimed)).toHaveLength(64);
-      const after = await read();
-      return { updated: after.updated - before.updated, hot: after.hot - before.hot };
-    });
-    expect(counts.updated).toBe(64);
-    // Full pages (fillfactor 100) left the mark no room: 5 of 64 were HOT. With half of each page free, 59.
-    expect(counts.hot).toBeGreaterThanOrEqual(48);
+    expect(Math.max(...attempts.map((counts) => counts.hot)), JSON.stringify(attempts)).toBeGreaterThanOrEqual(48);
   });
 });

@@ -1,6 +1,7 @@
 // The hand-off steps of a recipient's life: mark a group just before the platform is called, then record the
 // platform's answers for it. A batch's groups go one after another, so the transaction that records one group also
-// marks the next: per group, one transaction of three statements (four when a broadcast may have ended).
+// marks the next: per group, one transaction of three statements (five when a broadcast may have ended: its lock and
+// end check, which a group whose next group holds rows of the same broadcast leaves to that group, D213).
 
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { executePrepared } from '../../db/prepared-statements.ts';
@@ -264,6 +265,11 @@ export async function recordOutcomes(
     }
     if (marked === undefined && next.length > 0) marked = (await updateHeld(trx, next, MARK)).keys;
     const sendable = marked === undefined ? [] : await releaseUnmarked(trx, next, marked);
+    // D213: a broadcast with rows in the group this transaction marks cannot end before those rows leave `sending`,
+    // which only a later transaction can do (this worker's record of that group, a status report, the reconciler's
+    // `handoff_unconfirmed`), and that one checks its end. The check, and the wait for the broadcast's lock, are left
+    // to it: a batch's last group checks, its earlier ones do not.
+    for (const row of sendable) open.delete(`${row.org_id} ${row.broadcast_id}`);
     await finishRecorded(trx, open);
     return sendable;
   });
