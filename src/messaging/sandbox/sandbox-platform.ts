@@ -119,7 +119,12 @@ interface StoredTemplate {
   language: string;
 }
 
-const MAX_REMEMBERED_MESSAGES = 100_000;
+/**
+ * D215: what the sandbox remembers of the messages it accepted serves status reports for messages the database does
+ * not know (yet): a hand-off in flight, or one whose record a crash lost. A worker hands off at most 96 at a time;
+ * 10,000 is far beyond that, at 2 MB (100,000 took 22 MB of an `npm start` process's heap under a large fan-out).
+ */
+const MAX_REMEMBERED_MESSAGES = 10_000;
 
 export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform {
   const templates = new Map<string, StoredTemplate>(); // by platform template id
