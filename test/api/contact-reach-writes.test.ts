@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reachabilityUpdate } from '../../src/modules/contacts/contact-intake.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
+import { updatesWithin } from '../helpers/table-updates.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -51,19 +52,8 @@ describe("a hand-off's write on its contact (D206)", () => {
       { contactedAt: new Date() },
     );
     if (!update) throw new Error('nothing to update');
-    // The transaction's own counts: read before and after (a backend's counters also hold its earlier transactions
-    // until it reports them).
-    const counts = await h.database.db.transaction().execute(async (trx) => {
-      const read = async () =>
-        (
-          await sql<{ updated: number; hot: number }>`select n_tup_upd::int as updated, n_tup_hot_upd::int as hot
-            from pg_stat_xact_user_tables where relname = 'contacts'`.execute(trx)
-        ).rows[0] ?? { updated: 0, hot: 0 };
-      const before = await read();
-      await update.execute(trx);
-      const after = await read();
-      return { updated: after.updated - before.updated, hot: after.hot - before.hot };
-    });
+    // The transaction's own counts (read before and after the update).
+    const counts = await updatesWithin(h.database.db, 'contacts', (trx) => update.execute(trx));
     expect(counts.updated).toBe(16);
     // Full pages (fillfactor 100) left no room: none was HOT, nor any while the write moved `updated_at` (an indexed
     // column). The room of fillfactor 70 holds about two thirds of a page's rows again (11 of these 16).

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimRecipients, startHandoffs } from '../../src/modules/broadcasts/recipients.repo.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
+import { updatesWithin } from '../helpers/table-updates.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -43,18 +44,9 @@ async function markOneBatch(token: string) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   // The transaction's own counts, read before and after the mark.
-  const counts = await h.database.db.transaction().execute(async (trx) => {
-    const read = async () =>
-      (
-        await sql<{ updated: number; hot: number }>`select n_tup_upd::int as updated, n_tup_hot_upd::int as hot
-        from pg_stat_xact_user_tables where relname = 'broadcast_recipients'`.execute(trx)
-      ).rows[0] ?? { updated: 0, hot: 0 };
-    const before = await read();
+  return updatesWithin(h.database.db, 'broadcast_recipients', async (trx) => {
     expect(await startHandoffs(trx, claimed)).toHaveLength(64);
-    const after = await read();
-    return { updated: after.updated - before.updated, hot: after.hot - before.hot };
   });
-  return counts;
 }
 
 describe("a recipient's hand-off mark (D210)", () => {

@@ -100,8 +100,8 @@ export async function recordFinished(trx: Kysely<DB>, orgId: string, broadcastId
 }
 
 /**
- * recordFinished's first half, as a statement that a caller may also run as a CTE of a larger statement: locks the
- * given broadcasts that have not finished, in id order. The second half (finishLocked) must be a later statement.
+ * recordFinished's first half: locks the given broadcasts that have not finished, in id order. The second half
+ * (finishLocked) must be a later statement.
  */
 function lockOpenBroadcasts(orgId: string, broadcastIds: readonly string[]) {
   return sql<{ id: string }>`select id from broadcasts where org_id = ${orgId}
