@@ -15,6 +15,8 @@
 //   BENCH_ONLY          a regular expression: only the rows whose name matches (e.g. for `node --cpu-prof`)
 //   BENCH_FRESH=1       drop and recreate the database first
 //   BENCH_API_NODE_FLAGS  extra node flags for the API process (e.g. --cpu-prof, --heapsnapshot-signal=SIGUSR2)
+//   BENCH_API_HEAP_SAMPLE a path for the API's sampling heap profile of every allocation (bench/list-server.js)
+// The API process prints its garbage collector's pauses during the run when it stops (one line on stderr).
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { SERVER_NODE_FLAGS } from '../bin/node-flags.js';
@@ -69,7 +71,10 @@ async function main(): Promise<void> {
       ...(process.env.BENCH_API_NODE_FLAGS ?? '').split(' ').filter(Boolean),
       'bench/list-server.js',
     ],
-    { DATABASE_URL: url.toString() },
+    {
+      DATABASE_URL: url.toString(),
+      ...(process.env.BENCH_API_HEAP_SAMPLE ? { BENCH_API_HEAP_SAMPLE: process.env.BENCH_API_HEAP_SAMPLE } : {}),
+    },
     '/livez',
     fileURLToPath(new URL('..', import.meta.url)),
   );
