@@ -169,9 +169,9 @@ async function segmentPage(
     left join contacts r on r.org_id = ${orgId} and r.id = page.id
     order by ${pageOrder('page')}`.execute(db);
   const first = result.rows[0];
-  const rows = result.rows
-    .filter((row) => row.id !== null)
-    .map(({ snapshot: _snapshot, total: _total, ...row }) => ({ ...row, segment }));
+  // The rows as they came, marked with their segment (no copies: present() reads the contract's fields by name).
+  const rows = result.rows.filter((row) => row.id !== null) as unknown as PageRow[];
+  for (const row of rows) row.segment = segment;
   return { rows, snapshot: snapshot ?? (first?.snapshot as string), total: first?.total ?? null };
 }
 
@@ -269,5 +269,5 @@ export async function pageOfContacts(
     found.length > plan.limit && last
       ? encodeCursor(plan.scope, plan.fingerprint, [snapshot, startedAt, last.segment, last.k, last.id])
       : null;
-  return { contacts: page.map(({ k: _k, segment: _segment, ...contact }) => contact), nextCursor, total };
+  return { contacts: page, nextCursor, total };
 }

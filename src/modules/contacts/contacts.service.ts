@@ -171,7 +171,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
       const plan = planPage(query, listFingerprint(query), clock.now());
       const { page, total } = await pageAndCount(db, orgId, plan, filters, query.include_total === true);
       return {
-        items: page.contacts.map(({ property_values: values, ...row }) => present(row, propertiesOf(values))),
+        items: page.contacts.map((row) => present(row, propertiesOf(row.property_values))),
         next_cursor: page.nextCursor,
         total_count: total,
       };
