@@ -50,7 +50,30 @@ const NUL = '\u0000';
 const NUL_ISSUE = { msg: 'String should not contain the NUL character (U+0000)', type: 'value_error' } as const;
 const MAX_NUL_ISSUES = 10;
 
+/** Whether any string or key within `root` holds a NUL: no path is built for the requests (nearly all) without one. */
+function containsNul(root: unknown): boolean {
+  if (typeof root === 'string') return root.includes(NUL);
+  if (root === null || typeof root !== 'object') return false;
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'string') {
+      if (value.includes(NUL)) return true;
+    } else if (Array.isArray(value)) {
+      for (const item of value) stack.push(item);
+    } else if (value !== null && typeof value === 'object' && !Buffer.isBuffer(value)) {
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue;
+        if (key.includes(NUL)) return true;
+        stack.push((value as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
 function nulPaths(root: unknown): (string | number)[][] {
+  if (!containsNul(root)) return [];
   const found: (string | number)[][] = [];
   const stack: [unknown, (string | number)[]][] = [[root, []]];
   while (stack.length > 0 && found.length < MAX_NUL_ISSUES) {
