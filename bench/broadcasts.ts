@@ -17,6 +17,9 @@
 //                        with their triggers' times and the statements the triggers run
 //   BENCH_AUTO_EXPLAIN_NESTED=0  without the statements the triggers run: logging each one inflates its trigger's
 //                        time (a foreign key's check 77 µs logged, 8 µs not)
+//   BENCH_ENDPOINT=1     the organization has a webhook endpoint taking every event (a receiver in this process
+//                        answering 200 at once): each message also stores its event and a delivery, which the
+//                        workers deliver during the run, as an integrator's would
 //   BENCH_STATEMENTS=1   after the 1-worker run, print its statements' time per message (plan and execution, calls,
 //                        WAL) from pg_stat_statements, reset before the run (the extension must be loaded)
 // Baseline: a bare SKIP LOCKED loop (bench/bare-queue.ts) on the same database, with as many processes, doing the
@@ -29,6 +32,8 @@
 // its indexes' scans (`pg_stat_user_indexes`) are printed to stderr.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -68,6 +73,7 @@ function startWorker(databaseUrl: string): ChildProcess {
       FANOUT_PER_NUMBER_PER_SECOND: '0',
       WORKER_POLL_MS: '20',
       LOG_LEVEL: 'warn',
+      WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
       // FANOUT_* settings of the bench's own environment reach the workers (the batch, group and in-flight knobs).
       ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FANOUT_'))),
       ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
@@ -178,6 +184,17 @@ interface FanoutRun {
   peakRssMb: number;
 }
 
+/** An integrator's receiver that takes every delivery at once (BENCH_ENDPOINT=1). */
+async function webhookReceiver() {
+  const server = createServer((request, response) => {
+    request.resume();
+    request.on('end', () => response.end('ok'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  server.unref();
+  return server;
+}
+
 async function main(): Promise<void> {
   const databaseUrl = await freshDatabase(databaseName);
   const sampled = process.env.BENCH_AUTO_EXPLAIN;
@@ -201,7 +218,9 @@ async function main(): Promise<void> {
   }
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
-  const app = await buildApp(wire({ database, rateLimitStore: unlimited, adminToken: ADMIN }));
+  const app = await buildApp(
+    wire({ database, rateLimitStore: unlimited, adminToken: ADMIN, webhookAllowHosts: ['127.0.0.1'] }),
+  );
   const call = async (method: string, url: string, body: unknown, key: string) => {
     const response = await app.inject({
       method: method as 'POST',
@@ -232,6 +251,11 @@ async function main(): Promise<void> {
     key,
   );
   await call('POST', `/admin/v1/sandbox/templates/${template.id}/review`, { event: 'APPROVED' }, ADMIN);
+  const receiver = process.env.BENCH_ENDPOINT === '1' ? await webhookReceiver() : undefined;
+  if (receiver) {
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+    await call('POST', '/v1/webhook-endpoints', { url, events: ['*'] }, key);
+  }
 
   /** Queues `size` recipients through the API (sends of 100, 4 in flight); answers how many are queued. */
   async function queue(size: number): Promise<number> {
