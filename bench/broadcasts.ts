@@ -40,6 +40,7 @@ import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
+import { generateKeyringText, parseKeyring } from '../src/lib/secrets-box.ts';
 import { wire } from '../src/wiring.ts';
 import { bareQueueRate } from './bare-queue-rate.ts';
 import { benchServer, freshDatabase, log, unlimited } from './bench-database.ts';
@@ -62,6 +63,9 @@ const nextPhones = (count: number) =>
     return `+1${number}`;
   }).filter((phone) => !phone.endsWith('0404') && !phone.endsWith('0500'));
 
+/** The keys the bench's API seals the endpoint's secret with, and its workers open it with. */
+const SECRETS_KEY = generateKeyringText();
+
 function startWorker(databaseUrl: string): ChildProcess {
   // Started as the product starts it: `bin/crm` (the pinned Node, with the server's heap flags: bin/node-flags.js).
   const child = spawn('bin/crm', ['worker'], {
@@ -74,6 +78,7 @@ function startWorker(databaseUrl: string): ChildProcess {
       WORKER_POLL_MS: '20',
       LOG_LEVEL: 'warn',
       WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
+      SECRETS_KEY: SECRETS_KEY,
       // FANOUT_* settings of the bench's own environment reach the workers (the batch, group and in-flight knobs).
       ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FANOUT_'))),
       ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
@@ -219,7 +224,13 @@ async function main(): Promise<void> {
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
   const app = await buildApp(
-    wire({ database, rateLimitStore: unlimited, adminToken: ADMIN, webhookAllowHosts: ['127.0.0.1'] }),
+    wire({
+      database,
+      rateLimitStore: unlimited,
+      adminToken: ADMIN,
+      webhookAllowHosts: ['127.0.0.1'],
+      keyring: parseKeyring(SECRETS_KEY),
+    }),
   );
   const call = async (method: string, url: string, body: unknown, key: string) => {
     const response = await app.inject({
