@@ -74,7 +74,9 @@ export async function failUnconfirmed(db: Kysely<DB>, olderThanMs: number, limit
         failed_at = now(), lease_until = null, charged = 0, unconfirmed_charge = old.charged, updated_at = now()
       from (select org_id, broadcast_id, position, charged from broadcast_recipients
             where status = 'sending' and handoff_started_at is not null
-              and handoff_started_at < now() - make_interval(secs => ${olderThanMs / 1000})
+              -- At least that old (<=): PGlite's clock counts milliseconds, and with 0 a mark made in the
+              -- millisecond this transaction began was missed.
+              and handoff_started_at <= now() - make_interval(secs => ${olderThanMs / 1000})
             limit ${limit} for update skip locked) as old
       where r.org_id = old.org_id and r.broadcast_id = old.broadcast_id and r.position = old.position
       returning r.org_id, r.broadcast_id, r.position, r.account_id, old.charged`.execute(trx);
