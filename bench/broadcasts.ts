@@ -37,13 +37,11 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
-import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { generateKeyringText, parseKeyring } from '../src/lib/secrets-box.ts';
-import { wire } from '../src/wiring.ts';
 import { bareQueueRate } from './bare-queue-rate.ts';
-import { benchServer, freshDatabase, log, unlimited } from './bench-database.ts';
+import { benchApp, SECRETS_KEY } from './bench-app.ts';
+import { benchServer, freshDatabase, log } from './bench-database.ts';
 import { recordSummary, type SummaryRow } from './summary.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -63,9 +61,6 @@ const nextPhones = (count: number) =>
     return `+1${number}`;
   }).filter((phone) => !phone.endsWith('0404') && !phone.endsWith('0500'));
 
-/** The keys the bench's API seals the endpoint's secret with, and its workers open it with. */
-const SECRETS_KEY = generateKeyringText();
-
 function startWorker(databaseUrl: string): ChildProcess {
   // Started as the product starts it: `bin/crm` (the pinned Node, with the server's heap flags: bin/node-flags.js).
   const child = spawn('bin/crm', ['worker'], {
@@ -78,7 +73,7 @@ function startWorker(databaseUrl: string): ChildProcess {
       WORKER_POLL_MS: '20',
       LOG_LEVEL: 'warn',
       WEBHOOK_ALLOW_HOSTS: '127.0.0.1',
-      SECRETS_KEY: SECRETS_KEY,
+      SECRETS_KEY,
       // FANOUT_* settings of the bench's own environment reach the workers (the batch, group and in-flight knobs).
       ...Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FANOUT_'))),
       ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}),
@@ -223,15 +218,7 @@ async function main(): Promise<void> {
   }
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
-  const app = await buildApp(
-    wire({
-      database,
-      rateLimitStore: unlimited,
-      adminToken: ADMIN,
-      webhookAllowHosts: ['127.0.0.1'],
-      keyring: parseKeyring(SECRETS_KEY),
-    }),
-  );
+  const app = await benchApp(database, ADMIN);
   const call = async (method: string, url: string, body: unknown, key: string) => {
     const response = await app.inject({
       method: method as 'POST',

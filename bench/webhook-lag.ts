@@ -10,17 +10,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { generateKeyringText, parseKeyring } from '../src/lib/secrets-box.ts';
-import { wire } from '../src/wiring.ts';
-import { freshDatabase, log, unlimited } from './bench-database.ts';
+import { benchApp, SECRETS_KEY } from './bench-app.ts';
+import { freshDatabase, log } from './bench-database.ts';
 import { recordSummary } from './summary.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The API (in this process) seals endpoint secrets and the `crm worker` processes open them: one keyring for all.
-const SECRETS_KEY = generateKeyringText();
 const quick = process.env.BENCH_QUICK === '1';
 const contacts = Number(process.env.BENCH_LAG_CONTACTS ?? (quick ? 10_000 : 100_000));
 const ADMIN = 'bench-admin';
@@ -79,15 +76,7 @@ async function main(): Promise<void> {
   const databaseUrl = await freshDatabase('crm_bench_webhook_lag');
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
-  const app = await buildApp(
-    wire({
-      database,
-      rateLimitStore: unlimited,
-      adminToken: ADMIN,
-      webhookAllowHosts: ['127.0.0.1'],
-      keyring: parseKeyring(SECRETS_KEY),
-    }),
-  );
+  const app = await benchApp(database, ADMIN);
   const call = async (method: string, url: string, body: unknown, key: string) => {
     const response = await app.inject({
       method: method as 'POST',

@@ -15,17 +15,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
-import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { generateKeyringText, parseKeyring } from '../src/lib/secrets-box.ts';
 import { recordEvents } from '../src/modules/events/events.ts';
-import { wire } from '../src/wiring.ts';
-import { benchServer, freshDatabase, log, unlimited } from './bench-database.ts';
+import { benchApp, SECRETS_KEY } from './bench-app.ts';
+import { benchServer, freshDatabase, log } from './bench-database.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The API (in this process) seals endpoint secrets and the `crm worker` processes open them: one keyring for all.
-const SECRETS_KEY = generateKeyringText();
 const server = benchServer;
 const eventCount = Number(process.env.BENCH_EVENTS ?? 3000);
 const fanoutSize = Math.max(100, Math.floor(Number(process.env.BENCH_WEBHOOK_FANOUT ?? 10_000) / 100) * 100);
@@ -138,15 +135,7 @@ async function main(): Promise<void> {
   const databaseUrl = await freshDatabase('crm_bench_webhooks');
   const database = await openDatabase({ databaseUrl, poolSize: 20 });
   await migrateToLatest(database.db);
-  const app = await buildApp(
-    wire({
-      database,
-      rateLimitStore: unlimited,
-      adminToken: ADMIN,
-      webhookAllowHosts: ['127.0.0.1'],
-      keyring: parseKeyring(SECRETS_KEY),
-    }),
-  );
+  const app = await benchApp(database, ADMIN);
   const call = async (method: string, url: string, body: unknown, key: string) => {
     const response = await app.inject({
       method: method as 'POST',
