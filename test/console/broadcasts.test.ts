@@ -153,8 +153,12 @@ describe('broadcasts to an audience', { timeout: 60_000 }, () => {
     await page.getByRole('alert').filter({ hasText: 'The messaging balance is too low for this send.' }).waitFor();
     // Pressed again with the same body: the same Idempotency-Key (a refusal releases it for a corrected retry).
     const refused = creations.length;
+    // Its answer is awaited before the balance comes back: the alert on the page is still the first press's, and a
+    // request still on its way when the balance is restored would be accepted.
+    const answered = page.waitForResponse((response) => response.request() === creations[refused]);
     await page.getByRole('button', { name: 'Send broadcast' }).click();
     await expect.poll(() => creations.length).toBe(refused + 1);
+    expect((await answered).status()).toBe(402);
     await page.getByRole('alert').filter({ hasText: 'The messaging balance is too low for this send.' }).waitFor();
     const [first, second] = creations.slice(-2).map((request) => request.headers()['idempotency-key']);
     expect(first).toMatch(/^[0-9a-f-]{36}$/);

@@ -106,15 +106,24 @@ describe.skipIf(!onPostgres)('workers killed while replies are handed off', () =
         await new Promise((resolve) => setTimeout(resolve, 300 + Math.floor(Math.random() * 500)));
         if ((await pendingNow()) < TOTAL / 25) break;
         const victim = workers[round % 2] as ServerProcess;
-        // Hand-offs in flight (marked, under a live lease) as the kill lands: the ones it may interrupt.
-        markedAtKills += Number(
-          (
-            await client.query(
-              `select count(*)::int as n from reply_handoffs where org_id = $1 and state = 'marked' and lease_until > now()`,
-              [org.id],
-            )
-          ).rows[0].n,
-        );
+        // Hand-offs in flight (marked, under a live lease) as the kill lands: the ones it may interrupt. On a loaded
+        // machine a restarted worker can take longer to start than the pause above, so the kill waits (up to 5 s)
+        // until some are in flight.
+        const marked = async () =>
+          Number(
+            (
+              await client.query(
+                `select count(*)::int as n from reply_handoffs where org_id = $1 and state = 'marked' and lease_until > now()`,
+                [org.id],
+              )
+            ).rows[0].n,
+          );
+        let inFlight = await marked();
+        for (let waited = 0; inFlight === 0 && waited < 5000; waited += 100) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          inFlight = await marked();
+        }
+        markedAtKills += inFlight;
         await victim.stop('SIGKILL');
         kills += 1;
         workers[round % 2] = await rig.startWorker();
