@@ -138,9 +138,9 @@ async function main(): Promise<void> {
   const bareStart = performance.now();
   await bare.query(
     `insert into bare_recipients (org_id, broadcast_id, position, account_id, channel_id, contact_id, phone,
-       send_components)
+       send_values)
      select c.org_id, 'bc_bare', (row_number() over (order by c.created_at, c.id))::int - 1, 'acc', 'ch', c.id, c.phone,
-       jsonb_build_array(jsonb_build_object('type', 'body', 'text', c.first_name))
+       array[c.first_name]
      from contacts c where c.org_id = $1 and c.deleted_at is null order by c.created_at, c.id`,
     [org.id],
   );

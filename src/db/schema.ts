@@ -283,7 +283,10 @@ export interface BroadcastRecipientsTable {
   channel_id: string;
   contact_id: string;
   phone: string;
-  send_components: Json<unknown>;
+  /** Null for an audience broadcast's recipient (D219): its components are built from `send_values`. */
+  send_components: ColumnType<unknown | null, string | null | undefined, string | null>;
+  /** decisions §16, D219: an audience recipient's values of its broadcast's `contact_tokens`, in their order. */
+  send_values: ColumnType<(string | null)[] | null, (string | null)[] | null | undefined, (string | null)[] | null>;
   status: ColumnType<string, string | undefined, string>;
   error: string | null;
   error_message: string | null;

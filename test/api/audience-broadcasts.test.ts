@@ -1,6 +1,7 @@
 // POST /v1/broadcasts (decisions §16): a template to an audience, now or at a time; the start, the recipients added
 // in chunks as a snapshot, per-contact placeholders, opt-out, pacing by the 24-hour limit, and the lifecycle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrations } from '../../src/db/migrate.ts';
 import { recordedEvents } from '../helpers/events.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { approvedTemplate, NAMED_BODY, phones, sender } from '../helpers/sends.ts';
@@ -98,7 +99,7 @@ describe('an audience broadcast, at once', () => {
     expect(finished.started_at).not.toBeNull();
     const rows = await h.database.db
       .selectFrom('broadcast_recipients')
-      .select(['position', 'contact_id', 'status', 'error', 'send_components', 'charged'])
+      .select(['position', 'contact_id', 'status', 'error', 'send_components', 'send_values', 'charged'])
       .where('broadcast_id', '=', id)
       .orderBy('position')
       .execute();
@@ -107,11 +108,10 @@ describe('an audience broadcast, at once', () => {
     const missing = rows.find((row) => row.contact_id === mx[2].id);
     expect(missing).toMatchObject({ status: 'failed', error: 'missing_variables' });
     expect(Number(missing?.charged)).toBe(0);
-    // Each contact's own first name, the shared order id.
-    const ana = JSON.stringify(rows[0]?.send_components);
-    expect(ana).toContain('"Ana"');
-    expect(ana).toContain('"A-7"');
-    expect(JSON.stringify(rows[1]?.send_components)).toContain('"Bo"');
+    // Each recipient keeps its contact's own first name (D219: the values, not a copy of the components; the
+    // components the platform gets are checked against the Cloud API in audience-pacing.test.ts).
+    expect(rows.map((row) => row.send_values)).toEqual([['Ana'], ['Bo'], [null], ['Ed'], ['Fe']]);
+    expect(rows.every((row) => row.send_components === null)).toBe(true);
     expect((await events(org.id, 'broadcast.finished')).map((b) => b.id)).toEqual([id]);
   });
 
@@ -332,5 +332,48 @@ describe('pacing by the rolling 24-hour limit', () => {
     expect(paced.held_until).not.toBeNull();
     expect(new Date(paced.held_until).getTime()).toBeGreaterThan(Date.now() + 23 * 3_600_000);
     invariant(paced);
+  });
+});
+
+describe('migration 0035 (D219)', () => {
+  it('down puts each audience recipient’s components back from its values; up keeps them, and they are sent', async () => {
+    const { key, template } = await sender(h, { components: NAMED_BODY });
+    const [p1, p2] = phones(2);
+    await contacts(key, [
+      { first_name: 'Ana "la" \\ $&', phone: p1 },
+      { first_name: 'Bo', phone: p2 },
+    ]);
+    const accepted = await create(key, {
+      template_id: template.id,
+      audience: {},
+      variables: { 'body.order_id': 'A-9' },
+    });
+    expect(accepted.status).toBe(202);
+    await h.audiences.drain();
+    const recipients = () =>
+      h.database.db
+        .selectFrom('broadcast_recipients')
+        .select(['send_components', 'status'])
+        .where('broadcast_id', '=', accepted.body.id)
+        .orderBy('position')
+        .execute();
+    const migration = migrations['0035-recipient-values'];
+    if (!migration?.down) throw new Error('migration 0035 has no down');
+    await migration.down(h.database.db);
+    const parameters = (first: string) => [
+      {
+        type: 'body',
+        parameters: [
+          { type: 'text', text: first, parameterName: 'first_name' },
+          { type: 'text', text: 'A-9', parameterName: 'order_id' },
+        ],
+      },
+    ];
+    const down = await recipients();
+    expect(down.map((row) => row.send_components)).toEqual([parameters('Ana "la" \\ $&'), parameters('Bo')]);
+    await migration.up(h.database.db);
+    expect((await recipients()).map((row) => row.send_components)).toEqual(down.map((row) => row.send_components));
+    await h.fanout.drain();
+    expect((await recipients()).map((row) => row.status)).toEqual(['sent', 'sent']);
   });
 });

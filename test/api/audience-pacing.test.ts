@@ -19,8 +19,8 @@ afterAll(async () => {
 });
 
 let sequence = 0;
-/** An organization on the Cloud API with an approved MARKETING template, and an audience of `count` contacts. */
-async function campaign(count: number) {
+/** An organization on the Cloud API with a template of `components`, approved by the platform's status webhook. */
+async function cloudTemplate(category: string, components: unknown[]) {
   sequence += 1;
   const waba = `30229012934${String(1000 + sequence)}`;
   const phoneNumberId = `30654035224${String(1000 + sequence)}`;
@@ -32,12 +32,7 @@ async function campaign(count: number) {
   });
   const created = await h.api('POST', '/v1/templates', {
     key,
-    body: {
-      name: `promo_${sequence}`,
-      language: 'en_US',
-      category: 'MARKETING',
-      components: [{ type: 'BODY', text: 'Sale: {{1}}', example: { body_text: [['20%']] } }],
-    },
+    body: { name: `promo_${sequence}`, language: 'en_US', category, components },
   });
   expect(created.status).toBe(201);
   const template = created.body as { id: string; platform_template_id: string; name: string };
@@ -55,6 +50,14 @@ async function campaign(count: number) {
       ]),
     );
   expect((await status('APPROVED')).status).toBe(200);
+  return { key, account, waba, phoneNumberId, template, status };
+}
+
+/** A MARKETING template with one body variable on the Cloud API, and an audience of `count` contacts, added. */
+async function campaign(count: number) {
+  const { key, account, waba, phoneNumberId, template, status } = await cloudTemplate('MARKETING', [
+    { type: 'BODY', text: 'Sale: {{1}}', example: { body_text: [['20%']] } },
+  ]);
   const list = phones(count);
   for (const phone of list) expect((await h.api('POST', '/v1/contacts', { key, body: { phone } })).status).toBe(201);
   const accepted = await h.api('POST', '/v1/broadcasts', {
@@ -148,5 +151,61 @@ describe('the platform’s pacing', () => {
     });
     await h.fanout.drain();
     expect(await read(key, id)).toMatchObject({ status: 'completed', sent: 2 });
+  });
+});
+
+describe('an audience’s per-contact values on the wire (D219)', () => {
+  it('sends each contact its own values (quotes, backslashes, `$&`, accents kept), and a retry sends them again', async () => {
+    const { key, template } = await cloudTemplate('UTILITY', [
+      {
+        type: 'BODY',
+        text: 'Hi {{first_name}} in {{city}}: {{offer}}',
+        example: {
+          body_text_named_params: [
+            { param_name: 'first_name', example: 'Ana' },
+            { param_name: 'city', example: 'Lima' },
+            { param_name: 'offer', example: '20%' },
+          ],
+        },
+      },
+    ]);
+    const [first, second] = phones(2) as [string, string];
+    const tricky = 'Ana "la" \\ $& $1 ü 🎉';
+    for (const contact of [
+      { phone: first, first_name: tricky, city: 'León' },
+      { phone: second, first_name: 'Bo', city: 'Lima' },
+    ])
+      expect((await h.api('POST', '/v1/contacts', { key, body: contact })).status).toBe(201);
+    const accepted = await h.api('POST', '/v1/broadcasts', {
+      key,
+      body: { template_id: template.id, audience: {}, variables: { 'body.offer': '20% "off"' } },
+    });
+    expect(accepted.status).toBe(202);
+    await h.audiences.drain();
+    fake.failNextSendTo(second, { code: 131008, message: 'Required parameter is missing', httpStatus: 400 });
+    await h.fanout.drain();
+    expect(await read(key, accepted.body.id)).toMatchObject({ status: 'completed', sent: 1, failed: 1 });
+
+    /** The named parameters of each template send to `phone`, in order. */
+    const sentTo = (phone: string) =>
+      fake.requests
+        .filter(isSend)
+        .map((request) => request.body as { to: string; template: { components: { parameters: unknown[] }[] } })
+        .filter((body) => body.to === phone.slice(1))
+        .map((body) => body.template.components.flatMap((component) => component.parameters));
+    const named = (first_name: string, city: string) => [
+      { type: 'text', text: first_name, parameter_name: 'first_name' },
+      { type: 'text', text: city, parameter_name: 'city' },
+      { type: 'text', text: '20% "off"', parameter_name: 'offer' },
+    ];
+    expect(sentTo(first)).toEqual([named(tricky, 'León')]);
+    expect(sentTo(second)).toEqual([named('Bo', 'Lima')]);
+
+    // decisions §13 on an audience broadcast: the retry sends the failed recipient the same components.
+    const retried = await h.api('POST', `/v1/broadcasts/${accepted.body.id}/retry`, { key, body: {} });
+    expect(retried.status).toBe(202);
+    await h.fanout.drain();
+    expect(await read(key, retried.body.id)).toMatchObject({ sent: 1, failed: 0 });
+    expect(sentTo(second)).toEqual([named('Bo', 'Lima'), named('Bo', 'Lima')]);
   });
 });

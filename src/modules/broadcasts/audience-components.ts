@@ -1,8 +1,9 @@
-// decisions §16: an audience broadcast's send components, built once and filled per contact in SQL. The shared
+// decisions §16: an audience broadcast's send components, built once and filled per contact. The shared
 // request is checked against the template with a stand-in contact whose every field and property holds a marker;
 // the components built from it carry the markers where a named placeholder resolves from the contact. Each chunk
-// of recipients then replaces the markers with the contact's values in its INSERT … SELECT (no contact goes
-// through Node), and a recipient lacking one of them is `failed` `missing_variables`, uncharged.
+// of recipients reads the contact's values in its INSERT … SELECT (no contact goes through Node) and stores them
+// with the recipient (D219); the fan-out puts them in where the markers are when it claims the recipient. A
+// recipient lacking one of them is `failed` `missing_variables`, uncharged.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import type { TemplateComponent } from '../../messaging/platform.ts';
@@ -99,17 +100,27 @@ export function tokenValue(token: ContactToken): RawBuilder<string | null> {
   return sql`(select case when btrim(v) <> '' then v end from (select ${value} as v) t)`;
 }
 
+/** The recipient's values over the chunk row `alias`, whose columns `t0`, `t1`… hold the tokens' values (D219). */
+export function tokenValues(tokens: readonly ContactToken[], alias: string): RawBuilder<(string | null)[]> {
+  if (tokens.length === 0) return sql`'{}'::text[]`;
+  return sql`array[${sql.join(tokens.map((_, index) => sql.ref(`${alias}.t${index}`)))}]::text[]`;
+}
+
 /**
- * The recipient's send components over the chunk row `alias`, whose columns `t0`, `t1`… hold the tokens' values:
- * each marker replaced by its value as JSON string content.
+ * D219: a broadcast's filler of its recipients' send components: the base components with each token's marker
+ * replaced by the recipient's value as JSON string content (a missing value: empty; such a recipient is failed at
+ * once and never sent).
  */
-export function filledComponents(base: unknown, tokens: readonly ContactToken[], alias: string): RawBuilder<unknown> {
-  let text: RawBuilder<unknown> = sql`${JSON.stringify(base)}::text`;
-  for (const [index, token] of tokens.entries()) {
-    const value = sql.ref(`${alias}.t${index}`);
-    // The JSON string's content: its quotes dropped (`left(…, -1)` drops the last character), encoded once.
-    const escaped = sql`left(substr(to_jsonb(coalesce(${value}, ''))::text, 2), -1)`;
-    text = sql`replace(${text}, ${marker(token.source)}, ${escaped})`;
-  }
-  return sql`(${text})::jsonb`;
+export function componentsFiller(base: unknown, tokens: readonly ContactToken[]) {
+  const text = JSON.stringify(base);
+  const markers = tokens.map((token) => marker(token.source));
+  return (values: readonly (string | null)[]): unknown => {
+    let filled = text;
+    for (const [index, found] of markers.entries()) {
+      const content = JSON.stringify(values[index] ?? '').slice(1, -1);
+      // A function, not a replacement string: a value's `$&` or `$1` is text, not a pattern.
+      filled = filled.replaceAll(found, () => content);
+    }
+    return JSON.parse(filled);
+  };
 }

@@ -14,7 +14,7 @@ import { ApiError } from '../../http/errors.ts';
 import { audienceCondition, reachableContact } from '../contacts/contact-audience.ts';
 import type { ContactFilters } from '../contacts/contacts.schemas.ts';
 import { honoursOptOut } from './admission.ts';
-import { type ContactToken, filledComponents, tokenValue } from './audience-components.ts';
+import { type ContactToken, tokenValue, tokenValues } from './audience-components.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
 import { readAccount, recentPhones } from './sends.repo.ts';
 
@@ -157,9 +157,9 @@ async function addChunk(
       from judged j
     ), inserted as (
       insert into broadcast_recipients (org_id, broadcast_id, position, account_id, channel_id, contact_id, phone,
-        send_components, status, error, failed_at)
+        send_values, status, error, failed_at)
       select ${b.org_id}, ${b.id}, ${b.requested} + k.n - 1, ${b.account_id}, ${b.channel_id}, k.id, k.phone,
-        ${filledComponents(b.base_components, tokens, 'k')},
+        ${tokenValues(tokens, 'k')},
         case when k.missing or k.opted then 'failed' when k.fresh and k.fresh_rank > ${free} then 'held'
           else 'queued' end,
         case when k.missing then 'missing_variables' when k.opted then 'opted_out' end,

@@ -7,6 +7,7 @@ import { executePrepared } from '../../db/prepared-statements.ts';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy as groupInOrder } from '../../lib/group-by.ts';
+import { type ContactToken, componentsFiller } from './audience-components.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
 import { adjustBalance, updateRecipient } from './recipient-held.ts';
 import { canPay, priceOf } from './recipient-rules.ts';
@@ -22,6 +23,16 @@ export type ClaimedRow = Omit<Candidate, 'previous_status' | 'previous_charge'> 
 /** The amount a stale claim reserved and never spent. */
 const staleCharge = (row: Candidate) => (row.previous_status === 'sending' ? Number(row.previous_charge) : 0);
 
+/** What a hand-off needs of the recipient's broadcast (an audience's base components and tokens: D219). */
+const BROADCAST_COLUMNS = [
+  'b.template_id',
+  'b.template_name',
+  'b.template_language',
+  'b.template_category',
+  'b.base_components',
+  'b.contact_tokens',
+] as const;
+
 /** Due recipients with what their hand-off needs, from live broadcasts; `due` says which rows. */
 function candidates(trx: Transaction<DB>) {
   return (
@@ -35,7 +46,7 @@ function candidates(trx: Transaction<DB>) {
         (eb) =>
           eb
             .selectFrom('broadcasts as b')
-            .select(['b.template_id', 'b.template_name', 'b.template_language', 'b.template_category'])
+            .select(BROADCAST_COLUMNS)
             .whereRef('b.org_id', '=', 'r.org_id')
             .whereRef('b.id', '=', 'r.broadcast_id')
             .where('b.stored_status', 'is', null)
@@ -65,11 +76,9 @@ function candidates(trx: Transaction<DB>) {
         'r.contact_id',
         'r.phone',
         'r.send_components',
+        'r.send_values',
         'r.attempts',
-        'b.template_id',
-        'b.template_name',
-        'b.template_language',
-        'b.template_category',
+        ...BROADCAST_COLUMNS,
         'ch.phone_number_id',
         'ch.status as channel_status',
         'r.status as previous_status',
@@ -123,7 +132,35 @@ async function dueCandidates(trx: Transaction<DB>, options: { limit: number; lea
     .forUpdate('r')
     .skipLocked()
     .execute();
-  return [...expired, ...queued];
+  return withComponents([...expired, ...queued]);
+}
+
+/**
+ * Each row with its send components: its own (a send's), or its broadcast's base with its values put in (an
+ * audience's, D219), the base read once per broadcast of the batch.
+ */
+function withComponents<
+  T extends {
+    broadcast_id: string;
+    send_components: unknown;
+    send_values: (string | null)[] | null;
+    base_components: unknown;
+    contact_tokens: unknown;
+  },
+>(rows: T[]) {
+  const fillers = new Map<string, ReturnType<typeof componentsFiller>>();
+  const fillerOf = (row: T) => {
+    let filler = fillers.get(row.broadcast_id);
+    if (!filler) {
+      filler = componentsFiller(row.base_components, (row.contact_tokens ?? []) as ContactToken[]);
+      fillers.set(row.broadcast_id, filler);
+    }
+    return filler;
+  };
+  return rows.map((row) => {
+    const { send_values, base_components: _base, contact_tokens: _tokens, ...rest } = row;
+    return { ...rest, send_components: rest.send_components ?? fillerOf(row)(send_values ?? []) };
+  });
 }
 
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {

@@ -6,6 +6,7 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { newId } from '../../lib/ids.ts';
 import { type AdmittedBroadcast, admitBroadcast, type IdempotencyHold } from './admission.ts';
+import { type ContactToken, componentsFiller } from './audience-components.ts';
 import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from './sendable.ts';
 
 /** decisions §13: failures another try cannot fix. */
@@ -22,7 +23,7 @@ function retryable(db: Kysely<DB>, orgId: string, broadcastId: string, errorCode
   return db
     .selectFrom('broadcast_recipients as r')
     .innerJoin('contacts as c', (join) => join.onRef('c.org_id', '=', 'r.org_id').onRef('c.id', '=', 'r.contact_id'))
-    .select(['r.position', 'r.contact_id', 'r.phone', 'r.send_components', 'c.opted_out'])
+    .select(['r.position', 'r.contact_id', 'r.phone', 'r.send_components', 'r.send_values', 'c.opted_out'])
     .where('r.org_id', '=', orgId)
     .where('r.broadcast_id', '=', broadcastId)
     .where('r.status', '=', 'failed')
@@ -85,10 +86,12 @@ export async function queueRetry(
       async recipients(trx) {
         const rows = await retryable(trx, orgId, broadcastId, errorCodes);
         if (rows.length === 0) throw new ApiError(409, { code: 'nothing_to_retry', broadcast_id: broadcastId });
+        // An audience's recipient has its values, not its components (D219): the retry sends the same components.
+        const fill = componentsFiller(original.base_components, (original.contact_tokens ?? []) as ContactToken[]);
         return rows.map((row) => ({
           contactId: row.contact_id,
           phone: row.phone,
-          sendComponents: row.send_components,
+          sendComponents: row.send_components ?? fill(row.send_values ?? []),
           optedOut: row.opted_out,
           retryOf: { broadcastId, position: row.position },
         }));
