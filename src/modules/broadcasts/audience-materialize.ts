@@ -138,23 +138,23 @@ async function addChunk(
   // D170: with room for the whole chunk nobody can be held, so the window is not read at all.
   const fresh = free >= chunkSize ? sql<boolean>`false` : takesRoom(b.org_id, b.account_id, sql`k.phone`);
   const result = await sql<{ added: number; held: number; failed: number[] | null; done: boolean }>`
-    with chunk as (
-      -- The next contacts of the snapshot after the checkpoint, in the order of contacts_created_id_idx (D189).
-      select c.id, c.phone, c.created_at, c.opted_out${values.length ? sql`, ${sql.join(values)}` : sql``}
-      from contacts c
-      where c.org_id = ${b.org_id} and ${reachableContact} and c.created_at <= ${b.snapshot_text}::timestamptz
-        and (c.created_at, c.id) > (${b.after_at_text}::timestamptz, ${b.after_id}) and ${where}
-      order by c.created_at, c.id
-      limit ${chunkSize}
-    ), judged as (
-      select k.*, row_number() over (order by k.created_at, k.id) as n,
-        (${missing}) as missing, (${optedOut}) as opted,
-        ${fresh} as fresh
-      from chunk k
-    ), ranked as (
-      select j.*, sum(case when not j.missing and not j.opted and j.fresh then 1 else 0 end)
-        over (order by j.n) as fresh_rank
-      from judged j
+    with ranked as (
+      -- One pass in the order of contacts_created_id_idx (D189): the window runs over the ordered chunk, no sort.
+      select j.*, row_number() over w as n,
+        sum(case when not j.missing and not j.opted and j.fresh then 1 else 0 end) over w as fresh_rank
+      from (
+        select k.*, (${missing}) as missing, (${optedOut}) as opted, ${fresh} as fresh
+        from (
+          -- The next contacts of the snapshot after the checkpoint.
+          select c.id, c.phone, c.created_at, c.opted_out${values.length ? sql`, ${sql.join(values)}` : sql``}
+          from contacts c
+          where c.org_id = ${b.org_id} and ${reachableContact} and c.created_at <= ${b.snapshot_text}::timestamptz
+            and (c.created_at, c.id) > (${b.after_at_text}::timestamptz, ${b.after_id}) and ${where}
+          order by c.created_at, c.id
+          limit ${chunkSize}
+        ) k
+      ) j
+      window w as (order by j.created_at, j.id rows unbounded preceding)
     ), inserted as (
       insert into broadcast_recipients (org_id, broadcast_id, position, account_id, channel_id, contact_id, phone,
         send_values, status, error, failed_at)
@@ -166,13 +166,15 @@ async function addChunk(
         case when k.missing or k.opted then now() end
       from ranked k
       returning position, status
+    ), size as (
+      select count(*) as added from ranked
     ), last as (
-      select created_at, id from chunk order by created_at desc, id desc limit 1
+      select created_at, id from ranked where n = (select added from size)
     ), advanced as (
-      update broadcasts set requested = requested + (select count(*) from chunk),
+      update broadcasts set requested = requested + (select added from size),
         checkpoint_created_at = coalesce((select created_at from last), checkpoint_created_at),
         checkpoint_id = coalesce((select id from last), checkpoint_id),
-        phase = case when (select count(*) from chunk) < ${chunkSize} then 'ready' else 'preparing' end,
+        phase = case when (select added from size) < ${chunkSize} then 'ready' else 'preparing' end,
         updated_at = now()
       where org_id = ${b.org_id} and id = ${b.id}
       returning phase
