@@ -10,7 +10,6 @@
 //   BENCH_EVENTS         contact events per run, default 3000
 //   BENCH_WEBHOOK_FANOUT recipients of the fan-out run, default 10000 (a multiple of 100)
 import { type ChildProcess, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -20,6 +19,7 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import { recordEvents } from '../src/modules/events/events.ts';
 import { benchApp, SECRETS_KEY } from './bench-app.ts';
 import { benchServer, freshDatabase, log } from './bench-database.ts';
+import { rssSampler } from './measure.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 // The API (in this process) seals endpoint secrets and the `crm worker` processes open them: one keyring for all.
@@ -102,8 +102,10 @@ async function baseline(receiver: Receiver, total: number) {
 }
 
 function startWorker(databaseUrl: string): Promise<ChildProcess> {
-  // The same runtime flags as this process (e.g. a TypeScript loader on a Node without type stripping).
-  const child = spawn(process.execPath, [...process.execArgv, 'src/cli/main.ts', 'worker'], {
+  // Started as the product starts it: `bin/crm` (the pinned Node, the compiled dist/ while it is current, the server's
+  // heap flags of bin/node-flags.js), so that the RSS column is a `crm worker`'s. Until 11-28 it ran the .ts sources
+  // with node's default heap, which the column showed as 271–299 MB.
+  const child = spawn('bin/crm', ['worker'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '',
@@ -120,15 +122,6 @@ function startWorker(databaseUrl: string): Promise<ChildProcess> {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   return new Promise((resolve) => setTimeout(() => resolve(child), 3000));
-}
-
-function rssMb(pid: number | undefined): number {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
-  } catch {
-    return 0;
-  }
 }
 
 async function main(): Promise<void> {
@@ -280,6 +273,7 @@ async function main(): Promise<void> {
       log(`${name}: ${eventCount} events, ${workers} worker process(es)`);
       const made = before ? await drive() : 0;
       const children = await Promise.all(Array.from({ length: workers }, () => startWorker(databaseUrl)));
+      const samplers = children.map((child) => rssSampler(child.pid));
       const started = Date.now();
       const expected = before ? made : await drive();
       while (receiver.firstSeen.size < expected) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -287,7 +281,8 @@ async function main(): Promise<void> {
       const first = Math.min(...seen.map((entry) => entry.at));
       const last = Math.max(...seen.map((entry) => entry.at));
       const lags = seen.map((entry) => entry.at - entry.createdAt).sort((a, b) => a - b);
-      const rss = children.map((child) => rssMb(child.pid).toFixed(0)).join(' + ');
+      const rss = samplers.map((sampler) => (sampler.peak() / (1024 * 1024)).toFixed(0)).join(' + ');
+      for (const sampler of samplers) sampler.stop();
       for (const child of children) child.kill('SIGTERM');
       const seconds = Math.max(0.001, (last - first) / 1000);
       rows.push(
@@ -303,7 +298,7 @@ async function main(): Promise<void> {
       '',
       `Webhook deliveries on PostgreSQL at ${server.host} to a receiver on 127.0.0.1 (answers 200 at once):`,
       '',
-      '| Events from | Workers | Events | Deliveries/s | Lag p50 ms | Lag p99 ms | Worker RSS MB |',
+      '| Events from | Workers | Events | Deliveries/s | Lag p50 ms | Lag p99 ms | Worker peak RSS MB |',
       '|---|---:|---:|---:|---:|---:|---:|',
       ...rows,
       '',
