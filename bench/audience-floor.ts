@@ -9,49 +9,29 @@
 //
 //   BENCH_DATABASE_URL   the server (default postgres://postgres@127.0.0.1:5432/crm_bench_audience)
 import { sql } from 'kysely';
-import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { materializeChunk } from '../src/modules/broadcasts/audience-materialize.ts';
-import { wire } from '../src/wiring.ts';
-import { log, poster, unlimited } from './bench-database.ts';
+import { startSeededAudience } from './audience-seeded.ts';
+import { log } from './bench-database.ts';
 
 const url = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/crm_bench_audience';
 const chunks = Number(process.argv[2] ?? 6);
 const SIZE = 5000;
-const ADMIN = 'bench-admin';
 
 const database = await openDatabase({ databaseUrl: url, poolSize: 4 });
 const { db } = database;
 await migrateToLatest(db);
-const seeded = (
-  await sql<{ org_id: string; template_id: string; account_id: string; channel_id: string }>`
-    select t.org_id, t.id as template_id, a.id as account_id, n.id as channel_id
-    from templates t join messaging_accounts a on a.org_id = t.org_id
-      join channels n on n.org_id = a.org_id and n.account_id = a.id
-    where t.name = 'bench_audience' order by t.created_at desc limit 1`.execute(db)
-).rows[0];
-if (!seeded) throw new Error('run `npm run bench:audience` first: its organization is not in this database');
-const found = seeded;
-const org = found.org_id;
-
 for (const copy of ['floor_indexed', 'floor_bare']) await sql`drop table if exists ${sql.table(copy)}`.execute(db);
 await sql`create table floor_indexed (like broadcast_recipients including all)`.execute(db);
 await sql`create table floor_bare (like broadcast_recipients including defaults)`.execute(db);
-await sql`delete from messaging_window_phones where org_id = ${org}`.execute(db);
-await sql`update messaging_windows set phones = 0 where org_id = ${org}`.execute(db);
-await sql`vacuum analyze messaging_window_phones`.execute(db);
-
-const wiring = wire({ database, rateLimitStore: unlimited, adminToken: ADMIN, fanout: { perNumberPerSecond: null } });
-const app = await buildApp(wiring);
-const call = poster(app);
-const { key } = await call(`/admin/v1/organizations/${org}/api-keys`, {}, ADMIN);
-const created = await call(
-  '/v1/broadcasts',
-  { template_id: found.template_id, audience: {}, variables: { 'body.offer': '20%' } },
-  key,
-);
-await wiring.audiences.runOnce(); // starts it and adds its first chunk (not timed)
+// Every phone new to the 24-hour window, as in a first campaign; the broadcast's first chunk is not timed.
+const found = await startSeededAudience(database, async ({ org_id }) => {
+  await sql`delete from messaging_window_phones where org_id = ${org_id}`.execute(db);
+  await sql`update messaging_windows set phones = 0 where org_id = ${org_id}`.execute(db);
+  await sql`vacuum analyze messaging_window_phones`.execute(db);
+});
+const org = found.org_id;
 
 /** One keyset chunk of the same contacts, in the same order, as the product reads them, into `table`. */
 function bareChunk(table: 'floor_indexed' | 'floor_bare', after: { at: string; id: string }, position: number) {
@@ -64,7 +44,7 @@ function bareChunk(table: 'floor_indexed' | 'floor_bare', after: { at: string; i
     ), inserted as (
       insert into ${sql.table(table)} (org_id, broadcast_id, position, account_id, channel_id, contact_id, phone,
         send_values, status)
-      select ${org}, ${created.id}, ${position} + n - 1, ${found.account_id}, ${found.channel_id}, id, phone,
+      select ${org}, ${found.broadcastId}, ${position} + n - 1, ${found.account_id}, ${found.channel_id}, id, phone,
         array[first_name], 'queued' from k
       returning 1
     )
@@ -89,9 +69,8 @@ for (let i = 0; i < chunks; i++) {
     cursors[table] = last;
   }
 }
-await sql`update broadcasts set stored_status = 'cancelled' where org_id = ${org} and id = ${created.id}`.execute(db);
+await found.finish();
 for (const copy of ['floor_indexed', 'floor_bare']) await sql`drop table ${sql.table(copy)}`.execute(db);
-await app.close();
 await database.close();
 
 const rows = Object.entries(times).map(([kind, ms]) => {
