@@ -44,6 +44,19 @@ export default defineConfig(async () => {
   const unitTests = ['test/unit/**/*.test.ts', 'src/**/*.test.ts'];
   // The console's browser suite (decisions §17): Debian's Chromium against a real server on PostgreSQL + Redis.
   const browserTests = ['test/console/**/*.test.ts'];
+  // `npm run test:quick` (TEST_QUICK=1): the inner loop — unit tests and the API on PGlite, without real child
+  // processes (crashes, outages, the CLI as a process), the fuzzer or the browser. `npm test` stays the whole suite.
+  const quick = process.env.TEST_QUICK === '1';
+  const processTests = quick
+    ? [
+        'test/process/**',
+        'test/cli/*process*.test.ts',
+        'test/cli/contact-import-budget.test.ts',
+        'test/fuzz/**',
+        'test/api/openapi-generators.test.ts',
+        'test/sdk/readme.test.ts',
+      ]
+    : [];
   const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
   const hasChromium = existsSync(chromium);
   if (!hasChromium) {
@@ -97,7 +110,7 @@ export default defineConfig(async () => {
           test: {
             name: 'pglite',
             include: databaseTests,
-            exclude: [...unitTests, ...browserTests],
+            exclude: [...unitTests, ...browserTests, ...processTests],
             env: { ...shared, TEST_DB: 'pglite' },
           },
         },
