@@ -4,7 +4,10 @@ import { ApiError } from './errors.ts';
 
 export type CsvRow = Record<string, string>;
 
-/** A CSV row -> a batch item: contact fields as given (empty cells left out), `properties.<key>` as TEXT values. */
+/**
+ * A CSV row -> a batch item: contact fields as given (empty cells left out), `properties.<key>` as TEXT values, and
+ * `origin` `IMPORT` unless an `origin` column gives one (it applies to the contacts the item creates).
+ */
 export function contactItemOf(row: CsvRow): Record<string, unknown> {
   const item: Record<string, unknown> = {};
   const properties: Record<string, unknown> = {};
@@ -17,9 +20,12 @@ export function contactItemOf(row: CsvRow): Record<string, unknown> {
         ? JSON.parse(value)
         : { kind: 'TEXT', value_text: value };
     } else if (column === 'opted_out') item.opted_out = value.toLowerCase() === 'true';
+    else if (column === 'origin') item.origin = value.toUpperCase();
     else item[column] = value;
   }
   if (Object.keys(properties).length > 0) item.properties = properties;
+  // A contact the file creates came in by an import (public API: ContactOrigin `IMPORT`), unless its row says how.
+  item.origin ??= 'IMPORT';
   return item;
 }
 

@@ -72,4 +72,21 @@ describe('contacts import', () => {
     // Line 122 was refused again, and is written once.
     expect(rejected().map((row) => row.line)).toEqual(['12', '122']);
   });
+
+  it('creates IMPORT contacts unless the row names an origin, and an update keeps the contact origin', async () => {
+    const { key } = await h.createOrg();
+    const existing = await h.api('POST', '/v1/contacts', { key, body: { email: 'old@example.com' } });
+    expect(existing.body.origin).toBe('API');
+    const dir = mkdtempSync(join(tmpdir(), 'import-origin-'));
+    const file = join(dir, 'people.csv');
+    writeFileSync(file, 'email,origin\nnew@example.com,\nevent@example.com,event\nold@example.com,\n');
+    const result = await importContacts(new CrmClient({ apiKey: key, baseUrl }), file, 'email', { output: quiet() });
+    expect(result).toMatchObject({ imported: 3, rejected: 0 });
+    const originOf = async (email: string) =>
+      (await h.api('GET', `/v1/contacts?q=${encodeURIComponent(email)}`, { key })).body.items[0]?.origin;
+    expect(await originOf('new@example.com')).toBe('IMPORT');
+    expect(await originOf('event@example.com')).toBe('EVENT');
+    // Public API: the origin is set once at first touch and never overwritten.
+    expect(await originOf('old@example.com')).toBe('API');
+  });
 });
