@@ -36,6 +36,8 @@ export {
   type VerifyWebhookOptions,
   verifyWebhook,
   type WebhookEvent,
+  type WebhookEventOf,
+  type WebhookEventType,
   type WebhookHeaders,
   WebhookVerificationError,
 } from './webhooks.ts';
