@@ -13,7 +13,16 @@ import cliProgress from 'cli-progress';
 import { type Info, parse } from 'csv-parse';
 import { parse as parseSync } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { ApiError, CrmClient, contactItemOf, RateLimitError, refusedItems } from '../../sdk/src/index.ts';
+import {
+  ApiError,
+  CrmClient,
+  type CsvColumns,
+  contactItemOf,
+  csvColumns,
+  type PropertyDefinition,
+  RateLimitError,
+  refusedItems,
+} from '../../sdk/src/index.ts';
 import { CommandRefused } from './output.ts';
 import { RateBudget } from './rate-budget.ts';
 
@@ -27,6 +36,8 @@ interface Item {
   line: number;
   values: Row;
   body: Record<string, unknown>;
+  /** Why the row cannot be sent as it is (cells that do not convert, contact-csv.ts): refused without a call. */
+  problems: string[];
 }
 
 export interface ImportResult {
@@ -154,6 +165,33 @@ const isTransient = (error: unknown): error is ApiError =>
 const matchKey = (matchOn: 'email' | 'phone', value: unknown) =>
   matchOn === 'email' ? String(value).toLowerCase() : String(value);
 
+/** `GET /v1/properties` within the budget (a 429 or 503 waited out as a batch's). */
+async function propertiesOf(client: CrmClient, budget: RateBudget): Promise<PropertyDefinition[]> {
+  for (let limited = 0; ; limited++) {
+    await budget.acquire();
+    try {
+      return (await client.properties.list()).items;
+    } catch (error) {
+      if (!isTransient(error) || limited >= MAX_WAITS) throw error;
+      budget.observe(error.status, error.headers);
+    } finally {
+      budget.release();
+    }
+  }
+}
+
+/** The header's columns, or the refusal of the whole file when a column cannot be filled (nothing is sent). */
+function checkedColumns(file: string, header: string[], properties: PropertyDefinition[]): CsvColumns {
+  const { columns, problems } = csvColumns(header, properties);
+  if (problems.length > 0) {
+    throw new CommandRefused(
+      `${file} cannot be imported: ${problems.length === 1 ? 'a column' : `${problems.length} columns`} of its header ` +
+        `cannot be filled. ${problems.join('; ')}. Nothing was sent: rename or remove ${problems.length === 1 ? 'it' : 'them'}.`,
+    );
+  }
+  return columns;
+}
+
 export async function importContacts(
   client: CrmClient,
   file: string,
@@ -185,6 +223,8 @@ export async function importContacts(
         cliProgress.Presets.shades_classic,
       )
     : undefined;
+  // The organization's properties, once: each `properties.<key>` cell is converted by its property's kind.
+  const properties = await propertiesOf(client, budget);
   const started = Date.now();
   bar?.start(bar ? await countRows(file) : 0, done, { speed: 0 });
   let processed = done;
@@ -306,16 +346,19 @@ export async function importContacts(
     }
     // The duplicate rule, decided in file order whatever batch a row is in.
     const batch: Item[] = [];
+    // Every reason of a row at once (its cells', then the match value's): a row with any is refused without a call.
     const refusedHere: { item: Item; reason: string }[] = [];
     for (const item of group) {
+      const reasons = [...item.problems];
       const value = item.body[matchOn];
-      if (value === undefined) refusedHere.push({ item, reason: `${matchOn}: required (--match-on ${matchOn})` });
+      if (value === undefined) reasons.push(`${matchOn}: required (--match-on ${matchOn})`);
       else {
         const firstLine = firstLineOf.get(matchKey(matchOn, value));
         if (firstLine !== item.line)
-          refusedHere.push({ item, reason: `${matchOn}: same ${matchOn} as line ${firstLine} (the first row wins)` });
-        else batch.push(item);
+          reasons.push(`${matchOn}: same ${matchOn} as line ${firstLine} (the first row wins)`);
       }
+      if (reasons.length > 0) refusedHere.push({ item, reason: reasons.join('; ') });
+      else batch.push(item);
     }
     await budget.acquire();
     inFlight.add(first);
@@ -334,10 +377,13 @@ export async function importContacts(
   const parser = createReadStream(file).pipe(
     parse({ columns: (names: string[]) => (header = names), bom: true, trim: true, info: true }),
   );
+  let columns: CsvColumns | undefined;
   for await (const { record, info } of parser as AsyncIterable<{ record: Row; info: Info }>) {
     if (options.signal?.aborted) break;
+    columns ??= checkedColumns(file, header ?? [], properties);
     result.rows += 1;
-    const item = { row: result.rows, line: info.lines, values: record, body: contactItemOf(record) };
+    const { item: body, problems } = contactItemOf(record, columns);
+    const item = { row: result.rows, line: info.lines, values: record, body, problems };
     const value = item.body[matchOn];
     if (value !== undefined && !firstLineOf.has(matchKey(matchOn, value)))
       firstLineOf.set(matchKey(matchOn, value), item.line);
