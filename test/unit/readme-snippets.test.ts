@@ -61,6 +61,21 @@ it('compiles every TypeScript snippet of the README with strict options', { time
   expect(diagnostics, `${where}\n`).toBe('');
 });
 
+it('keeps every table row of the README inside its table', () => {
+  const lines = readFileSync(join(root, 'README.md'), 'utf8').split('\n');
+  let fenced = false;
+  const strays: string[] = [];
+  for (const [index, line] of lines.entries()) {
+    if (line.startsWith('```')) fenced = !fenced;
+    if (fenced || !line.startsWith('|')) continue;
+    // A row follows another row, or starts a table: a header followed by its |---| line.
+    const previous = lines[index - 1] ?? '';
+    const next = lines[index + 1] ?? '';
+    if (!previous.startsWith('|') && !/^\|(\s*:?-+:?\s*\|)+$/.test(next)) strays.push(`line ${index + 1}: ${line}`);
+  }
+  expect(strays).toEqual([]);
+});
+
 it('narrows a WebhookEvent by its type, with each data typed', { timeout: 60_000 }, () => {
   const diagnostics = typeCheck({
     'narrowing.ts': `
