@@ -12,7 +12,9 @@ export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CR
                                 one page as JSON; --all prints every contact, one JSON line each
   contacts get CONTACT_ID
   contacts import FILE.csv --match-on email|phone
-                                loads the file in batches of 100 (decisions §12); refused rows go to
+                                loads the file in batches of 100 (decisions §12); properties.KEY cells are
+                                written by their property's kind (options by label or key, several with |,
+                                dates YYYY-MM-DD, yes/no, numbers, money: see the README); refused rows go to
                                 FILE.rejected.csv with their CSV line and reasons; a later row with the
                                 match value of an earlier one is refused; Ctrl-C stops cleanly (exit 130)
                                 and the same command resumes (FILE.csv.import-state.json, tied to the
