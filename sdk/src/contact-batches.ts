@@ -1,26 +1,33 @@
 // Loading contacts from a CSV in batches (decisions §12), shared by the CLI's `crm contacts import` and the
-// console's import page: a row becomes a batch item, and a refused batch names the item to set aside and why.
-import { ApiError } from './errors.ts';
+// console's import page: a refused batch names the items to set aside and why, in sentences (D232). The rows
+// become items in contact-csv.ts.
+import { ApiError, type ValidationIssue } from './errors.ts';
 
-export type CsvRow = Record<string, string>;
+/** What a contact field must be, said to a person (the server's 422 speaks of schemas and patterns). */
+const FIELD_RULES: Record<string, string> = {
+  email: 'is not an email address',
+  phone: 'is not a phone number in international format: + then the country code and number, such as +5215512345678',
+  country: 'is not a two-letter country code (ISO 3166-1, such as MX or US)',
+  social_handle: 'is not a social handle: up to 30 letters, digits, dots and underscores',
+};
 
-/** A CSV row -> a batch item: contact fields as given (empty cells left out), `properties.<key>` as TEXT values. */
-export function contactItemOf(row: CsvRow): Record<string, unknown> {
-  const item: Record<string, unknown> = {};
-  const properties: Record<string, unknown> = {};
-  for (const [column, raw] of Object.entries(row)) {
-    const value = raw.trim();
-    if (value === '') continue;
-    if (column.startsWith('properties.')) {
-      // The kind is the property's: a JSON cell ({"kind":"NUMBER","value_number":3}) is taken as is.
-      properties[column.slice('properties.'.length)] = value.startsWith('{')
-        ? JSON.parse(value)
-        : { kind: 'TEXT', value_text: value };
-    } else if (column === 'opted_out') item.opted_out = value.toLowerCase() === 'true';
-    else item[column] = value;
-  }
-  if (Object.keys(properties).length > 0) item.properties = properties;
-  return item;
+/** One issue of a 422 about a batch item's `field`, as a sentence (`field: …`). */
+export function issueSentence(field: string, issue: Pick<ValidationIssue, 'msg' | 'type' | 'input' | 'ctx'>): string {
+  const shown = typeof issue.input === 'string' ? `"${issue.input}" ` : '';
+  const ctx = (issue.ctx ?? {}) as Record<string, unknown>;
+  const rule = FIELD_RULES[field];
+  let sentence: string;
+  if (issue.type === 'missing') sentence = 'required';
+  else if (issue.type === 'extra_forbidden') sentence = 'not a contact field';
+  else if (issue.type === 'string_too_long') sentence = `longer than ${ctx.max_length ?? 'allowed'} characters`;
+  else if (issue.type === 'string_too_short') sentence = 'empty';
+  else if (issue.type === 'enum' && typeof ctx.expected === 'string')
+    sentence = `${shown}is not one of ${ctx.expected.replaceAll("'", '')}`;
+  else if (rule && (issue.type === 'string_pattern_mismatch' || issue.type === 'value_error'))
+    sentence = `${shown}${rule}`;
+  else if (issue.type === 'string_pattern_mismatch') sentence = `${shown}is not in the expected form`;
+  else sentence = `${issue.msg.charAt(0).toLowerCase()}${issue.msg.slice(1)}`;
+  return field ? `${field}: ${sentence}` : sentence;
 }
 
 /** Where a batch refusal points: the item's index, from `loc` or `detail.index`; undefined for another error. */
@@ -39,9 +46,7 @@ export function refusedItemIndex(error: unknown): number | undefined {
 export function refusalReason(error: ApiError): string {
   const detail = error.detail as unknown;
   if (Array.isArray(detail)) {
-    return detail
-      .map((issue: { loc?: unknown[]; msg?: string }) => `${issue.loc?.slice(3).join('.')}: ${issue.msg}`)
-      .join('; ');
+    return (detail as ValidationIssue[]).map((issue) => issueSentence(issue.loc.slice(3).join('.'), issue)).join('; ');
   }
   return JSON.stringify(detail);
 }
@@ -55,11 +60,11 @@ export function refusedItems(error: unknown): Map<number, string[]> | undefined 
   const detail = error.detail as unknown;
   const items = new Map<number, string[]>();
   if (Array.isArray(detail)) {
-    for (const issue of detail as { loc?: unknown[]; msg?: string }[]) {
+    for (const issue of detail as { loc?: unknown[]; msg: string }[]) {
       const loc = issue.loc ?? [];
       if (loc[0] !== 'body' || loc[1] !== 'items' || typeof loc[2] !== 'number') return undefined;
       const field = loc.slice(3).join('.');
-      items.set(loc[2], [...(items.get(loc[2]) ?? []), field ? `${field}: ${issue.msg}` : String(issue.msg)]);
+      items.set(loc[2], [...(items.get(loc[2]) ?? []), issueSentence(field, issue as ValidationIssue)]);
     }
     return items.size > 0 ? items : undefined;
   }
@@ -67,8 +72,10 @@ export function refusedItems(error: unknown): Map<number, string[]> | undefined 
   if (typeof index !== 'number') return undefined;
   const { code, field, conflicting_contact_id: holder } = detail as Record<string, unknown>;
   const reason =
-    typeof code === 'string'
-      ? `${typeof field === 'string' ? `${field}: ` : ''}${code}${typeof holder === 'string' ? ` (held by contact ${holder})` : ''}`
-      : JSON.stringify(detail);
+    code === 'duplicate_contact' && typeof field === 'string'
+      ? `${field}: another contact has this ${field.replaceAll('_', ' ')} already${typeof holder === 'string' ? ` (${holder})` : ''}`
+      : typeof code === 'string'
+        ? `${typeof field === 'string' ? `${field}: ` : ''}${code.replaceAll('_', ' ')}`
+        : JSON.stringify(detail);
   return new Map([[index, [reason]]]);
 }

@@ -7,7 +7,16 @@ export {
   type RawRequestOptions,
   type SendOptions,
 } from './client.ts';
-export { type CsvRow, contactItemOf, refusalReason, refusedItemIndex, refusedItems } from './contact-batches.ts';
+export { issueSentence, refusalReason, refusedItemIndex, refusedItems } from './contact-batches.ts';
+export {
+  CSV_LIST_SEPARATOR,
+  type CsvColumns,
+  type CsvRow,
+  contactItemOf,
+  csvColumns,
+  type PropertyDefinition,
+  propertyValueOf,
+} from './contact-csv.ts';
 export {
   ApiError,
   ApiKeyExpiredError,
@@ -36,6 +45,8 @@ export {
   type VerifyWebhookOptions,
   verifyWebhook,
   type WebhookEvent,
+  type WebhookEventOf,
+  type WebhookEventType,
   type WebhookHeaders,
   WebhookVerificationError,
 } from './webhooks.ts';

@@ -1720,6 +1720,46 @@ export interface components {
             updated_at: string;
         };
         /**
+         * ContactBatchItem
+         * @description PATCH semantics for an update; `null` clears a field, and in `properties` removes that value.
+         */
+        ContactBatchItem: {
+            first_name?: string | null;
+            last_name?: string | null;
+            email?: string | null;
+            phone?: string | null;
+            country?: string | null;
+            city?: string | null;
+            social_handle?: string | null;
+            sub_origin_id?: string | null;
+            sub_origin_key?: string | null;
+            funnel_stage_id?: string | null;
+            owner_id?: string | null;
+            /** @description Custom property values keyed by property **key**; `null` removes a value (PATCH). */
+            properties?: {
+                [key: string]: {
+                    property_id?: string | null;
+                    /**
+                     * @description CrmPropertyKind.
+                     * @enum {string}
+                     */
+                    kind: "TEXT" | "NUMBER" | "RADIO" | "DROPDOWN" | "BOOLEAN" | "DATE" | "TEXTAREA" | "MULTI_SELECT" | "EMAIL" | "MONEY" | "FILE" | "URL" | "MULTI_FILE";
+                    value_text?: string | null;
+                    value_number?: number | null;
+                    value_bool?: boolean | null;
+                    value_date?: string | null;
+                    value_json?: unknown;
+                } | null;
+            };
+            /** @description decisions §14: `true` opts the contact out, `false` opts it back in. */
+            opted_out?: boolean;
+            /**
+             * @description ContactOrigin of a contact this item creates (default `API`); ignored when it updates one.
+             * @enum {string}
+             */
+            origin?: "SOCIAL" | "ADS" | "WEB" | "EVENT" | "REFERRAL" | "OUTBOUND" | "IMPORT" | "MANUAL" | "API" | "OTHER";
+        };
+        /**
          * ContactBatchUpsert
          * @description decisions §12: each item updates the live contact with its `match_on` value (PATCH semantics, properties merged) or creates one as `POST /v1/contacts`. All or nothing.
          */
@@ -1729,7 +1769,7 @@ export interface components {
              * @enum {string}
              */
             match_on: "email" | "phone";
-            items: components["schemas"]["ContactPatch"][];
+            items: components["schemas"]["ContactBatchItem"][];
         };
         /**
          * ContactBatchUpsertResult
@@ -1858,11 +1898,6 @@ export interface components {
         /**
          * ContactPatch
          * @description Partial update: `null` clears a field; in `properties`, `null` removes that value and other values stay.
-         * @example {
-         *       "city": "Monterrey",
-         *       "social_handle": null,
-         *       "opted_out": true
-         *     }
          */
         ContactPatch: {
             first_name?: string | null;

@@ -3,13 +3,22 @@
 // `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the `whsec_` secret; during a
 // rotation several signatures are separated by spaces, and any one that matches is enough.
 
-/** An event as delivered: `{id: "evt_…", type, created_at, data}`. */
-export interface WebhookEvent<T = unknown> {
-  id: string;
-  type: string;
-  created_at: string;
-  data: T;
-}
+import type { webhooks } from './openapi.ts';
+
+/** The body of a delivery of event type `T`, as the OpenAPI document's `webhooks` section describes it. */
+type EventBody<T extends keyof webhooks> = webhooks[T]['post']['requestBody']['content']['application/json'];
+
+/**
+ * Every event a webhook endpoint can receive (decisions §11), `{id: "evt_…", type, created_at, data}`, as a union
+ * discriminated by `type`: `if (event.type === 'message.received')` narrows `data` to that event's Message.
+ */
+export type WebhookEvent = { [T in keyof webhooks]: EventBody<T> }[keyof webhooks];
+
+/** The event types, e.g. `contact.created`. */
+export type WebhookEventType = WebhookEvent['type'];
+
+/** The event of one type: `WebhookEventOf<'contact.created'>['data']` is a Contact. */
+export type WebhookEventOf<T extends WebhookEventType> = Extract<WebhookEvent, { type: T }>;
 
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
 
@@ -81,10 +90,11 @@ function signedContent(id: string, timestamp: string, body: Uint8Array): Uint8Ar
 }
 
 /**
- * Checks a delivery's signature and timestamp and returns the parsed event; throws WebhookVerificationError when
+ * Checks a delivery's signature and timestamp and returns the parsed event (narrow it by `type`); throws
+ * WebhookVerificationError when
  * the delivery is not ours, was altered, or is too old (or too far ahead) to trust.
  */
-export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions): Promise<WebhookEvent<T>> {
+export async function verifyWebhook(options: VerifyWebhookOptions): Promise<WebhookEvent> {
   const id = header(options.headers, 'webhook-id');
   const timestamp = header(options.headers, 'webhook-timestamp');
   const signatures = header(options.headers, 'webhook-signature');
@@ -111,7 +121,7 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
     }
     // subtle.verify compares in constant time.
     if (await globalThis.crypto.subtle.verify('HMAC', key, signature, content)) {
-      return JSON.parse(new TextDecoder().decode(body)) as WebhookEvent<T>;
+      return JSON.parse(new TextDecoder().decode(body)) as WebhookEvent;
     }
   }
   throw new WebhookVerificationError('no signature matches');

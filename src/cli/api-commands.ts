@@ -12,7 +12,9 @@ export const API_USAGE = `Public API (through the SDK; needs CRM_API_KEY, and CR
                                 one page as JSON; --all prints every contact, one JSON line each
   contacts get CONTACT_ID
   contacts import FILE.csv --match-on email|phone
-                                loads the file in batches of 100 (decisions §12); refused rows go to
+                                loads the file in batches of 100 (decisions §12); properties.KEY cells are
+                                written by their property's kind (options by label or key, several with |,
+                                dates YYYY-MM-DD, yes/no, numbers, money: see the README); refused rows go to
                                 FILE.rejected.csv with their CSV line and reasons; a later row with the
                                 match value of an earlier one is refused; Ctrl-C stops cleanly (exit 130)
                                 and the same command resumes (FILE.csv.import-state.json, tied to the
@@ -74,14 +76,18 @@ export async function apiCommand(
       if (matchOn !== 'email' && matchOn !== 'phone') throw new UsageError('--match-on must be email or phone');
       // Its own client: every answer tells the import's budget the organization's rate limit.
       const { client: budgeted, budget } = importClient(env.CRM_API_KEY ?? '', client.baseUrl);
-      // Ctrl-C: no new batch starts, the ones in flight finish and are recorded, and the command says how to resume
-      // (exit 130); a second Ctrl-C stops at once.
+      // Ctrl-C: no new batch starts, the requests in flight are aborted (they are sent again by the next run), the
+      // state and the summary are written, and the command says how to resume (exit 130). That takes moments, so
+      // another Ctrl-C meanwhile does not cut it short (D233).
       const stop = new AbortController();
-      process.once('SIGINT', () => {
+      const onInterrupt = () => {
+        if (stop.signal.aborted) process.stderr.write('crm: stopping: writing the import state and the summary\n');
         stop.abort();
-        process.once('SIGINT', () => process.exit(130));
-      });
-      const result = await importContacts(budgeted, file, matchOn, { budget, signal: stop.signal });
+      };
+      process.on('SIGINT', onInterrupt);
+      const result = await importContacts(budgeted, file, matchOn, { budget, signal: stop.signal }).finally(() =>
+        process.off('SIGINT', onInterrupt),
+      );
       print(result);
       if (result.interrupted) {
         throw new Interrupted(

@@ -1,21 +1,32 @@
 // `crm contacts import FILE.csv --match-on email|phone` (decisions §12): loads a CSV through the public API in
 // batches of 100. Refused rows go with their CSV line and their own reasons to FILE.rejected.csv (in line order) and
 // the rest still loads. The rows done are recorded after each batch in FILE.csv.import-state.json, with the size
-// and SHA-256 of the file: a run that was interrupted resumes where it stopped, and a different file under the same
-// name is refused instead of being skipped. As many batches are in flight as the organization's rate budget allows
-// (rate-budget.ts): one call counts once, so at 20 requests a second an import loads about 2,000 contacts a second.
-// A progress bar on a terminal, plain lines otherwise. One duplicate rule (docs/decisions.md D65): the
-// first row of the file with a match value is the one sent; a later row with the same value is refused.
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+// and SHA-256 of the file (import-state.ts): a run that was interrupted resumes where it stopped, and a different
+// file under the same name is refused instead of being skipped. As many batches are in flight as the organization's
+// rate budget allows (rate-budget.ts): one call counts once, so at 20 requests a second an import loads about 2,000
+// contacts a second. A progress bar on a terminal, plain lines otherwise. One duplicate rule (docs/decisions.md
+// D65): the first row of the file with a match value is the one sent; a later row with the same value is refused.
+// Each cell is converted by the SDK's contact-csv.ts (D232); Ctrl-C aborts what is in flight (D233).
+import { createReadStream, existsSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { appendFile } from 'node:fs/promises';
 import cliProgress from 'cli-progress';
 import { type Info, parse } from 'csv-parse';
-import { parse as parseSync } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
-import { ApiError, CrmClient, contactItemOf, RateLimitError, refusedItems } from '../../sdk/src/index.ts';
+import {
+  ApiError,
+  CrmClient,
+  type CsvColumns,
+  contactItemOf,
+  csvColumns,
+  type PropertyDefinition,
+  RateLimitError,
+  refusedItems,
+} from '../../sdk/src/index.ts';
+import { fileFingerprint, readRejected, readState, rejectedFileOf, stateFileOf, writeState } from './import-state.ts';
 import { CommandRefused } from './output.ts';
 import { RateBudget } from './rate-budget.ts';
+
+export { fileFingerprint, stateFileOf } from './import-state.ts';
 
 export const IMPORT_BATCH = 100;
 
@@ -27,6 +38,8 @@ interface Item {
   line: number;
   values: Row;
   body: Record<string, unknown>;
+  /** Why the row cannot be sent as it is (cells that do not convert, contact-csv.ts): refused without a call. */
+  problems: string[];
 }
 
 export interface ImportResult {
@@ -47,7 +60,10 @@ export interface ImportOutput {
 export interface ImportOptions {
   output?: ImportOutput;
   budget?: RateBudget;
-  /** Aborted: no new batch starts; the batches in flight finish and are recorded, then the import returns. */
+  /**
+   * Aborted (Ctrl-C): no new batch starts, the requests in flight are aborted and their batches left for the next run,
+   * the state is recorded, and the import returns `interrupted` (D233).
+   */
   signal?: AbortSignal;
 }
 
@@ -60,80 +76,6 @@ export const processOutput = (): ImportOutput => ({
 /** A client whose every answer tells `budget` the organization's rate budget; 429s are the importer's to wait out. */
 export function importClient(apiKey: string, baseUrl: string, budget: RateBudget = new RateBudget()) {
   return { client: new CrmClient({ apiKey, baseUrl, maxRetries: 0, fetch: budget.fetch }), budget };
-}
-
-/** The file an import state belongs to: its size and the SHA-256 of its bytes. */
-export interface FileFingerprint {
-  size: number;
-  sha256: string;
-}
-
-/** How the file's rows stand: the first `rows` are done, and so are the batches starting at the rows in `ahead`. */
-export interface ImportState {
-  file: FileFingerprint;
-  match_on: 'email' | 'phone';
-  rows: number;
-  ahead?: number[];
-  finished?: boolean;
-}
-
-export async function fileFingerprint(file: string): Promise<FileFingerprint> {
-  const hash = createHash('sha256');
-  let size = 0;
-  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
-    hash.update(chunk);
-    size += chunk.length;
-  }
-  return { size, sha256: hash.digest('hex') };
-}
-
-export const stateFileOf = (file: string) => `${file}.import-state.json`;
-export const rejectedFileOf = (file: string) => `${file.replace(/\.csv$/i, '')}.rejected.csv`;
-
-/**
- * The state of an earlier run on this file, or a fresh one. A state recorded for other bytes (the file was edited or
- * replaced) or another --match-on is refused: resuming it would skip rows of a file that never loaded.
- */
-function readState(file: string, fingerprint: FileFingerprint, matchOn: 'email' | 'phone'): ImportState {
-  const stateFile = stateFileOf(file);
-  const fresh: ImportState = { file: fingerprint, match_on: matchOn, rows: 0 };
-  if (!existsSync(stateFile)) return fresh;
-  const state = JSON.parse(readFileSync(stateFile, 'utf8')) as Partial<ImportState>;
-  const recorded = state.file;
-  const startOver = `Nothing was sent. To import this file from its first row, delete ${stateFile} (and ${rejectedFileOf(file)}) and run the command again.`;
-  if (!recorded || recorded.size !== fingerprint.size || recorded.sha256 !== fingerprint.sha256) {
-    throw new CommandRefused(
-      `${file} is not the file that ${stateFile} records: ${
-        recorded
-          ? `it recorded ${recorded.size} bytes (sha256 ${recorded.sha256.slice(0, 12)}…), this file has ${fingerprint.size} bytes (sha256 ${fingerprint.sha256.slice(0, 12)}…)`
-          : 'it records no size or hash (an older import)'
-      }, ${state.rows ?? 0} rows done. ${startOver}`,
-    );
-  }
-  if (state.match_on !== matchOn) {
-    throw new CommandRefused(
-      `${stateFile} records an import with --match-on ${state.match_on}, not ${matchOn}. ${startOver}`,
-    );
-  }
-  return {
-    ...fresh,
-    rows: state.rows ?? 0,
-    ...(state.ahead ? { ahead: state.ahead } : {}),
-    ...(state.finished ? { finished: true } : {}),
-  };
-}
-
-/** Written whole or not at all (a rename), so an interruption never leaves a state the next run cannot read. */
-function writeState(file: string, state: ImportState): void {
-  const stateFile = stateFileOf(file);
-  writeFileSync(`${stateFile}.tmp`, JSON.stringify(state));
-  renameSync(`${stateFile}.tmp`, stateFile);
-}
-
-/** The rejected rows an earlier run wrote, as CSV records (header first), or none. */
-function readRejected(rejectedFile: string): string[][] {
-  if (!existsSync(rejectedFile) || statSync(rejectedFile).size === 0) return [];
-  return parseSync(readFileSync(rejectedFile), { relax_column_count: true }) as string[][];
 }
 
 /** The rows of a CSV file (a second pass, for the progress bar's total). */
@@ -153,6 +95,37 @@ const isTransient = (error: unknown): error is ApiError =>
 /** The duplicate rule's key of a match value: emails compare case-insensitively (as the server does), phones exactly. */
 const matchKey = (matchOn: 'email' | 'phone', value: unknown) =>
   matchOn === 'email' ? String(value).toLowerCase() : String(value);
+
+/** `GET /v1/properties` within the budget (a 429 or 503 waited out as a batch's); stopped with the import. */
+async function propertiesOf(
+  client: CrmClient,
+  acquire: () => Promise<boolean>,
+  release: () => void,
+  signal: AbortSignal,
+): Promise<PropertyDefinition[]> {
+  for (let limited = 0; ; limited++) {
+    if (!(await acquire())) throw signal.reason;
+    try {
+      return (await client.properties.list({ signal })).items;
+    } catch (error) {
+      if (signal.aborted || !isTransient(error) || limited >= MAX_WAITS) throw error;
+    } finally {
+      release();
+    }
+  }
+}
+
+/** The header's columns, or the refusal of the whole file when a column cannot be filled (nothing is sent). */
+function checkedColumns(file: string, header: string[], properties: PropertyDefinition[]): CsvColumns {
+  const { columns, problems } = csvColumns(header, properties);
+  if (problems.length > 0) {
+    throw new CommandRefused(
+      `${file} cannot be imported: ${problems.length === 1 ? 'a column' : `${problems.length} columns`} of its header ` +
+        `cannot be filled. ${problems.join('; ')}. Nothing was sent: rename or remove ${problems.length === 1 ? 'it' : 'them'}.`,
+    );
+  }
+  return columns;
+}
 
 export async function importContacts(
   client: CrmClient,
@@ -185,12 +158,38 @@ export async function importContacts(
         cliProgress.Presets.shades_classic,
       )
     : undefined;
+  const signal = options.signal ?? new AbortController().signal;
+  // Ctrl-C (decisions §12: it can be interrupted and run again) stops at once: waits end, requests in flight are
+  // aborted (D233). A batch whose answer was not read is not recorded, so the next run sends it again, which changes
+  // nothing twice: a batch upsert finds the contacts it wrote by their match values.
+  const stopped = new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  /** Acquires a start within the budget, or false when the import was stopped first. */
+  const acquire = async () => {
+    const acquired = budget.acquire().then(() => true);
+    const won = await Promise.race([acquired, stopped.then(() => false)]);
+    // A start acquired after the stop is given back (nothing will run in it).
+    if (!won) void acquired.then(() => budget.release());
+    return won;
+  };
+  // Always a state to resume from, even before the first batch is recorded.
+  writeState(file, { ...state, file: fingerprint, match_on: matchOn });
+  // The organization's properties, once: each `properties.<key>` cell is converted by its property's kind.
+  const total = await countRows(file);
+  let properties: PropertyDefinition[];
+  try {
+    properties = await propertiesOf(client, acquire, () => budget.release(), signal);
+  } catch (error) {
+    if (signal.aborted) return { ...result, rows: total, interrupted: true };
+    throw error;
+  }
   const started = Date.now();
-  bar?.start(bar ? await countRows(file) : 0, done, { speed: 0 });
-  let processed = done;
+  bar?.start(total, done, { speed: 0 });
 
-  // Rejected rows are appended as their answers come (so that an interruption keeps them); the finished file is
-  // rewritten in CSV line order.
+  // A batch's rejected rows are written when its answers are all in, with the batch recorded as done: an interrupted
+  // batch writes none, and is sent again. The finished file is rewritten in CSV line order.
   let rejecting = Promise.resolve();
   const reject = (refused: { item: Item; reason: string }[]) => {
     result.rejected += refused.length;
@@ -213,15 +212,16 @@ export async function importContacts(
   /** One call within the budget (`held`: its first try already holds a start); a 429 or 503 waits, tries again. */
   const send = async (items: Item[], held: boolean) => {
     for (let limited = 0; ; limited++) {
-      if (!held) await budget.acquire();
+      if (!held && !(await acquire())) throw signal.reason;
       held = false;
       try {
         await client.request('POST', '/v1/contacts/batch-upsert', {
           body: { match_on: matchOn, items: items.map((item) => item.body) },
+          signal,
         });
         return;
       } catch (error) {
-        if (!isTransient(error) || limited >= MAX_WAITS) throw error;
+        if (signal.aborted || !isTransient(error) || limited >= MAX_WAITS) throw error;
         // The budget learned the wait from the answer's Retry-After (its fetch saw it): acquire() honours it.
         budget.observe(error.status, error.headers);
       } finally {
@@ -245,11 +245,16 @@ export async function importContacts(
       ...(finished ? { finished: true } : {}),
     });
   };
-  const settle = (first: number, size: number) => {
-    inFlight.delete(first);
-    completed.add(first);
-    processed += size;
-    record();
+  /** The line for a pipe: rows done of the file's, and how (done = skipped + imported + rejected). */
+  const progress = () => {
+    const doneRows = result.skipped + result.imported + result.rejected;
+    const speed = Math.round(((doneRows - done) / Math.max(1, Date.now() - started)) * 1000);
+    if (bar) bar.update(doneRows, { speed });
+    else
+      output.write(
+        `${doneRows} of ${total} rows done: ${result.imported} imported, ${result.rejected} rejected` +
+          `${result.skipped > 0 ? `, ${result.skipped} done before` : ''} (${speed} rows/s)`,
+      );
   };
 
   /** A refused item's reasons name other items by their place in the batch: name their CSV lines instead. */
@@ -259,36 +264,35 @@ export async function importContacts(
       return other ? `line ${other.line}` : whole;
     });
 
+  /** Sends a batch until every item is in or set aside; undefined when the import was stopped before its answer. */
   const flush = async (first: number, batch: Item[], refusedHere: { item: Item; reason: string }[], held: boolean) => {
     let pending = batch;
-    if (refusedHere.length > 0) await reject(refusedHere);
+    const refused: { item: Item; reason: string }[] = [...refusedHere];
     if (pending.length === 0 && held) budget.release();
     // All or nothing per call: every item the refusal names is set aside with its own reasons, in one pass, and
     // the rest of the batch is sent again.
     while (pending.length > 0) {
       try {
         await send(pending, held);
-        result.imported += pending.length;
         break;
       } catch (error) {
-        const refused = refusedItems(error);
-        if (!refused || [...refused.keys()].some((index) => !pending[index])) throw error;
-        await reject(
-          [...refused].map(([index, reasons]) => ({
-            item: pending[index] as Item,
-            reason: inLines(reasons.join('; '), pending),
-          })),
-        );
-        pending = pending.filter((_, position) => !refused.has(position));
+        if (signal.aborted) return; // not recorded: the next run sends this batch again
+        const named = refusedItems(error);
+        if (!named || [...named.keys()].some((index) => !pending[index])) throw error;
+        const current = pending;
+        for (const [index, reasons] of named)
+          refused.push({ item: current[index] as Item, reason: inLines(reasons.join('; '), current) });
+        pending = current.filter((_, position) => !named.has(position));
       } finally {
         held = false;
       }
     }
-    await rejecting;
-    settle(first, batch.length + refusedHere.length);
-    const speed = Math.round((result.imported / Math.max(1, Date.now() - started)) * 1000);
-    if (bar) bar.update(processed, { speed });
-    else output.write(`${processed} rows, ${result.imported} imported, ${result.rejected} rejected, ${speed} rows/s`);
+    result.imported += pending.length;
+    await reject(refused);
+    inFlight.delete(first);
+    completed.add(first);
+    record();
+    progress();
   };
 
   // As many batches in flight as the budget allows; the first failure stops new ones and is thrown once the others
@@ -300,24 +304,25 @@ export async function importContacts(
     const last = (group.at(-1) as Item).row;
     if (ahead.has(first)) {
       result.skipped += group.length;
-      processed += group.length;
       dispatched = last;
       return;
     }
-    // The duplicate rule, decided in file order whatever batch a row is in.
+    // Every reason of a row at once (its cells', then the match value's): a row with any is refused without a call.
     const batch: Item[] = [];
     const refusedHere: { item: Item; reason: string }[] = [];
     for (const item of group) {
+      const reasons = [...item.problems];
       const value = item.body[matchOn];
-      if (value === undefined) refusedHere.push({ item, reason: `${matchOn}: required (--match-on ${matchOn})` });
+      if (value === undefined) reasons.push(`${matchOn}: required (--match-on ${matchOn})`);
       else {
         const firstLine = firstLineOf.get(matchKey(matchOn, value));
         if (firstLine !== item.line)
-          refusedHere.push({ item, reason: `${matchOn}: same ${matchOn} as line ${firstLine} (the first row wins)` });
-        else batch.push(item);
+          reasons.push(`${matchOn}: same ${matchOn} as line ${firstLine} (the first row wins)`);
       }
+      if (reasons.length > 0) refusedHere.push({ item, reason: reasons.join('; ') });
+      else batch.push(item);
     }
-    await budget.acquire();
+    if (!(await acquire())) return;
     inFlight.add(first);
     dispatched = last;
     const task: Promise<void> = flush(first, batch, refusedHere, true)
@@ -334,10 +339,13 @@ export async function importContacts(
   const parser = createReadStream(file).pipe(
     parse({ columns: (names: string[]) => (header = names), bom: true, trim: true, info: true }),
   );
+  let columns: CsvColumns | undefined;
   for await (const { record, info } of parser as AsyncIterable<{ record: Row; info: Info }>) {
-    if (options.signal?.aborted) break;
+    if (signal.aborted) break;
+    columns ??= checkedColumns(file, header ?? [], properties);
     result.rows += 1;
-    const item = { row: result.rows, line: info.lines, values: record, body: contactItemOf(record) };
+    const { item: body, problems } = contactItemOf(record, columns);
+    const item = { row: result.rows, line: info.lines, values: record, body, problems };
     const value = item.body[matchOn];
     if (value !== undefined && !firstLineOf.has(matchKey(matchOn, value)))
       firstLineOf.set(matchKey(matchOn, value), item.line);
@@ -346,17 +354,18 @@ export async function importContacts(
     if (group.length === IMPORT_BATCH) {
       await dispatch(group);
       group = [];
-      if (failure) break;
+      if (failure || signal.aborted) break;
     }
   }
-  const interrupted = options.signal?.aborted === true;
-  if (group.length > 0 && !failure && !interrupted) await dispatch(group);
+  if (group.length > 0 && !failure && !signal.aborted) await dispatch(group);
   await Promise.all(running);
   bar?.stop();
-  if (failure) throw failure.error;
-  if (interrupted) {
+  if (failure && !signal.aborted) throw failure.error;
+  // Stopped before the end: rows not read, or batches whose answers were not read.
+  if (signal.aborted && (inFlight.size > 0 || dispatched < total)) {
+    await rejecting;
     record();
-    return { ...result, interrupted: true };
+    return { ...result, rows: total, interrupted: true };
   }
   record(true);
   // The finished file in CSV line order, each rejected line once.

@@ -67,12 +67,15 @@ export interface OpenApiOptions {
   webhooks?: Record<string, unknown>;
 }
 
+/** The product's name: the document's title, and the title of its readable page at `/docs`. */
+const PRODUCT_NAME = 'CRM and Messaging API';
+
 export async function registerOpenApi(app: FastifyInstance, options: OpenApiOptions = {}): Promise<void> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
-        title: 'CRM and Messaging API',
+        title: PRODUCT_NAME,
         version: PACKAGE_VERSION,
         license: { name: 'MIT', identifier: 'MIT' },
         description: [
@@ -109,5 +112,9 @@ export async function registerOpenApi(app: FastifyInstance, options: OpenApiOpti
       if (url) (app.swagger() as { servers?: unknown }).servers = [{ url, description: 'This server.' }];
     });
   }
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    theme: { title: `${PRODUCT_NAME} reference` },
+  });
 }

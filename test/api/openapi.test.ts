@@ -50,5 +50,7 @@ describe('GET /docs', () => {
     expect(page.statusCode).toBe(200);
     expect(page.headers['content-type']).toContain('text/html');
     expect(page.body).toContain('swagger');
+    // The page is titled with the product's name, not the viewer's ("Swagger UI").
+    expect(page.body).toContain('<title>CRM and Messaging API reference</title>');
   });
 });

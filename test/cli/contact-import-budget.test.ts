@@ -144,7 +144,7 @@ describe('the import as a process', { timeout: 120_000 }, () => {
     expect(JSON.parse(piped.stdout)).toEqual({ rows: 250, imported: 250, rejected: 0, skipped: 0 });
     const lines = piped.stderr.trim().split('\n');
     expect(lines).toHaveLength(3);
-    expect(lines.at(-1)).toMatch(/^250 rows, 250 imported, 0 rejected, \d+ rows\/s$/);
+    expect(lines.at(-1)).toMatch(/^250 of 250 rows done: 250 imported, 0 rejected \(\d+ rows\/s\)$/);
     expect(piped.stderr).not.toContain('import [');
 
     // A pseudo-terminal (script(1)): stdout and stderr are the terminal.
@@ -152,7 +152,7 @@ describe('the import as a process', { timeout: 120_000 }, () => {
     const terminal = await run('script', ['-qec', command, '/dev/null'], env);
     expect(terminal.status, terminal.stdout).toBe(0);
     expect(terminal.stdout).toMatch(/import \[[^\]]*\] 100% \| 300\/300 rows \| \d+ rows\/s/);
-    expect(terminal.stdout).not.toMatch(/^\d+ rows, \d+ imported/m);
+    expect(terminal.stdout).not.toMatch(/^\d+ of \d+ rows done/m);
     expect(terminal.stdout).toContain('"imported": 300');
 
     // Only stdout on the terminal (stderr sent to a file): the bar is drawn there.

@@ -1,8 +1,8 @@
 // `crm contacts import` as a real process against a real server (issue 23 points 1–4): each refused row with its
 // own reasons and its CSV line, every bad item of a 422 dropped in one pass (requests counted at the server), one
-// duplicate rule for the whole file, the import state tied to the file's bytes, and Ctrl-C that finishes the
-// batches in flight, exits 130 and says how to resume — the resumed run sends no batch twice and writes no
-// rejected row twice.
+// duplicate rule for the whole file, the import state tied to the file's bytes, and Ctrl-C that stops while batches
+// hang at the server (their requests aborted, D233), exits 130 with a state, a summary and how to resume — the
+// resumed run loads every row once and writes no rejected row twice.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,7 +12,7 @@ import { parse } from 'csv-parse/sync';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RateLimitStore } from '../../src/http/rate-limit.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
-import { delay, waitUntil } from '../helpers/wait.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const harnesses: Harness[] = [];
@@ -102,8 +102,9 @@ describe('the import as a process', { timeout: 240_000 }, () => {
     expect(result.status, result.stderr).toBe(0);
     expect(JSON.parse(result.stdout)).toEqual({ rows: 150, imported: 145, rejected: 5, skipped: 0 });
     expect(await contacts()).toBe(145);
-    // The first batch: one 422 naming three items, then the other 97 in one call; the second batch: one call.
-    expect(requests() - before).toBe(3);
+    // The properties once (D232); the first batch: one 422 naming three items, then the other 97 in one call; the
+    // second batch: one call.
+    expect(requests() - before).toBe(4);
 
     const rejected = rejectedOf(file);
     expect(rejected.map((row) => [row.line, row.email])).toEqual([
@@ -155,8 +156,9 @@ describe('the import as a process', { timeout: 240_000 }, () => {
     expect(await contacts()).toBe(240);
   });
 
-  it('on Ctrl-C finishes the batches in flight, exits 130 with how to resume; the resumed run repeats nothing', async () => {
-    const { h, org, key, baseUrl, contacts, requests, release } = await serve(1); // the webhook endpoint below is the one request let through
+  it('on Ctrl-C stops while batches hang at the server, exits 130 with a state and a summary; the resume is exact', async () => {
+    // Through: the webhook endpoint below, the properties and 8 batch calls; every later request hangs until release.
+    const { h, org, key, baseUrl, contacts, requests, release } = await serve(10);
     const endpoint = await h.api('POST', '/v1/webhook-endpoints', {
       key,
       body: { url: 'http://127.0.0.1:9/hook', events: ['*'] },
@@ -171,23 +173,36 @@ describe('the import as a process', { timeout: 240_000 }, () => {
     );
     writeFileSync(file, csv('email,country,first_name', rows));
     const env = { CRM_API_KEY: key, CRM_BASE_URL: baseUrl };
-    const before = requests();
 
     const first = importProcess(file, env);
-    // Every batch waits at the server until released: the import is interrupted with batches surely in flight.
-    await waitUntil(() => requests() > before, { timeoutMs: 60_000, message: 'the first batch at the server' });
+    // Batches hang at the server (as on a slow one): Ctrl-C, twice, stops the import all the same.
+    await waitUntil(() => requests() > 10, { timeoutMs: 60_000, message: 'a batch hanging at the server' });
     first.child.kill('SIGINT');
-    await delay(300);
-    release();
+    first.child.kill('SIGINT');
     const stopped = await first.done;
+    // Exited while the server still holds its requests: they were aborted, not waited for.
     expect(stopped.status, stopped.stderr).toBe(130);
     expect(stopped.stderr).toContain(
       `run the same command again to resume: crm contacts import ${file} --match-on email`,
     );
     const partial = JSON.parse(stopped.stdout);
-    expect(partial.interrupted).toBe(true);
+    expect(partial).toMatchObject({ rows: 2000, skipped: 0, interrupted: true });
     expect(partial.imported + partial.rejected).toBeLessThan(2000);
+    const state = JSON.parse(readFileSync(`${file}.import-state.json`, 'utf8'));
+    expect(state.rows + 100 * (state.ahead?.length ?? 0)).toBe(partial.imported + partial.rejected);
+    // The rows refused so far are written, and only those of batches recorded as done.
+    expect(rejectedOf(file)).toHaveLength(partial.rejected);
+    // Each plain progress line adds up: rows done = imported + rejected, of the file's 2,000.
+    for (const line of stopped.stderr.split('\n').filter((text) => text.includes('rows done'))) {
+      const [, doneRows, total, imported, rejected] = /^(\d+) of (\d+) rows done: (\d+) imported, (\d+) rejected/.exec(
+        line,
+      ) ?? [line];
+      expect(Number(imported) + Number(rejected), line).toBe(Number(doneRows));
+      expect(Number(total), line).toBe(2000);
+    }
 
+    // The aborted requests reach the server now; the resume sends their batches again, which changes nothing twice.
+    release();
     const resumed = await run(file, env);
     expect(resumed.status, resumed.stderr).toBe(0);
     const rest = JSON.parse(resumed.stdout);
@@ -195,8 +210,6 @@ describe('the import as a process', { timeout: 240_000 }, () => {
     expect(rest.skipped + rest.imported + rest.rejected).toBe(2000);
     expect(partial.imported + rest.imported).toBe(1960);
     expect(await contacts()).toBe(1960);
-    // Every batch was sent once (with its one 422), across both runs: 20 batches, 40 requests.
-    expect(requests() - before).toBe(40);
     const rejected = rejectedOf(file).map((row) => Number(row.line));
     expect(rejected).toEqual(Array.from({ length: 40 }, (_, index) => 27 + 50 * index));
     const events = await h.database.db

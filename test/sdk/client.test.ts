@@ -243,3 +243,27 @@ describe('types from the OpenAPI document (checked by `npm run typecheck`)', () 
     expect(typeof unused).toBe('function');
   });
 });
+
+// A field another type of message takes is refused with the right article ("an audio message", not "a audio").
+it('names the type of message with its article', async () => {
+  const { org, key } = await h.createOrg();
+  const account = await h.createAccount(org.id);
+  await h.admin('POST', '/sandbox/inbound', { channel_id: account.numbers[0].id, from: '+15557001299', text: 'Hi' });
+  const crm = new CrmClient({ apiKey: key, baseUrl });
+  const [conversation] = (await crm.conversations.list()).items;
+  const refusal = async (body: Record<string, unknown>) => {
+    const error = await crm.conversations.reply(conversation!.id, body as never).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ValidationError);
+    return (error as ValidationError).issues.map((issue) => issue.msg);
+  };
+  const media = 'https://example.com/file';
+  expect(await refusal({ type: 'audio', media_url: media, caption: 'Listen' })).toEqual([
+    'Not allowed for an audio message',
+  ]);
+  expect(await refusal({ type: 'image', media_url: media, filename: 'a.png' })).toEqual([
+    'Not allowed for an image message',
+  ]);
+  expect(await refusal({ type: 'video', media_url: media, filename: 'a.mp4' })).toEqual([
+    'Not allowed for a video message',
+  ]);
+});

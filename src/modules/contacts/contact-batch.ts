@@ -17,7 +17,7 @@ import { loadReferences } from './contact-rules.ts';
 import { presentRows } from './contact-view.ts';
 import type * as repo from './contacts.repo.ts';
 import { findContact, findHolder, removeValuesOf, writeValuesOf } from './contacts.repo.ts';
-import type { Contact, ContactBatch, ContactInput, ContactPatch } from './contacts.schemas.ts';
+import type { Contact, ContactBatch, ContactPatch, NewContactInput } from './contacts.schemas.ts';
 
 export interface BatchDeps {
   db: Kysely<DB>;
@@ -25,7 +25,7 @@ export interface BatchDeps {
   createIn(
     trx: Kysely<DB>,
     orgId: string,
-    input: ContactInput & { opted_out?: boolean | undefined },
+    input: NewContactInput,
     definitions: Map<string, Definition>,
   ): Promise<Contact>;
   updateIn(

@@ -2,6 +2,7 @@
 // entries `KEY:OP:VALUE` (decisions §2). Every property condition is an EXISTS on the value table's indexes.
 import { type RawBuilder, sql } from 'kysely';
 import { validationError } from '../../http/errors.ts';
+import { withArticle } from '../../lib/article.ts';
 import type { PropertyKind } from '../properties/properties.schemas.ts';
 import { type Definition, SLOT } from '../properties/property-values.ts';
 import type { ContactFilters, ContactListQuery } from './contacts.schemas.ts';
@@ -96,7 +97,9 @@ export function propertyCondition(
   if (!definition) throw fail(`Unknown property key '${filter.key}'`);
   const kind = definition.kind as PropertyKind;
   if (!allowedOps(kind).includes(filter.op)) {
-    throw fail(`Operator '${filter.op}' does not apply to a ${kind} property (use ${allowedOps(kind).join(', ')})`);
+    throw fail(
+      `Operator '${filter.op}' does not apply to ${withArticle(kind)} property (use ${allowedOps(kind).join(', ')})`,
+    );
   }
   const slot = SLOT[kind];
   const exists = (condition: RawBuilder<unknown> | undefined) =>

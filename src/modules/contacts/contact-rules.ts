@@ -10,7 +10,7 @@ import type { PropertyValueInput } from '../properties/properties.schemas.ts';
 import { checkValue, type Definition, type StoredValue } from '../properties/property-values.ts';
 import { initialMessagingStatus, messagingStatusAfterPhoneChange, optOutChange } from './contact-intake.ts';
 import type { ContactRecord, DuplicateField } from './contacts.repo.ts';
-import type { ContactInput, ContactPatch } from './contacts.schemas.ts';
+import type { ContactInput, ContactPatch, NewContactInput } from './contacts.schemas.ts';
 
 /** Checks a `properties` map; `create` also enforces required properties (decisions §5: on create only). */
 export function checkProperties(
@@ -135,7 +135,7 @@ export function checkStage(references: References, stageId: string | null | unde
 export function newContactRow(
   orgId: string,
   id: string,
-  input: ContactInput & { opted_out?: boolean | undefined },
+  input: NewContactInput,
   references: References,
   now: Date,
 ): Insertable<ContactsTable> {
@@ -149,7 +149,8 @@ export function newContactRow(
     country: input.country ?? null,
     city: input.city ?? null,
     social_handle: input.social_handle ?? null,
-    origin: 'API',
+    // A batch item may name its origin (D230); everything else creates `API` contacts (decisions §5).
+    origin: input.origin ?? 'API',
     sub_origin_id: resolveSubOrigin(references, input) ?? null,
     messaging_status: initialMessagingStatus(input.phone),
     funnel_stage_id: input.funnel_stage_id ?? references.initialStageId,

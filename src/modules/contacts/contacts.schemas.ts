@@ -211,12 +211,36 @@ export const ContactPage = Page(
 /** decisions §12: at most this many items per batch. */
 export const BATCH_MAX_ITEMS = 100;
 
+/**
+ * A batch item: the PATCH fields, and the `origin` of a contact the item creates (D230: a CSV import creates
+ * `IMPORT` contacts). Public API: origin is set once at first touch and never overwritten, so an item that updates
+ * keeps the contact's origin; without one, a created contact is `API` as `POST /v1/contacts` makes it (decisions §5).
+ */
+export const ContactBatchItem = Type.Object(
+  {
+    ...ContactPatch.properties,
+    origin: Type.Optional(
+      StringEnum(CONTACT_ORIGINS, {
+        description: 'ContactOrigin of a contact this item creates (default `API`); ignored when it updates one.',
+      }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'ContactBatchItem',
+    description: 'PATCH semantics for an update; `null` clears a field, and in `properties` removes that value.',
+  },
+);
+export type ContactBatchItem = Static<typeof ContactBatchItem>;
+/** What creates a contact: a create's fields, or a batch item's (which may opt out and name the origin). */
+export type NewContactInput = ContactInput & Pick<ContactBatchItem, 'opted_out' | 'origin'>;
+
 export const ContactBatch = Type.Object(
   {
     match_on: StringEnum(['email', 'phone'] as const, {
       description: 'The field that finds an existing contact; every item carries it.',
     }),
-    items: Type.Array(ContactPatch, { minItems: 1, maxItems: BATCH_MAX_ITEMS }),
+    items: Type.Array(ContactBatchItem, { minItems: 1, maxItems: BATCH_MAX_ITEMS }),
   },
   {
     additionalProperties: false,

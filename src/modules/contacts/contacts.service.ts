@@ -26,7 +26,14 @@ import {
 } from './contact-rules.ts';
 import { present, presentRows, readContact } from './contact-view.ts';
 import * as repo from './contacts.repo.ts';
-import type { Contact, ContactBatch, ContactInput, ContactListQuery, ContactPatch } from './contacts.schemas.ts';
+import type {
+  Contact,
+  ContactBatch,
+  ContactInput,
+  ContactListQuery,
+  ContactPatch,
+  NewContactInput,
+} from './contacts.schemas.ts';
 
 const DUPLICATE_INDEXES: Record<string, repo.DuplicateField> = {
   contacts_email_uq: 'email',
@@ -87,7 +94,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
   async function createIn(
     trx: Kysely<DB>,
     orgId: string,
-    input: ContactInput & { opted_out?: boolean | undefined },
+    input: NewContactInput,
     definitions: Map<string, Definition>,
   ): Promise<Contact> {
     const properties = checkProperties(definitions, input.properties ?? {}, true);

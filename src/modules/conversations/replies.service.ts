@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound, validationError } from '../../http/errors.ts';
+import { withArticle } from '../../lib/article.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MediaFetcher } from '../../messaging/media/media-fetcher.ts';
@@ -64,7 +65,7 @@ function checkShape(body: ReplyBody): void {
   );
   for (const field of [...TEXT_FIELDS, ...MEDIA_FIELDS, ...TEMPLATE_FIELDS]) {
     if (body[field] !== undefined && !allowed.has(field)) {
-      throw validationError(['body', field], `Not allowed for a ${body.type} message`, 'extra_forbidden', {
+      throw validationError(['body', field], `Not allowed for ${withArticle(body.type)} message`, 'extra_forbidden', {
         input: body[field],
       });
     }

@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound, validationError } from '../../http/errors.ts';
+import { withArticle } from '../../lib/article.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import { applyMoves } from '../../lib/reorder.ts';
@@ -39,14 +40,24 @@ export function toProperty(row: repo.PropertyRow): Property {
 function checkShape(kind: PropertyKind, options: PropertyInput['options'], currency: string | null | undefined) {
   const optionKind = OPTION_KINDS.includes(kind);
   if (optionKind && (!options || options.length === 0)) {
-    throw validationError(['body', 'options'], `A ${kind} property needs at least one option`, 'missing', {
-      input: options,
-    });
+    throw validationError(
+      ['body', 'options'],
+      `${withArticle(kind, { capital: true })} property needs at least one option`,
+      'missing',
+      {
+        input: options,
+      },
+    );
   }
   if (!optionKind && options && options.length > 0) {
-    throw validationError(['body', 'options'], `A ${kind} property takes no options`, 'value_error', {
-      input: options,
-    });
+    throw validationError(
+      ['body', 'options'],
+      `${withArticle(kind, { capital: true })} property takes no options`,
+      'value_error',
+      {
+        input: options,
+      },
+    );
   }
   const seen = new Set<string>();
   for (const [index, option] of (options ?? []).entries()) {

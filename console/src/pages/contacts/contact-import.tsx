@@ -2,7 +2,14 @@
 // call, with a progress bar. Every row a refusal names is set aside with its own reasons and its CSV line, in one
 // pass, and the rest of its batch is sent again, as the CLI does (the row rules live in the SDK); the rejected rows
 // are listed and download as a CSV.
-import { type CsvRow, contactItemOf, refusedItems } from '@crm-messaging/sdk';
+import {
+  CSV_LIST_SEPARATOR,
+  type CsvColumns,
+  type CsvRow,
+  contactItemOf,
+  csvColumns,
+  refusedItems,
+} from '@crm-messaging/sdk';
 import { useQueryClient } from '@tanstack/react-query';
 import Papa from 'papaparse';
 import { useMemo, useState } from 'react';
@@ -31,15 +38,28 @@ const inLines = (reason: string, pending: Line[]) =>
     return other ? `line ${other.line}` : whole;
   });
 
-async function loadBatch(matchOn: MatchOn, rows: Line[], reject: (r: Rejected[]) => void): Promise<number> {
-  const missing = rows.filter(({ row }) => !row[matchOn]?.trim());
-  if (missing.length > 0) reject(missing.map((line) => ({ ...line, reason: `${matchOn}: required` })));
-  let pending = rows.filter(({ row }) => Boolean(row[matchOn]?.trim()));
+async function loadBatch(
+  matchOn: MatchOn,
+  columns: CsvColumns,
+  rows: Line[],
+  reject: (r: Rejected[]) => void,
+): Promise<number> {
+  // Every reason of a row at once (cells that do not convert by their property's kind, a missing match value):
+  // such a row is refused here, without a call (D232).
+  const converted = rows.map((line) => {
+    const { item, problems } = contactItemOf(line.row, columns);
+    if (item[matchOn] === undefined) problems.push(`${matchOn}: required (matching on ${matchOn})`);
+    return { line, item, problems };
+  });
+  const refusedHere = converted.filter(({ problems }) => problems.length > 0);
+  if (refusedHere.length > 0)
+    reject(refusedHere.map(({ line, problems }) => ({ ...line, reason: problems.join('; ') })));
+  let pending = converted.filter(({ problems }) => problems.length === 0).map(({ line, item }) => ({ ...line, item }));
   while (pending.length > 0) {
     try {
       await api.contacts.batchUpsert({
         match_on: matchOn,
-        items: pending.map(({ row }) => contactItemOf(row)) as never,
+        items: pending.map(({ item }) => item) as never,
       });
       return pending.length;
     } catch (error) {
@@ -47,10 +67,10 @@ async function loadBatch(matchOn: MatchOn, rows: Line[], reject: (r: Rejected[])
       if (!refused || [...refused.keys()].some((index) => !pending[index])) throw error;
       const current = pending;
       reject(
-        [...refused].map(([index, reasons]) => ({
-          ...(current[index] as Line),
-          reason: inLines(reasons.join('; '), current),
-        })),
+        [...refused].map(([index, reasons]) => {
+          const { row, line } = current[index] as Line;
+          return { row, line, reason: inLines(reasons.join('; '), current) };
+        }),
       );
       pending = current.filter((_, position) => !refused.has(position));
     }
@@ -65,23 +85,34 @@ export function ImportContactsPage() {
   const [progress, setProgress] = useState<{ done: number; total: number; imported: number } | null>(null);
   const [rejected, setRejected] = useState<Rejected[]>([]);
   const [failure, setFailure] = useState<unknown>(null);
+  const [headerProblems, setHeaderProblems] = useState<string[]>([]);
   const [running, setRunning] = useState(false);
 
   const run = async () => {
     if (!file) return;
     setRunning(true);
     setFailure(null);
+    setHeaderProblems([]);
     setRejected([]);
+    setProgress(null);
     try {
+      // The organization's properties, once: each properties.KEY cell is converted by its property's kind.
       // Blank lines are kept while parsing so that a row's place gives its line, then dropped.
+      const { items: properties } = await api.properties.list();
       const parsed = Papa.parse<CsvRow>(await file.text(), { header: true, skipEmptyLines: false });
+      const { columns, problems } = csvColumns(parsed.meta.fields ?? [], properties);
+      // A column that cannot be filled would refuse every row: the file is refused whole, nothing is sent.
+      if (problems.length > 0) {
+        setHeaderProblems(problems);
+        return;
+      }
       const rows = parsed.data
         .map((row, index) => ({ row, line: index + 2 }))
         .filter(({ row }) => Object.values(row).some((value) => String(value ?? '').trim() !== ''));
       let imported = 0;
       setProgress({ done: 0, total: rows.length, imported });
       for (let start = 0; start < rows.length; start += BATCH) {
-        imported += await loadBatch(matchOn, rows.slice(start, start + BATCH), (r) =>
+        imported += await loadBatch(matchOn, columns, rows.slice(start, start + BATCH), (r) =>
           setRejected((all) => [...all, ...r]),
         );
         setProgress({ done: Math.min(rows.length, start + BATCH), total: rows.length, imported });
@@ -112,9 +143,38 @@ export function ImportContactsPage() {
       >
         <p>
           A CSV with a header row naming contact fields (<code>first_name</code>, <code>email</code>, <code>phone</code>
-          , …) and <code>properties.KEY</code> columns. Existing contacts are updated by their email or phone.
+          , …) and <code>properties.KEY</code> columns. Existing contacts are updated by their email or phone; new ones
+          get the origin <code>IMPORT</code> unless an <code>origin</code> column says another.
         </p>
+        <details className="field">
+          <summary>How to write custom property cells</summary>
+          <ul aria-label="Cell formats">
+            <li>Dropdown and radio: an option's label or key, in any case (Gold or gold).</li>
+            <li>
+              Multiple select: options separated by <code>{CSV_LIST_SEPARATOR}</code> (Gold{CSV_LIST_SEPARATOR}Silver).
+            </li>
+            <li>Date: YYYY-MM-DD (2026-03-31).</li>
+            <li>Number: 42 or 3.5, no thousands separators.</li>
+            <li>Money: the amount, alone or with the property's currency (12.50 or 12.50 USD).</li>
+            <li>Yes or no: true, false, yes, no, 1 or 0.</li>
+            <li>
+              Files: web addresses (https://…), several separated by <code>{CSV_LIST_SEPARATOR}</code>.
+            </li>
+            <li>Text, email and web address: as they are. An empty cell leaves the value alone.</li>
+          </ul>
+          <p>A row with a cell that does not fit is not sent: every such cell is named with the row.</p>
+        </details>
         <FormError message={failure ? showError(failure).message : undefined} />
+        {headerProblems.length > 0 ? (
+          <div role="alert" className="form-error">
+            <p>This file cannot be imported: nothing was sent. Rename or remove these columns:</p>
+            <ul aria-label="Columns that cannot be imported">
+              {headerProblems.map((problem) => (
+                <li key={problem}>{problem}</li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
         <div className="field">
           <FileTrigger acceptedFileTypes={['.csv', 'text/csv']} onSelect={(files) => setFile(files?.[0] ?? null)}>
             <Button>Choose a CSV file</Button>
