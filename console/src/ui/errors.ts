@@ -18,7 +18,8 @@ const SENTENCES: Record<string, string> = {
   csrf_failed: 'The page is out of date. Reload it and try again.',
   session_required: 'Your session has ended. Sign in again.',
   last_admin: 'An organization keeps at least one admin.',
-  rate_limited: 'Too many attempts. Wait a moment and try again.',
+  // Not the sign-in lockout's words (too_many_sign_in_attempts): the budget of a second was spent (D239).
+  rate_limited: 'The server is busy with many requests from you at once. Wait a second and try again.',
   forbidden_for_role: 'Your role does not allow this. Ask an admin.',
   not_found: 'It no longer exists: it may have been deleted.',
   conversation_window_closed:

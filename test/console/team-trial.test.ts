@@ -1,0 +1,120 @@
+// Two people at once on a TRIAL organization (decisions §17): an admin and an agent, each in their own browser
+// context, while the integration's key spends the trial's 5 requests a second. Each person has a budget of their own
+// (20 a second, D238); a read answered 429 is asked again after its Retry-After, quietly, and a refusal never replaces
+// the page or its navigation (D239).
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { launchChromium, openDesktopPage, seriousViolations } from './browser.ts';
+import { type Seeded, seed } from './seed.ts';
+import { type ConsoleServer, startConsoleServer } from './server.ts';
+import { signInNewPerson } from './sign-in.ts';
+
+let server: ConsoleServer;
+let browser: Browser;
+let data: Seeded;
+const people: Record<'admin' | 'agent', { context: BrowserContext; page: Page; refused: string[] }> = {} as never;
+
+/** Contacts who write in, so that the inbox lists several conversations. */
+const WRITERS = Array.from({ length: 8 }, (_, index) => `+1555020${String(index).padStart(4, '0')}`);
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startConsoleServer(), launchChromium()]);
+  data = await seed(server, { trial: true });
+  for (const phone of WRITERS) {
+    const inbound = await server.admin('POST', '/sandbox/inbound', {
+      channel_id: data.channelId,
+      from: phone,
+      text: 'Hi',
+    });
+    if (inbound.status >= 300) throw new Error(`inbound: ${inbound.status}`);
+  }
+  for (const role of ['admin', 'agent'] as const) {
+    const { context, page } = await openDesktopPage(browser);
+    const refused: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() === 429) refused.push(new URL(response.url()).pathname);
+    });
+    await signInNewPerson(server, page, data.orgId, {
+      email: `${role}@acme.example`,
+      name: role === 'admin' ? 'Ada Admin' : 'Alex Agent',
+      role,
+    });
+    people[role] = { context, page, refused };
+  }
+}, 180_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** The integration at work: the key's trial budget spent for `ms`, whatever the people do. */
+async function busyKey(ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end)
+    await Promise.all(
+      Array.from({ length: 6 }, () =>
+        fetch(`${server.baseUrl}/v1/me`, { headers: { authorization: `Bearer ${data.key}` } }).then((r) => r.text()),
+      ),
+    );
+}
+
+/** A second tab of the person in `context`: their own budget spent as each second starts, for `ms`. */
+async function busyPerson(context: BrowserContext, ms: number): Promise<number> {
+  let refusals = 0;
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    const answers = await Promise.all(
+      Array.from({ length: 25 }, () => context.request.get(`${server.baseUrl}/app/api/v1/contacts?limit=1`)),
+    );
+    refusals += answers.filter((answer) => answer.status() === 429).length;
+  }
+  return refusals;
+}
+
+const navigation = (page: Page) => page.getByRole('navigation', { name: 'Main' });
+
+describe('two people on a trial organization', () => {
+  it('work at once beside a busy integration: each has a budget of their own, no read is refused', async () => {
+    const { admin, agent } = people;
+    admin.refused.length = 0;
+    agent.refused.length = 0;
+    const key = busyKey(4000);
+    const walk = async (page: Page) => {
+      for (const [link, heading] of [
+        ['Contacts', 'Contacts'],
+        ['Inbox', 'Inbox'],
+        ['Contacts', 'Contacts'],
+        ['Inbox', 'Inbox'],
+      ] as const) {
+        await navigation(page).getByRole('link', { name: link }).click();
+        await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+      }
+      await page.reload();
+      await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+      await expect.poll(() => page.getByRole('status').filter({ hasText: 'Loading' }).count()).toBe(0);
+    };
+    await Promise.all([walk(admin.page), walk(agent.page)]);
+    await key;
+    expect(admin.refused).toEqual([]);
+    expect(agent.refused).toEqual([]);
+  });
+
+  it('asks again quietly after a 429: the page and its navigation stay, never the sign-in lockout’s words', async () => {
+    const { admin } = people;
+    admin.refused.length = 0;
+    const burning = busyPerson(admin.context, 3000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await admin.page.reload();
+    await navigation(admin.page).getByRole('link', { name: 'Contacts' }).click();
+    expect(await burning).toBeGreaterThan(0);
+    // The refused reads were asked again: the page is whole, with its navigation, and says nothing of attempts.
+    await admin.page.getByRole('heading', { level: 1, name: 'Contacts' }).waitFor();
+    await expect.poll(() => admin.page.getByRole('status').filter({ hasText: 'Loading' }).count()).toBe(0);
+    await expect.poll(() => admin.page.getByRole('row').count()).toBeGreaterThan(1);
+    expect(await navigation(admin.page).isVisible()).toBe(true);
+    expect(await admin.page.getByRole('alert').count()).toBe(0);
+    expect(await admin.page.getByText(/too many attempts/i).count()).toBe(0);
+    expect(admin.refused.length, 'the page met the spent budget').toBeGreaterThan(0);
+    expect(await seriousViolations(admin.page)).toEqual([]);
+  });
+});
