@@ -4,7 +4,7 @@
 // the page or its navigation (D239).
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, openDesktopPage, seriousViolations } from './browser.ts';
+import { horizontalOverflow, launchChromium, openDesktopPage, seriousViolations, VIEWPORTS } from './browser.ts';
 import { type Seeded, seed } from './seed.ts';
 import { type ConsoleServer, startConsoleServer } from './server.ts';
 import { signInNewPerson } from './sign-in.ts';
@@ -116,5 +116,78 @@ describe('two people on a trial organization', () => {
     expect(await admin.page.getByText(/too many attempts/i).count()).toBe(0);
     expect(admin.refused.length, 'the page met the spent budget').toBeGreaterThan(0);
     expect(await seriousViolations(admin.page)).toEqual([]);
+  });
+});
+
+describe('a conversation, for two people on a trial organization', () => {
+  const conversationOf = async (phone: string) => {
+    const page = await server.api(data.key, 'GET', '/v1/conversations?limit=100');
+    for (const conversation of page.body.items) {
+      const messages = await server.api(data.key, 'GET', `/v1/conversations/${conversation.id}/messages?limit=1`);
+      if (messages.body.items[0]?.phone === phone) return conversation.id as string;
+    }
+    throw new Error(`no conversation with ${phone}`);
+  };
+  const row = (page: Page, name: string | RegExp) =>
+    page.getByRole('navigation', { name: 'Conversations' }).getByRole('link', { name });
+
+  it('shows the text the contact received from a template, not only its name', async () => {
+    const { admin } = people;
+    await admin.page.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);
+    await admin.page.getByRole('heading', { level: 2, name: 'Ana García' }).waitFor();
+    await admin.page.getByText('Hello Ana, your order is on its way.').waitFor();
+    expect(await admin.page.getByText(/^Template order_update$/).count()).toBe(0);
+  });
+
+  it('reads messages arriving in the conversation on screen: no unread for it, in the list or the API', async () => {
+    const { agent } = people;
+    const phone = WRITERS[1] as string;
+    const id = await conversationOf(phone);
+    await agent.page.goto(`${server.baseUrl}/app/inbox/${id}`);
+    await agent.page.getByRole('heading', { level: 2, name: phone }).waitFor();
+    for (const text of ['Is it in stock?', 'And in blue?', 'Thanks!']) {
+      await server.admin('POST', '/sandbox/inbound', { channel_id: data.channelId, from: phone, text });
+      await agent.page.getByRole('list', { name: 'Messages' }).getByText(text).waitFor();
+      await expect
+        .poll(async () => (await server.api(data.key, 'GET', `/v1/conversations/${id}`)).body.unread_count)
+        .toBe(0);
+      expect(await row(agent.page, new RegExp(phone.replace('+', '\\+'))).textContent()).not.toMatch(/unread/);
+    }
+  });
+
+  it('at 390×844 shows the list and a conversation as separate views, with a way back', async () => {
+    const { agent } = people;
+    await agent.page.setViewportSize(VIEWPORTS.phone);
+    try {
+      await agent.page.goto(`${server.baseUrl}/app/inbox`);
+      const list = agent.page.getByRole('navigation', { name: 'Conversations' });
+      await list.waitFor();
+      await row(agent.page, /Ana García/).click();
+      const heading = agent.page.getByRole('heading', { level: 2, name: 'Ana García' });
+      await heading.waitFor();
+      expect(await list.isVisible()).toBe(false);
+      // The conversation opens where the person looks, not below the list.
+      expect((await heading.boundingBox())?.y ?? Number.POSITIVE_INFINITY).toBeLessThan(VIEWPORTS.phone.height);
+      await expect.poll(() => horizontalOverflow(agent.page)).toBe(0);
+      expect(await seriousViolations(agent.page)).toEqual([]);
+      await agent.page.getByRole('link', { name: 'All conversations' }).click();
+      await list.waitFor();
+      expect(await heading.count()).toBe(0);
+      await expect.poll(() => horizontalOverflow(agent.page)).toBe(0);
+    } finally {
+      await agent.page.setViewportSize(VIEWPORTS.desktop);
+    }
+  });
+
+  it('says why a media URL was refused', async () => {
+    const { admin } = people;
+    const id = await conversationOf(WRITERS[2] as string);
+    await admin.page.goto(`${server.baseUrl}/app/inbox/${id}`);
+    await admin.page.getByRole('button', { name: 'Attach a file by URL' }).click();
+    await admin.page.getByRole('textbox', { name: 'File URL' }).fill('http://127.0.0.1:9/photo.png');
+    await admin.page.getByRole('button', { name: 'Send reply' }).click();
+    const refusal = admin.page.getByRole('alert').filter({ hasText: 'could not be fetched' });
+    await refusal.waitFor();
+    expect(await refusal.textContent()).toMatch(/could not be fetched: \S.+/);
   });
 });

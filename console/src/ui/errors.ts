@@ -48,11 +48,16 @@ const SENTENCES: Record<string, string> = {
   trial_expired: 'The trial has ended.',
   subscription_required: 'The subscription is not active.',
   internal_error: 'Something went wrong on our side. Try again.',
+  media_fetch_failed: 'The file at this address could not be fetched',
+  media_too_large: 'The file at this address is too large to send',
+  media_type_mismatch: 'The file at this address is not of the kind chosen',
 };
 
 /** A sentence for an API code: the known ones in words, others as their code made readable. */
 export function sentenceFor(code: string): string {
-  return SENTENCES[code] ?? `${code.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase())}.`;
+  const known = SENTENCES[code];
+  if (known) return /[.!?]$/.test(known) ? known : `${known}.`;
+  return `${code.replaceAll('_', ' ').replace(/^./, (c) => c.toUpperCase())}.`;
 }
 
 export function showError(error: unknown): ShownError {
@@ -73,7 +78,12 @@ export function showError(error: unknown): ShownError {
     if (Array.isArray(tokens))
       for (const token of tokens) if (typeof token === 'string') fields[`variables.${token}`] = sentenceFor(error.code);
     const suffix = error.status === 429 ? retryAfter(error.headers.get('retry-after')) : '';
-    return { fields, message: `${sentenceFor(error.code)}${suffix}` };
+    // A refusal that gives its reason (a media URL the server could not fetch: D240) says it.
+    const reason = typeof error.detail === 'object' ? (error.detail as { reason?: unknown }).reason : undefined;
+    const sentence = sentenceFor(error.code);
+    if (typeof reason === 'string' && reason !== '')
+      return { fields, message: `${sentence.replace(/\.$/, '')}: ${reason.replace(/\.?$/, '.')}${suffix}` };
+    return { fields, message: `${sentence}${suffix}` };
   }
   if (error instanceof ConnectionError) return { fields: {}, message: 'The server cannot be reached. Try again.' };
   return { fields: {}, message: error instanceof Error ? error.message : String(error) };

@@ -286,6 +286,8 @@ async function recordSettledMessage(
         templateId: recipient.template_id,
         phone: recipient.phone,
         platformMessageId: report.platformMessageId,
+        // The body as sent is the hand-off's to know; a report that comes first records the message without it.
+        text: null,
         status: report.status,
         deliveredAt: reached ? report.timestamp : null,
         readAt: report.status === 'read' ? report.timestamp : null,

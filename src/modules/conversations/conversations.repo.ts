@@ -190,6 +190,8 @@ export interface OutboundMessage {
   templateId: string;
   phone: string;
   platformMessageId: string;
+  /** The template's body as sent (D240); null where it is not known (a report that came before the answer). */
+  text: string | null;
   /** Where the recipient stands now: a status report may have moved it on before the hand-off's answer came. */
   status: string;
   deliveredAt: Date | null;
@@ -227,15 +229,16 @@ export function outboundMessagesCtes(orgId: string, messages: OutboundMessage[],
     msgs as (
       insert into messages (org_id, id, conversation_id, contact_id, channel_id, direction, sender, type, text,
         template_id, phone, platform_message_id, status, sent_at, delivered_at, read_at, error, created_at, updated_at)
-      select ${orgId}, m.id, conv.id, m.contact_id, m.channel_id, 'outbound', 'system', 'template', null,
+      select ${orgId}, m.id, conv.id, m.contact_id, m.channel_id, 'outbound', 'system', 'template', m.text,
         m.template_id, m.phone, m.platform_message_id, m.status, ${at}::timestamptz, m.delivered_at, m.read_at, null,
         ${at}::timestamptz, ${at}::timestamptz
       from unnest(${messages.map(() => newId('msg'))}::text[], ${messages.map((m) => m.contactId)}::text[],
         ${messages.map((m) => m.channelId)}::text[], ${messages.map((m) => m.templateId)}::text[],
         ${messages.map((m) => m.phone)}::text[], ${messages.map((m) => m.platformMessageId)}::text[],
         ${messages.map((m) => (m.status === 'sending' ? 'sent' : m.status))}::text[],
-        ${messages.map((m) => m.deliveredAt)}::timestamptz[], ${messages.map((m) => m.readAt)}::timestamptz[])
-        as m(id, contact_id, channel_id, template_id, phone, platform_message_id, status, delivered_at, read_at)
+        ${messages.map((m) => m.deliveredAt)}::timestamptz[], ${messages.map((m) => m.readAt)}::timestamptz[],
+        ${messages.map((m) => m.text)}::text[])
+        as m(id, contact_id, channel_id, template_id, phone, platform_message_id, status, delivered_at, read_at, text)
       join conv on conv.contact_id = m.contact_id and conv.channel_id = m.channel_id
       on conflict (org_id, platform_message_id) where platform_message_id is not null do nothing
       returning 1

@@ -66,7 +66,13 @@ export const MessageSchema = Type.Object(
         '`ai` for replies sent through `POST /v1/conversations/{conversation_id}/messages`.',
     }),
     type: Type.String({ description: 'The platform’s message type: `text`, `template`, `image`, `button`, …' }),
-    text: Nullable(Type.String()),
+    text: Nullable(
+      Type.String({
+        description:
+          'The text; a template message’s is its body as the contact received it (placeholders filled, D240), null ' +
+          'for a template without a body text.',
+      }),
+    ),
     template_id: Nullable(Type.String()),
     phone: Type.String({ description: 'The contact’s number in this exchange (sender or recipient), E.164.' }),
     platform_message_id: Nullable(Type.String()),
@@ -102,7 +108,7 @@ export const MessageSchema = Type.Object(
         direction: 'outbound',
         sender: 'system',
         type: 'template',
-        text: null,
+        text: 'Hello Ana, your order is on its way.',
         template_id: 'tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1',
         phone: '+5215512345678',
         platform_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI',

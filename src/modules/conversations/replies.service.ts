@@ -17,6 +17,7 @@ import { priceOf } from '../broadcasts/recipient-rules.ts';
 import { type SendableDeps, sendableTemplate } from '../broadcasts/sendable.ts';
 import { lockAccount } from '../broadcasts/sends.repo.ts';
 import { contactsById } from '../contacts/contact-lookup.repo.ts';
+import { renderedBody } from '../templates/rendered-body.ts';
 import { buildSendComponents, validateRecipientInput } from '../templates/send-requirements.ts';
 import { type MessageRow, WINDOW_MS } from './conversations.repo.ts';
 import { type MessageMedia, messageView } from './message-view.ts';
@@ -171,7 +172,13 @@ export function createRepliesService(deps: RepliesDeps) {
       direction: 'outbound',
       sender: body.sender ?? 'agent',
       type: body.type,
-      text: body.type === 'text' ? (body.text as string) : (body.caption ?? null),
+      // decisions §19, D240: a template message's text is its body as the contact received it.
+      text:
+        body.type === 'text'
+          ? (body.text as string)
+          : template
+            ? renderedBody(template.template.components, template.components)
+            : (body.caption ?? null),
       template_id: template?.template.id ?? null,
       phone,
       platform_message_id: null,

@@ -6,6 +6,7 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useLayoutEffect, useRef } from 'react';
 import { Button } from 'react-aria-components';
+import { Link } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { useTime } from '../../ui/session.tsx';
@@ -158,9 +159,16 @@ export function ConversationView({ id }: { id: string }) {
     queryKey: keys.conversations.detail(id),
     queryFn: () => api.conversations.get(id),
   });
+  // The conversation on screen is read (decisions §19): marked as each message arrives, its own count reset at once
+  // so that the next arrival (1 again) marks it too.
   const markRead = useMutation({
     mutationFn: () => api.conversations.markRead(id),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: keys.conversations.list() }),
+    onSuccess: () => {
+      queryClient.setQueryData(keys.conversations.detail(id), (current: typeof conversation.data) =>
+        current ? { ...current, unread_count: 0 } : current,
+      );
+      void queryClient.invalidateQueries({ queryKey: keys.conversations.list() });
+    },
   });
   const unread = conversation.data?.unread_count ?? 0;
   // biome-ignore lint/correctness/useExhaustiveDependencies: marks read once per opening and per new unread message
@@ -172,6 +180,9 @@ export function ConversationView({ id }: { id: string }) {
     <QueryView query={conversation}>
       {(data) => (
         <article className="card conversation" aria-labelledby="conversation-title">
+          <Link className="back-link" to="/inbox">
+            ← All conversations
+          </Link>
           <h2 id="conversation-title">
             <ContactName id={data.contact_id} />
           </h2>

@@ -1,5 +1,5 @@
 // Inbox (decisions §17, flow 2): conversations by latest activity with unread counts and the window's state; the
-// chosen conversation beside them (below them on a phone).
+// chosen conversation beside them; on a phone the list and a conversation are separate views (decisions §19).
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { api } from '../../api/client.ts';
@@ -22,7 +22,7 @@ export function InboxPage() {
   });
   return (
     <Page title="Inbox">
-      <div className="inbox">
+      <div className={conversationId ? 'inbox inbox-chosen' : 'inbox'}>
         <nav aria-label="Conversations">
           <QueryView
             query={query}
@@ -32,7 +32,8 @@ export function InboxPage() {
             {(page) => (
               <ul className="conversation-list">
                 {(page.items as InboxConversation[]).map((conversation) => {
-                  const unread = conversation.unread_count ?? 0;
+                  // The conversation on screen is being read: it counts no unread (decisions §19).
+                  const unread = conversation.id === conversationId ? 0 : (conversation.unread_count ?? 0);
                   return (
                     <li key={conversation.id}>
                       <Link
