@@ -135,7 +135,10 @@ describe('a conversation, for two people on a trial organization', () => {
     const { admin } = people;
     await admin.page.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);
     await admin.page.getByRole('heading', { level: 2, name: 'Ana García' }).waitFor();
-    await admin.page.getByText('Hello Ana, your order is on its way.').waitFor();
+    await admin.page
+      .getByRole('list', { name: 'Messages' })
+      .getByText('Hello Ana, your order is on its way.')
+      .waitFor();
     expect(await admin.page.getByText(/^Template order_update$/).count()).toBe(0);
   });
 
@@ -189,5 +192,32 @@ describe('a conversation, for two people on a trial organization', () => {
     const refusal = admin.page.getByRole('alert').filter({ hasText: 'could not be fetched' });
     await refusal.waitFor();
     expect(await refusal.textContent()).toMatch(/could not be fetched: \S.+/);
+  });
+});
+
+describe('the inbox list', () => {
+  it('shows each contact’s name and the last message’s preview at once, with no request per row', async () => {
+    const { agent } = people;
+    const perRow: string[] = [];
+    const listen = (request: { url(): string }) => {
+      const path = new URL(request.url()).pathname;
+      if (/^\/app\/api\/v1\/(contacts|conversations)\/[^/]+$/.test(path)) perRow.push(path);
+    };
+    agent.page.on('request', listen);
+    try {
+      await agent.page.goto(`${server.baseUrl}/app/inbox`);
+      const list = agent.page.getByRole('navigation', { name: 'Conversations' });
+      const ana = list.getByRole('link', { name: /Ana García/ });
+      await ana.waitFor();
+      const newest = (await server.api(data.key, 'GET', `/v1/conversations/${data.conversationId}`)).body.last_message;
+      expect(await ana.textContent()).toContain(newest.text);
+      expect(await list.getByRole('link').count()).toBe(WRITERS.length + 1);
+      for (const phone of WRITERS) await list.getByRole('link', { name: new RegExp(`\\${phone}`) }).waitFor();
+      await expect.poll(() => agent.page.getByRole('status').filter({ hasText: 'Loading' }).count()).toBe(0);
+      expect(perRow).toEqual([]);
+      expect(await seriousViolations(agent.page)).toEqual([]);
+    } finally {
+      agent.page.off('request', listen);
+    }
   });
 });

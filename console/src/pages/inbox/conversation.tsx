@@ -11,7 +11,7 @@ import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { useTime } from '../../ui/session.tsx';
 import { Empty, ErrorState, Loading, QueryView } from '../../ui/states.tsx';
-import { ContactName } from './contact-name.tsx';
+import { contactLabel } from './contact-name.tsx';
 import { failureSentence, type InboxMessage } from './conversation-types.ts';
 import { MessageMedia } from './message-media.tsx';
 import { ReplyBox } from './reply-box.tsx';
@@ -183,9 +183,7 @@ export function ConversationView({ id }: { id: string }) {
           <Link className="back-link" to="/inbox">
             ← All conversations
           </Link>
-          <h2 id="conversation-title">
-            <ContactName id={data.contact_id} />
-          </h2>
+          <h2 id="conversation-title">{contactLabel(data.contact)}</h2>
           <MessageList key={id} id={id} />
           <ReplyBox conversation={data} />
         </article>

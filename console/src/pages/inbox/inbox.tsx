@@ -7,9 +7,9 @@ import { keys } from '../../api/keys.ts';
 import { Page } from '../../ui/page.tsx';
 import { useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
-import { ContactName } from './contact-name.tsx';
+import { contactLabel } from './contact-name.tsx';
 import { ConversationView } from './conversation.tsx';
-import { type InboxConversation, windowOpen } from './conversation-types.ts';
+import { type InboxConversation, previewOf, windowOpen } from './conversation-types.ts';
 
 const PAGE_SIZE = 25;
 
@@ -41,10 +41,12 @@ export function InboxPage() {
                         aria-current={conversation.id === conversationId ? 'page' : undefined}
                       >
                         <span>
-                          <strong>
-                            <ContactName id={conversation.contact_id} />
-                          </strong>
+                          {/* decisions §19: the name and the preview come with the list, no request per row. */}
+                          <strong>{contactLabel(conversation.contact)}</strong>
                           <br />
+                          {conversation.last_message ? (
+                            <span className="conversation-preview">{previewOf(conversation.last_message)}</span>
+                          ) : null}
                           <span className="muted">{time(conversation.last_message_at)}</span>
                         </span>
                         <span>
