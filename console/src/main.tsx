@@ -6,6 +6,7 @@ import { createRoot } from 'react-dom/client';
 import { createBrowserRouter, Outlet, RouterProvider, useHref, useNavigate } from 'react-router';
 import { after429, readRetryDelay, retryRead, statusOf } from './api/client.ts';
 import { routes } from './routes.tsx';
+import { Loading } from './ui/states.tsx';
 import './styles.css';
 
 const queryClient = new QueryClient({
@@ -35,7 +36,14 @@ function AriaRouting() {
   );
 }
 
-const router = createBrowserRouter([{ Component: AriaRouting, children: routes }], { basename: '/app' });
+/** What shows while the first page's lazily loaded area arrives (React Router asks for it: D242). */
+function OpeningPage() {
+  return <Loading label="Opening the console…" />;
+}
+
+const router = createBrowserRouter([{ Component: AriaRouting, HydrateFallback: OpeningPage, children: routes }], {
+  basename: '/app',
+});
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

@@ -1461,36 +1461,6 @@ export interface components {
             next_cursor: string | null;
         };
         /**
-         * BroadcastRecipient
-         * @description One recipient of a broadcast that the worker has reached.
-         * @example {
-         *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-         *       "phone": "+15551234567",
-         *       "status": "delivered",
-         *       "error": null,
-         *       "error_message": null,
-         *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
-         *       "delivered_at": "2026-01-15T09:30:04.000Z",
-         *       "read_at": null,
-         *       "created_at": "2026-01-15T09:30:00.000Z"
-         *     }
-         */
-        BroadcastRecipient: {
-            contact_id: string;
-            phone: string;
-            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
-            error: string | null;
-            error_message: string | null;
-            platform_message_id: string | null;
-            delivered_at: string | null;
-            read_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-15T09:30:00.000Z
-             */
-            created_at: string;
-        };
-        /**
          * BroadcastRecipientEventData
          * @description A broadcast recipient as the recipients list shows it, with its broadcast’s id.
          * @example {
@@ -1527,7 +1497,7 @@ export interface components {
          * @description A page of reached recipients, with the total.
          */
         BroadcastRecipientPage: {
-            items: components["schemas"]["BroadcastRecipient"][];
+            items: components["schemas"]["ListedRecipient"][];
             next_cursor: string | null;
             /** @description Exact number of items matching the filter. */
             total_count: number;
@@ -2147,6 +2117,44 @@ export interface components {
             created_at: string;
             last_used_at: string | null;
             revoked_at: string | null;
+        };
+        /**
+         * ListedRecipient
+         * @description One recipient of a broadcast that the worker has reached, with its contact.
+         * @example {
+         *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *       "phone": "+15551234567",
+         *       "status": "delivered",
+         *       "error": null,
+         *       "error_message": null,
+         *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+         *       "delivered_at": "2026-01-15T09:30:04.000Z",
+         *       "read_at": null,
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "contact": {
+         *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *         "first_name": "Ana",
+         *         "last_name": "Lima",
+         *         "phone": "+15551234567"
+         *       }
+         *     }
+         */
+        ListedRecipient: {
+            contact_id: string;
+            phone: string;
+            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
+            error: string | null;
+            error_message: string | null;
+            platform_message_id: string | null;
+            delivered_at: string | null;
+            read_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description The contact as it is now (name and current phone), so that the list needs no request per row. */
+            contact: components["schemas"]["ConversationContact"];
         };
         /**
          * Me
@@ -6258,7 +6266,13 @@ export interface operations {
                      *           "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
                      *           "delivered_at": "2026-01-15T09:30:04.000Z",
                      *           "read_at": null,
-                     *           "created_at": "2026-01-15T09:30:00.000Z"
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "contact": {
+                     *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *             "first_name": "Ana",
+                     *             "last_name": "Lima",
+                     *             "phone": "+15551234567"
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "string",

@@ -75,7 +75,8 @@ function MessageItem({ message, byId }: { message: InboxMessage; byId: Map<strin
       </div>
       {failed ? (
         <p className="message-error">
-          {failureSentence(message.error ?? 'platform_error')}
+          {failureSentence(message.error ?? 'platform_error')}{' '}
+          <code className="muted">({message.error ?? 'platform_error'})</code>
           {message.error_message ? <span className="muted"> ({message.error_message})</span> : null}
         </p>
       ) : null}
