@@ -4,28 +4,23 @@ import { StrictMode } from 'react';
 import { RouterProvider as AriaRouterProvider } from 'react-aria-components';
 import { createRoot } from 'react-dom/client';
 import { createBrowserRouter, Outlet, RouterProvider, useHref, useNavigate } from 'react-router';
-import { after429, statusOf } from './api/client.ts';
+import { after429, readRetryDelay, retryRead, statusOf } from './api/client.ts';
 import { routes } from './routes.tsx';
+import { Loading } from './ui/states.tsx';
 import './styles.css';
 
 const queryClient = new QueryClient({
   defaultOptions: {
     queries: {
-      // 4xx answers are not retried: they will not change by asking again. Except a 429: the organization's budget
-      // for this second was spent (a burst of live events refetches several reads at once), so a read asks again
-      // after its Retry-After rather than leaving the page on an error.
-      retry: (count, error) => {
-        const status = statusOf(error);
-        if (status === 429) return count < 4;
-        return count < 2 && !(status! < 500);
-      },
-      retryDelay: (count, error) => (statusOf(error) === 429 ? after429(error) : Math.min(1000 * 2 ** count, 30_000)),
+      // A read answered 429 asks again after its Retry-After rather than leaving the page on an error (D239).
+      retry: retryRead,
+      retryDelay: readRetryDelay,
       refetchOnWindowFocus: true,
     },
     mutations: {
       // A change answered 429 did nothing (the budget is checked before the route runs), so it is sent again after
       // its Retry-After, twice at most, with the same body and Idempotency-Key: the page's own reads share the
-      // organization's budget and must not make a person's "Send" fail (D154). Every other refusal is shown (D111).
+      // person's budget and must not make a person's "Send" fail (D154). Every other refusal is shown (D111).
       retry: (count, error) => statusOf(error) === 429 && count < 2,
       retryDelay: (_count, error) => after429(error),
     },
@@ -41,7 +36,14 @@ function AriaRouting() {
   );
 }
 
-const router = createBrowserRouter([{ Component: AriaRouting, children: routes }], { basename: '/app' });
+/** What shows while the first page's lazily loaded area arrives (React Router asks for it: D242). */
+function OpeningPage() {
+  return <Loading label="Opening the console…" />;
+}
+
+const router = createBrowserRouter([{ Component: AriaRouting, HydrateFallback: OpeningPage, children: routes }], {
+  basename: '/app',
+});
 
 createRoot(document.getElementById('root')!).render(
   <StrictMode>

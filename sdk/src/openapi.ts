@@ -1461,36 +1461,6 @@ export interface components {
             next_cursor: string | null;
         };
         /**
-         * BroadcastRecipient
-         * @description One recipient of a broadcast that the worker has reached.
-         * @example {
-         *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-         *       "phone": "+15551234567",
-         *       "status": "delivered",
-         *       "error": null,
-         *       "error_message": null,
-         *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
-         *       "delivered_at": "2026-01-15T09:30:04.000Z",
-         *       "read_at": null,
-         *       "created_at": "2026-01-15T09:30:00.000Z"
-         *     }
-         */
-        BroadcastRecipient: {
-            contact_id: string;
-            phone: string;
-            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
-            error: string | null;
-            error_message: string | null;
-            platform_message_id: string | null;
-            delivered_at: string | null;
-            read_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-15T09:30:00.000Z
-             */
-            created_at: string;
-        };
-        /**
          * BroadcastRecipientEventData
          * @description A broadcast recipient as the recipients list shows it, with its broadcast’s id.
          * @example {
@@ -1527,7 +1497,7 @@ export interface components {
          * @description A page of reached recipients, with the total.
          */
         BroadcastRecipientPage: {
-            items: components["schemas"]["BroadcastRecipient"][];
+            items: components["schemas"]["ListedRecipient"][];
             next_cursor: string | null;
             /** @description Exact number of items matching the filter. */
             total_count: number;
@@ -1952,6 +1922,20 @@ export interface components {
          * @example {
          *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
          *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *       "contact": {
+         *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *         "first_name": "Ana",
+         *         "last_name": "García",
+         *         "phone": "+5215512345678"
+         *       },
+         *       "last_message": {
+         *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+         *         "sender": "contact",
+         *         "type": "text",
+         *         "text": "Is my order on its way?",
+         *         "private": false,
+         *         "created_at": "2026-01-15T09:31:00.000Z"
+         *       },
          *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
          *       "last_message_at": "2026-01-15T09:31:00.000Z",
          *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
@@ -1964,6 +1948,8 @@ export interface components {
         Conversation: {
             id: string;
             contact_id: string;
+            contact: components["schemas"]["ConversationContact"];
+            last_message: components["schemas"]["LastMessage"] | null;
             /** @description The connected number of the conversation. */
             channel_id: string;
             /**
@@ -1985,6 +1971,16 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             updated_at: string;
+        };
+        /**
+         * ConversationContact
+         * @description The contact of a conversation.
+         */
+        ConversationContact: {
+            id: string;
+            first_name: string | null;
+            last_name: string | null;
+            phone: string | null;
         };
         /**
          * ConversationPage
@@ -2121,6 +2117,23 @@ export interface components {
             sign_in_url_expires_at: string;
         };
         /**
+         * LastMessage
+         * @description The newest message of a conversation.
+         */
+        LastMessage: {
+            id: string;
+            sender: ("contact" | "agent" | "ai" | "system") | string;
+            type: string;
+            text: string | null;
+            /** @description True for a private note. */
+            private: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /**
          * ListedApiKey
          * @description An API key as listed: never its secret.
          */
@@ -2139,6 +2152,44 @@ export interface components {
             created_at: string;
             last_used_at: string | null;
             revoked_at: string | null;
+        };
+        /**
+         * ListedRecipient
+         * @description One recipient of a broadcast that the worker has reached, with its contact.
+         * @example {
+         *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *       "phone": "+15551234567",
+         *       "status": "delivered",
+         *       "error": null,
+         *       "error_message": null,
+         *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+         *       "delivered_at": "2026-01-15T09:30:04.000Z",
+         *       "read_at": null,
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "contact": {
+         *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *         "first_name": "Ana",
+         *         "last_name": "Lima",
+         *         "phone": "+15551234567"
+         *       }
+         *     }
+         */
+        ListedRecipient: {
+            contact_id: string;
+            phone: string;
+            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
+            error: string | null;
+            error_message: string | null;
+            platform_message_id: string | null;
+            delivered_at: string | null;
+            read_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description The contact as it is now (name and current phone), so that the list needs no request per row. */
+            contact: components["schemas"]["ConversationContact"];
         };
         /**
          * Me
@@ -2176,7 +2227,7 @@ export interface components {
          *       "direction": "outbound",
          *       "sender": "system",
          *       "type": "template",
-         *       "text": null,
+         *       "text": "Hello Ana, your order is on its way.",
          *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
          *       "phone": "+5215512345678",
          *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -2189,7 +2240,9 @@ export interface components {
          *       "read_at": null,
          *       "failed_at": null,
          *       "media": null,
-         *       "reply_to": null
+         *       "reply_to": null,
+         *       "author_id": null,
+         *       "private": false
          *     }
          */
         Message: {
@@ -2212,6 +2265,9 @@ export interface components {
             error_message: string | null;
             media: components["schemas"]["MessageMedia"] | null;
             reply_to: string | null;
+            author_id: string | null;
+            /** @description decisions §19: true for a private note (never sent to the contact). */
+            private: boolean;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -4125,6 +4181,20 @@ export interface operations {
                      *         {
                      *           "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
                      *           "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *           "contact": {
+                     *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *             "first_name": "Ana",
+                     *             "last_name": "García",
+                     *             "phone": "+5215512345678"
+                     *           },
+                     *           "last_message": {
+                     *             "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *             "sender": "contact",
+                     *             "type": "text",
+                     *             "text": "Is my order on its way?",
+                     *             "private": false,
+                     *             "created_at": "2026-01-15T09:31:00.000Z"
+                     *           },
                      *           "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *           "last_message_at": "2026-01-15T09:31:00.000Z",
                      *           "last_inbound_at": "2026-01-15T09:31:00.000Z",
@@ -4261,6 +4331,20 @@ export interface operations {
                      * @example {
                      *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
                      *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "contact": {
+                     *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *         "first_name": "Ana",
+                     *         "last_name": "García",
+                     *         "phone": "+5215512345678"
+                     *       },
+                     *       "last_message": {
+                     *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *         "sender": "contact",
+                     *         "type": "text",
+                     *         "text": "Is my order on its way?",
+                     *         "private": false,
+                     *         "created_at": "2026-01-15T09:31:00.000Z"
+                     *       },
                      *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *       "last_message_at": "2026-01-15T09:31:00.000Z",
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
@@ -4432,7 +4516,7 @@ export interface operations {
                      *           "direction": "outbound",
                      *           "sender": "system",
                      *           "type": "template",
-                     *           "text": null,
+                     *           "text": "Hello Ana, your order is on its way.",
                      *           "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                      *           "phone": "+5215512345678",
                      *           "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -4445,7 +4529,9 @@ export interface operations {
                      *           "read_at": null,
                      *           "failed_at": null,
                      *           "media": null,
-                     *           "reply_to": null
+                     *           "reply_to": null,
+                     *           "author_id": null,
+                     *           "private": false
                      *         }
                      *       ],
                      *       "next_cursor": "string"
@@ -4621,7 +4707,7 @@ export interface operations {
                      *       "direction": "outbound",
                      *       "sender": "system",
                      *       "type": "template",
-                     *       "text": null,
+                     *       "text": "Hello Ana, your order is on its way.",
                      *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                      *       "phone": "+5215512345678",
                      *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -4634,7 +4720,9 @@ export interface operations {
                      *       "read_at": null,
                      *       "failed_at": null,
                      *       "media": null,
-                     *       "reply_to": null
+                     *       "reply_to": null,
+                     *       "author_id": null,
+                     *       "private": false
                      *     }
                      */
                     "application/json": components["schemas"]["Message"];
@@ -4839,6 +4927,20 @@ export interface operations {
                      * @example {
                      *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
                      *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "contact": {
+                     *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *         "first_name": "Ana",
+                     *         "last_name": "García",
+                     *         "phone": "+5215512345678"
+                     *       },
+                     *       "last_message": {
+                     *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *         "sender": "contact",
+                     *         "type": "text",
+                     *         "text": "Is my order on its way?",
+                     *         "private": false,
+                     *         "created_at": "2026-01-15T09:31:00.000Z"
+                     *       },
                      *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *       "last_message_at": "2026-01-15T09:31:00.000Z",
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
@@ -6199,7 +6301,13 @@ export interface operations {
                      *           "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
                      *           "delivered_at": "2026-01-15T09:30:04.000Z",
                      *           "read_at": null,
-                     *           "created_at": "2026-01-15T09:30:00.000Z"
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "contact": {
+                     *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *             "first_name": "Ana",
+                     *             "last_name": "Lima",
+                     *             "phone": "+15551234567"
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "string",
@@ -14205,7 +14313,7 @@ export interface operations {
                  *         "direction": "outbound",
                  *         "sender": "system",
                  *         "type": "template",
-                 *         "text": null,
+                 *         "text": "Hello Ana, your order is on its way.",
                  *         "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                  *         "phone": "+5215512345678",
                  *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -14218,7 +14326,9 @@ export interface operations {
                  *         "read_at": null,
                  *         "failed_at": null,
                  *         "media": null,
-                 *         "reply_to": null
+                 *         "reply_to": null,
+                 *         "author_id": null,
+                 *         "private": false
                  *       }
                  *     }
                  */
@@ -14278,7 +14388,7 @@ export interface operations {
                  *         "direction": "outbound",
                  *         "sender": "system",
                  *         "type": "template",
-                 *         "text": null,
+                 *         "text": "Hello Ana, your order is on its way.",
                  *         "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                  *         "phone": "+5215512345678",
                  *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -14291,7 +14401,9 @@ export interface operations {
                  *         "read_at": null,
                  *         "failed_at": null,
                  *         "media": null,
-                 *         "reply_to": null
+                 *         "reply_to": null,
+                 *         "author_id": null,
+                 *         "private": false
                  *       }
                  *     }
                  */

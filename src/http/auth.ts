@@ -56,6 +56,8 @@ export type PlanCode = (typeof PLAN_ORDER)[number];
 export const RATE_LIMIT_PAID = 20;
 export const RATE_LIMIT_TRIAL = 5;
 export const RATE_LIMIT_ANONYMOUS = 20;
+/** decisions §17: each signed-in person's own budget in the console, whatever the plan (D238). */
+export const RATE_LIMIT_PERSON = 20;
 
 export interface FoundKey {
   keyId: string;
@@ -309,12 +311,13 @@ export function createV1Guard(deps: GuardDeps) {
   }
 
   /**
-   * The organization's one-second budget spent by a console session: the same counter as its keys (decisions §17,
-   * "console sessions share the organization's budget with its keys").
+   * A signed-in person's own one-second budget (decisions §17, D238): 20 whatever the plan, counted apart from the
+   * organization's key budget, so that people in the console and the integration never starve each other. The
+   * counter lives in the same store as every other, so several processes share it (Redis).
    */
-  async function chargeOrganization(request: FastifyRequest, reply: FastifyReply, org: Organization, nowMs: number) {
-    const hit = await spend(request, `org:${org.id}`, Math.floor(nowMs / 1000));
-    enforce(reply, hit, org.trial ? RATE_LIMIT_TRIAL : RATE_LIMIT_PAID, nowMs, 'organization');
+  async function chargePerson(request: FastifyRequest, reply: FastifyReply, userId: string, nowMs: number) {
+    const hit = await spend(request, `user:${userId}`, Math.floor(nowMs / 1000));
+    enforce(reply, hit, RATE_LIMIT_PERSON, nowMs, 'person');
   }
 
   /** A request without a credential to charge: budgeted per client address. */
@@ -323,7 +326,7 @@ export function createV1Guard(deps: GuardDeps) {
     enforce(reply, hit, RATE_LIMIT_ANONYMOUS, nowMs, 'address');
   }
 
-  return { guard: v1Guard, settle, budget: { chargeOrganization, chargeAddress, refuse } };
+  return { guard: v1Guard, settle, budget: { chargePerson, chargeAddress, refuse } };
 }
 
 export type RateBudget = ReturnType<typeof createV1Guard>['budget'];

@@ -1,5 +1,5 @@
 // The guard of the console's API (/app/api, decisions §17): the session cookie instead of an API key, CSRF
-// protection on every change, the organization's own rate budget, and for the /v1 operations mounted there the same
+// protection on every change, the person's own rate budget (§17, D238), and for the /v1 operations mounted there the same
 // plan gates as /v1. Order: session (401), budget (429), CSRF (403), plan gates (403), role (403).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../lib/clock.ts';
@@ -81,7 +81,7 @@ export function createConsoleGuard(deps: ConsoleGuardDeps) {
       if (token) clearSessionCookies(reply, request);
       return budget.refuse(request, reply, sessionRequired(), nowMs);
     }
-    await budget.chargeOrganization(request, reply, session.org, nowMs);
+    await budget.chargePerson(request, reply, session.user.id, nowMs);
     if (changing && !(sameOrigin(request) && csrfMatches(request, token))) throw csrfFailed();
     // The /v1 operations answer as they do for a key of this organization.
     if ((request.routeOptions.url ?? '').startsWith(`${CONSOLE_PREFIX}/v1/`)) {

@@ -37,7 +37,7 @@ export const TAGS = [
     description:
       'The console’s own API under `/app/api` (decisions §17), authenticated by the `crm_session` cookie instead of ' +
       'a key: sessions, users, API keys and the live event stream. Every /v1 operation also answers under ' +
-      '`/app/api` (e.g. `GET /app/api/v1/contacts`) with the same schemas, under the organization’s rate budget. ' +
+      '`/app/api` (e.g. `GET /app/api/v1/contacts`) with the same schemas, under each signed-in person’s own rate budget (20 a second, apart from the keys’). ' +
       'A change (any method but GET and HEAD) needs `X-CSRF-Token` equal to the `crm_csrf` cookie and a ' +
       'same-origin `Origin` (403 `csrf_failed`); agents may use conversations and contacts and read templates, ' +
       'anything else answers them 403 `forbidden_for_role`.',

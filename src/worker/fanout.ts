@@ -11,6 +11,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import { FANOUT_DEFAULTS } from '../config.ts';
 import type { DB } from '../db/schema.ts';
+import { groupBy } from '../lib/group-by.ts';
 import type { MessagingPlatform, SendComponent, SendResult } from '../messaging/platform.ts';
 import { callbackReference, type RetryPolicy, verdictOf } from '../modules/broadcasts/recipient-rules.ts';
 import {
@@ -20,6 +21,8 @@ import {
   type HandoffOutcome,
   recordOutcomes,
 } from '../modules/broadcasts/recipients.repo.ts';
+import { renderedBody } from '../modules/templates/rendered-body.ts';
+import { findTemplateComponents } from '../modules/templates/templates.repo.ts';
 
 export interface FanoutOptions extends RetryPolicy {
   batchSize: number;
@@ -37,6 +40,9 @@ export interface FanoutOptions extends RetryPolicy {
 }
 
 export const DEFAULT_FANOUT_OPTIONS: FanoutOptions = FANOUT_DEFAULTS;
+
+/** Templates whose components a worker keeps (then it starts over). */
+const TEMPLATE_CACHE_SIZE = 1_000;
 
 export type HandoffMetric = 'sent' | 'failed' | 'retry' | 'uncertain';
 
@@ -92,10 +98,31 @@ export function createFanout(deps: FanoutDeps): Fanout {
     }
   }
 
-  /** Sends a marked group; answers its outcomes. */
+  // Templates' components never change once created: each is read once per worker, for the text of its messages.
+  const bodies = new Map<string, readonly Record<string, unknown>[]>();
+  async function loadBodies(group: ClaimedRow[]): Promise<void> {
+    const missing = group.filter((row) => !bodies.has(`${row.org_id} ${row.template_id}`));
+    for (const [orgId, rows] of groupBy(missing, (row) => row.org_id)) {
+      if (bodies.size >= TEMPLATE_CACHE_SIZE) bodies.clear();
+      const ids = [...new Set(rows.map((row) => row.template_id))];
+      for (const found of await findTemplateComponents(db, orgId, ids))
+        bodies.set(`${orgId} ${found.id}`, found.components);
+    }
+  }
+  const textOf = (row: ClaimedRow) => {
+    const components = bodies.get(`${row.org_id} ${row.template_id}`);
+    return components ? renderedBody(components, row.send_components as SendComponent[]) : null;
+  };
+
+  /** Sends a marked group; answers its outcomes, with the text each message carried (D240). */
   async function handOff(group: ClaimedRow[]): Promise<HandoffOutcome[]> {
+    await loadBodies(group).catch((error: unknown) => log.warn({ err: error }, 'template bodies not read'));
     const outcomes = await Promise.all(
-      group.map(async (row) => ({ row, verdict: verdictOf(await send(row), row.attempts, options) })),
+      group.map(async (row) => ({
+        row,
+        verdict: verdictOf(await send(row), row.attempts, options),
+        text: textOf(row),
+      })),
     );
     for (const { row, verdict } of outcomes) {
       deps.onOutcome?.(METRIC[verdict.kind]);

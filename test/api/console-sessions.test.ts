@@ -1,7 +1,9 @@
 // The console's people and sessions through HTTP (decisions §17): users made by the operator with a one-time sign-in
 // link, passwords, server-side sessions in cookies with idle and absolute ends, sign-out, throttled sign-in, CSRF on
 // every change, and a session token refused by /v1.
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisRateLimitStore } from '../../src/http/rate-limit.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { consoleClient, createUser, setCookies, TEST_PASSWORD } from '../helpers/console.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
@@ -318,24 +320,69 @@ describe('the console API under /app/api', () => {
   });
 });
 
-describe('the organization’s rate budget', () => {
-  it('is shared by its keys and its console sessions', async () => {
+describe('a signed-in person’s rate budget (decisions §17, D238)', () => {
+  it('is 20 a second for each person, whatever the plan, apart from the organization’s key budget', async () => {
     const budgetClock = manualClock();
     const limited = await startHarness({ clock: budgetClock });
     try {
       const { org, key: trialKey } = await limited.createOrg({ trial: true, trial_ends_at: '2031-01-01T00:00:00Z' });
-      const { client } = await createUser(limited, org.id);
+      const admin = (await createUser(limited, org.id, { role: 'admin' })).client;
+      const agent = (await createUser(limited, org.id, { role: 'agent' })).client;
       budgetClock.advance(1000);
-      for (let index = 0; index < 4; index++)
+      // The trial's 5 key requests a second are spent: the people in the console still work.
+      for (let index = 0; index < 5; index++)
         expect((await limited.api('GET', '/v1/me', { key: trialKey })).status).toBe(200);
-      const fifth = await client.call('GET', '/app/api/v1/me');
-      expect(fifth.status).toBe(200);
-      expect(fifth.headers['x-ratelimit-remaining']).toBe('0');
-      const over = await client.call('GET', '/app/api/v1/contacts');
-      expect(over.status).toBe(429);
       expect((await limited.api('GET', '/v1/me', { key: trialKey })).status).toBe(429);
+      for (let index = 0; index < 20; index++) {
+        const read = await admin.call('GET', '/app/api/v1/contacts');
+        expect(read.status).toBe(200);
+        expect(read.headers['x-ratelimit-limit']).toBe('20');
+        expect(read.headers['x-ratelimit-remaining']).toBe(String(19 - index));
+      }
+      const over = await admin.call('GET', '/app/api/v1/contacts');
+      expect(over.status).toBe(429);
+      expect(over.body).toEqual({ detail: 'rate_limited' });
+      expect(over.headers['retry-after']).toBe('1');
+      expect(over.headers['x-ratelimit-remaining']).toBe('0');
+      // The other person's budget is their own.
+      expect((await agent.call('GET', '/app/api/v1/contacts')).headers['x-ratelimit-remaining']).toBe('19');
+      budgetClock.advance(1000);
+      // Nor does a busy person spend the keys' budget.
+      expect((await limited.api('GET', '/v1/me', { key: trialKey })).headers['x-ratelimit-remaining']).toBe('4');
+      expect((await admin.call('GET', '/app/api/v1/contacts')).status).toBe(200);
     } finally {
       await limited.close();
+    }
+  });
+
+  it.skipIf(!process.env.TEST_REDIS_URL)('is one budget across processes that share Redis', async () => {
+    const redisClients = [new Redis(process.env.TEST_REDIS_URL!), new Redis(process.env.TEST_REDIS_URL!)];
+    const prefix = `rl-person-${Date.now()}-${Math.random()}`;
+    const shared = manualClock(Date.parse('2031-06-01T00:00:00.100Z') + Math.floor(Math.random() * 1e6) * 1000);
+    const first = await startHarness({
+      clock: shared,
+      rateLimitStore: createRedisRateLimitStore(redisClients[0]!, prefix),
+    });
+    const second = await startHarness({
+      clock: shared,
+      database: first.database,
+      rateLimitStore: createRedisRateLimitStore(redisClients[1]!, prefix),
+    });
+    try {
+      const { org } = await first.createOrg({ trial: true, trial_ends_at: '2099-01-01T00:00:00Z' });
+      const { client } = await createUser(first, org.id);
+      shared.advance(1000);
+      const other = consoleClient(second);
+      for (const [name, value] of client.cookies) other.cookies.set(name, value);
+      const statuses = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => (i % 2 ? client : other).call('GET', '/app/api/v1/contacts')),
+      );
+      expect(statuses.filter((response) => response.status === 200)).toHaveLength(20);
+      expect(statuses.filter((response) => response.status === 429)).toHaveLength(10);
+    } finally {
+      await second.app.close();
+      await first.close();
+      for (const client of redisClients) client.disconnect();
     }
   });
 });

@@ -327,7 +327,7 @@ describe('template replies', () => {
       variables: { 'body.1': '4417' },
     });
     expect(answered.status).toBe(202);
-    expect(answered.body).toMatchObject({ type: 'template', template_id: c.template.id, text: null });
+    expect(answered.body).toMatchObject({ type: 'template', template_id: c.template.id, text: 'Your code is 4417' });
     expect(await balanceOf(c.account.id)).toBe(8);
     expect(await windowPhones(c.org.id)).toEqual([]);
     await drain();

@@ -70,7 +70,7 @@ describe('admin flows', { timeout: 60_000 }, () => {
   it('templates: a new template is PENDING, then APPROVED live, without a reload', async () => {
     await nav('Templates');
     await page.getByRole('link', { name: 'New template' }).click();
-    await page.getByLabel('Name').fill('spring_news');
+    await page.getByRole('textbox', { name: 'Name' }).fill('spring_news');
     await page.getByLabel('Body').fill('Hello {{1}}, spring is here.');
     await page.getByLabel('Examples of the variables').fill('Ana');
     await page.getByRole('button', { name: 'Create template' }).click();

@@ -77,7 +77,8 @@ describe('the console', { timeout: 60_000 }, () => {
     await page.getByLabel('New password').fill('short');
     await page.getByRole('button', { name: 'Save and sign in' }).click();
     await expect.poll(() => page.getByLabel('New password').getAttribute('aria-invalid')).toBe('true');
-    await page.getByText('String should have at least 10 characters').waitFor();
+    // The server's rule in a sentence (D242), not the schema's wording.
+    await page.getByText('Use at least 10 characters.').waitFor();
 
     await page.getByLabel('New password').fill(PASSWORD);
     await page.getByRole('button', { name: 'Save and sign in' }).click();
@@ -124,7 +125,7 @@ describe('the console', { timeout: 60_000 }, () => {
       from: '+5215512345678',
       text: 'Ya lo encontré, gracias',
     });
-    await page.getByText('Ya lo encontré, gracias').waitFor();
+    await page.getByRole('list', { name: 'Messages' }).getByText('Ya lo encontré, gracias').waitFor();
     expect(await page.evaluate(() => performance.timeOrigin)).toBe(before);
 
     // A deep link reloads to the same conversation.
@@ -249,7 +250,7 @@ describe('the console', { timeout: 60_000 }, () => {
     await page.getByRole('rowheader', { name: 'order_update' }).waitFor();
     await page.getByRole('gridcell', { name: 'APPROVED' }).waitFor();
     await page.getByRole('link', { name: 'New template' }).click();
-    await page.getByLabel('Name').fill('welcome_note');
+    await page.getByRole('textbox', { name: 'Name' }).fill('welcome_note');
     await page.getByLabel('Body').fill('Welcome, {{1}}!');
     await page.getByLabel('Examples of the variables').fill('Chloé');
     await page.getByRole('region', { name: 'Preview' }).getByText('Welcome, Chloé!').waitFor();

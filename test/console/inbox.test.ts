@@ -336,7 +336,8 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
       .toBe(true);
     await messageList()
       .getByRole('listitem')
-      .filter({ hasText: 'Template order_update' })
+      // The text the contact received (D240), not only the template's name.
+      .filter({ hasText: 'your order is on its way.' })
       .filter({ hasText: 'agent' })
       .first()
       .waitFor();

@@ -22,13 +22,18 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, deadl
   }
 }
 
-export async function seed(server: ConsoleServer): Promise<Seeded> {
+/** The organization of a browser suite file; `trial` gives it a trial's budget of 5 key requests a second. */
+export async function seed(server: ConsoleServer, options: { trial?: boolean } = {}): Promise<Seeded> {
   const ok = <T>(response: { status: number; body: T }, what: string): T => {
     if (response.status >= 300) throw new Error(`${what}: ${response.status} ${JSON.stringify(response.body)}`);
     return response.body;
   };
   const org = ok(
-    await server.admin('POST', '/organizations', { name: 'Acme Shoes', timezone: 'America/Mexico_City' }),
+    await server.admin('POST', '/organizations', {
+      name: 'Acme Shoes',
+      timezone: 'America/Mexico_City',
+      ...(options.trial ? { trial: true, trial_ends_at: '2099-01-01T00:00:00Z' } : {}),
+    }),
     'organization',
   );
   const { key } = ok(await server.admin('POST', `/organizations/${org.id}/api-keys`, { name: 'seed' }), 'key');

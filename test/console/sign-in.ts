@@ -6,11 +6,17 @@ import type { ConsoleServer } from './server.ts';
 export const PASSWORD = 'a long enough password';
 
 export async function signInNewAdmin(server: ConsoleServer, page: Page, orgId: string, email: string): Promise<void> {
-  const invited = await server.admin('POST', `/organizations/${orgId}/users`, {
-    email,
-    name: 'Ada Admin',
-    role: 'admin',
-  });
+  await signInNewPerson(server, page, orgId, { email, name: 'Ada Admin', role: 'admin' });
+}
+
+/** A person of `role` invited by the operator, signed in through their link in `page`. */
+export async function signInNewPerson(
+  server: ConsoleServer,
+  page: Page,
+  orgId: string,
+  person: { email: string; name: string; role: 'admin' | 'agent' },
+): Promise<void> {
+  const invited = await server.admin('POST', `/organizations/${orgId}/users`, person);
   if (invited.status !== 201) throw new Error(`invite: ${invited.status} ${JSON.stringify(invited.body)}`);
   await page.goto(invited.body.sign_in_url);
   await page.getByLabel('New password').fill(PASSWORD);

@@ -31,6 +31,9 @@ export const users = {
   update: (id: string, body: { role: User['role'] }) =>
     api.request<User>('PATCH', `/users/${encodeURIComponent(id)}`, { body }),
   remove: (id: string) => api.request<void>('DELETE', `/users/${encodeURIComponent(id)}`),
+  /** A new one-time sign-in link (a lost or expired one); earlier unused links stop working. */
+  newSignInLink: (id: string) =>
+    api.request<{ sign_in_url: string }>('POST', `/users/${encodeURIComponent(id)}/sign-in-link`),
 };
 
 export type MessagingAccount = components['schemas']['ConsoleMessagingAccount'];

@@ -5,6 +5,7 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Button } from 'react-aria-components';
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router';
+import { statusOf } from '../api/client.ts';
 import { useLiveUpdates } from '../api/live.ts';
 import { session as sessionApi } from '../api/session.ts';
 import { SessionContext, useSessionQuery } from './session.tsx';
@@ -37,8 +38,9 @@ export function SignedInLayout() {
   useEffect(() => setMenuOpen(false), [location.pathname]);
 
   if (query.isPending) return <Loading label="Opening the console…" />;
-  if (query.isError) {
-    const status = (query.error as { status?: number }).status;
+  // A failed refetch keeps the frame it has (D239): only a session never read, or ended, replaces the page.
+  if (query.isError && (query.data === undefined || statusOf(query.error) === 401)) {
+    const status = statusOf(query.error);
     if (status === 401 || status === 404) {
       const next = `${location.pathname}${location.search}`;
       return <Navigate to={`/sign-in${next !== '/' ? `?next=${encodeURIComponent(next)}` : ''}`} replace />;
@@ -49,7 +51,7 @@ export function SignedInLayout() {
       </main>
     );
   }
-  const { user, organization } = query.data;
+  const { user, organization } = query.data as NonNullable<typeof query.data>;
   const areas = AREAS.filter((area) => !area.admin || user.role === 'admin');
   return (
     <SessionContext.Provider value={query.data}>

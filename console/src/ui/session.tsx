@@ -2,14 +2,22 @@
 // formats every time shown).
 import { useQuery } from '@tanstack/react-query';
 import { createContext, useContext } from 'react';
+import { readRetryDelay, retryRead, statusOf } from '../api/client.ts';
 import { keys } from '../api/keys.ts';
 import { type Session, session } from '../api/session.ts';
 import { formatTime } from './time.ts';
 
 export const SessionContext = createContext<Session | null>(null);
 
+/** The session: a 401 is an answer (sign in), a 429 is asked again after its Retry-After (D239). */
 export function useSessionQuery() {
-  return useQuery({ queryKey: keys.session, queryFn: session.get, retry: false, staleTime: 60_000 });
+  return useQuery({
+    queryKey: keys.session,
+    queryFn: session.get,
+    retry: (count, error) => statusOf(error) === 429 && retryRead(count, error),
+    retryDelay: readRetryDelay,
+    staleTime: 60_000,
+  });
 }
 
 export function useSession(): Session {

@@ -38,7 +38,10 @@ export function QueryView<T>({
   children: (data: T) => ReactNode;
 }) {
   if (query.isPending) return <Loading />;
-  if (query.isError) return <ErrorState error={query.error} retry={() => void query.refetch()} />;
-  if (isEmpty?.(query.data)) return <Empty>{empty ?? 'Nothing here yet.'}</Empty>;
-  return <>{children(query.data)}</>;
+  // A failed refetch keeps what is shown (D239): the error replaces only what was never loaded.
+  if (query.isError && query.data === undefined)
+    return <ErrorState error={query.error} retry={() => void query.refetch()} />;
+  const data = query.data as T;
+  if (isEmpty?.(data)) return <Empty>{empty ?? 'Nothing here yet.'}</Empty>;
+  return <>{children(data)}</>;
 }

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox';
 import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
 import { DateTime, IdParam, Nullable, OpenEnum, StringEnum } from '../../http/schemas.ts';
+import { ConversationContactSchema } from '../conversations/conversations.schemas.ts';
 import { CONTACT_ORIGINS } from '../sub-origins/sub-origins.schemas.ts';
 
 export const BROADCAST_STATUSES = [
@@ -132,13 +133,35 @@ export const RecipientSchema = Type.Object(
   },
 );
 
+/** A recipient as the list shows it: the recipient and its contact's name, read in the same statement (D242). */
+export const ListedRecipientSchema = Type.Object(
+  {
+    ...RecipientSchema.properties,
+    contact: {
+      ...ConversationContactSchema,
+      description: 'The contact as it is now (name and current phone), so that the list needs no request per row.',
+    },
+  },
+  {
+    additionalProperties: false,
+    title: 'ListedRecipient',
+    description: 'One recipient of a broadcast that the worker has reached, with its contact.',
+    examples: [
+      {
+        ...((RecipientSchema as { examples?: Record<string, unknown>[] }).examples?.[0] ?? {}),
+        contact: { id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3', first_name: 'Ana', last_name: 'Lima', phone: '+15551234567' },
+      },
+    ],
+  },
+);
+
 export const BroadcastPage = Page(
   BroadcastSchema,
   {},
   { title: 'BroadcastPage', description: 'A page of broadcasts.' },
 );
 export const RecipientPage = Page(
-  RecipientSchema,
+  ListedRecipientSchema,
   { totalCount: 'required' },
   { title: 'BroadcastRecipientPage', description: 'A page of reached recipients, with the total.' },
 );

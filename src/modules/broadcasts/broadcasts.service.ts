@@ -114,6 +114,12 @@ export function createBroadcastsService(db: Kysely<DB>) {
       return {
         items: page.map((row) => ({
           contact_id: row.contact_id,
+          contact: {
+            id: row.contact_id,
+            first_name: row.contact_first_name ?? null,
+            last_name: row.contact_last_name ?? null,
+            phone: row.contact_phone ?? null,
+          },
           phone: row.phone,
           status: row.status as RecipientStatus,
           error: row.status === 'failed' ? row.error : null,

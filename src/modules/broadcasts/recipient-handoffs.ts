@@ -65,9 +65,11 @@ export async function startHandoffs(db: Kysely<DB>, rows: ClaimedRow[]): Promise
 export interface HandoffOutcome {
   row: ClaimedRow;
   verdict: HandoffVerdict;
+  /** The template's body as sent (D240), the conversation message's `text`. */
+  text?: string | null;
 }
 
-type Verdict<K extends HandoffVerdict['kind']> = { row: ClaimedRow; verdict: Extract<HandoffVerdict, { kind: K }> };
+type Verdict<K extends HandoffVerdict['kind']> = HandoffOutcome & { verdict: Extract<HandoffVerdict, { kind: K }> };
 const ofKind = <K extends HandoffVerdict['kind']>(outcomes: HandoffOutcome[], kind: K) =>
   outcomes.filter((outcome): outcome is Verdict<K> => outcome.verdict.kind === kind);
 
@@ -164,7 +166,7 @@ export async function recordOutcomes(
         writesOf(orgId).events.push(...recipientEvents(rows.filter((row) => row.moved)));
       }
       const now = new Map(settled.rows.map((row) => [keyOf(row), row]));
-      for (const { row, verdict } of accepted) {
+      for (const { row, verdict, text } of accepted) {
         const org = writesOf(row.org_id);
         // contract (messaging_status): a successful send makes an `unverified` contact `verified`.
         org.reachability.push({ contactId: row.contact_id, outcome: 'reached' });
@@ -176,6 +178,7 @@ export async function recordOutcomes(
           templateId: row.template_id,
           phone: row.phone,
           platformMessageId: verdict.platformMessageId,
+          text: text ?? null,
           status: current.status,
           deliveredAt: current.delivered_at,
           readAt: current.read_at,

@@ -286,6 +286,8 @@ async function recordSettledMessage(
         templateId: recipient.template_id,
         phone: recipient.phone,
         platformMessageId: report.platformMessageId,
+        // The body as sent is the hand-off's to know; a report that comes first records the message without it.
+        text: null,
         status: report.status,
         deliveredAt: reached ? report.timestamp : null,
         readAt: report.status === 'read' ? report.timestamp : null,
@@ -336,17 +338,32 @@ export async function listRecipients(
     .leftJoinLateral(
       (eb) => {
         let page = eb
-          .selectFrom('broadcast_recipients')
-          .select([...LISTED_COLUMNS])
-          .where('org_id', '=', orgId)
-          .where('broadcast_id', '=', broadcastId)
-          .where('status', 'in', statuses);
-        if (filter.afterPosition !== undefined) page = page.where('position', '>', filter.afterPosition);
-        return page.orderBy('position').limit(filter.limit).as('r');
+          .selectFrom('broadcast_recipients as br')
+          // The contact's name beside each recipient (D242): same statement, by the contact's primary key.
+          .leftJoin('contacts as c', (join) =>
+            join.onRef('c.org_id', '=', 'br.org_id').onRef('c.id', '=', 'br.contact_id'),
+          )
+          .select([
+            ...LISTED_COLUMNS.map((column) => `br.${column}` as const),
+            'c.first_name as contact_first_name',
+            'c.last_name as contact_last_name',
+            'c.phone as contact_phone',
+          ])
+          .where('br.org_id', '=', orgId)
+          .where('br.broadcast_id', '=', broadcastId)
+          .where('br.status', 'in', statuses);
+        if (filter.afterPosition !== undefined) page = page.where('br.position', '>', filter.afterPosition);
+        return page.orderBy('br.position').limit(filter.limit).as('r');
       },
       (join) => join.onTrue(),
     )
-    .select(['t.total', ...LISTED_COLUMNS.map((column) => `r.${column}` as const)])
+    .select([
+      't.total',
+      ...LISTED_COLUMNS.map((column) => `r.${column}` as const),
+      'r.contact_first_name',
+      'r.contact_last_name',
+      'r.contact_phone',
+    ])
     .where('b.org_id', '=', orgId)
     .where('b.id', '=', broadcastId)
     .orderBy('r.position')

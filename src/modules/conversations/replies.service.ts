@@ -18,6 +18,7 @@ import { priceOf } from '../broadcasts/recipient-rules.ts';
 import { type SendableDeps, sendableTemplate } from '../broadcasts/sendable.ts';
 import { lockAccount } from '../broadcasts/sends.repo.ts';
 import { contactsById } from '../contacts/contact-lookup.repo.ts';
+import { renderedBody } from '../templates/rendered-body.ts';
 import { buildSendComponents, validateRecipientInput } from '../templates/send-requirements.ts';
 import { type MessageRow, WINDOW_MS } from './conversations.repo.ts';
 import { type MessageMedia, messageView } from './message-view.ts';
@@ -107,7 +108,13 @@ export function createRepliesService(deps: RepliesDeps) {
     };
   }
 
-  async function accept(orgId: string, conversationId: string, body: ReplyBody, idempotency?: IdempotencyHold) {
+  async function accept(
+    orgId: string,
+    conversationId: string,
+    body: ReplyBody,
+    authorId: string | null,
+    idempotency?: IdempotencyHold,
+  ) {
     const context = await repo.findReplyContext(db, orgId, conversationId);
     if (!context) throw notFound();
     checkShape(body);
@@ -172,7 +179,13 @@ export function createRepliesService(deps: RepliesDeps) {
       direction: 'outbound',
       sender: body.sender ?? 'agent',
       type: body.type,
-      text: body.type === 'text' ? (body.text as string) : (body.caption ?? null),
+      // decisions §19, D240: a template message's text is its body as the contact received it.
+      text:
+        body.type === 'text'
+          ? (body.text as string)
+          : template
+            ? renderedBody(template.template.components, template.components)
+            : (body.caption ?? null),
       template_id: template?.template.id ?? null,
       phone,
       platform_message_id: null,
@@ -183,6 +196,8 @@ export function createRepliesService(deps: RepliesDeps) {
       platform_media_id: null,
       reply_to: replyTo?.id ?? null,
       window_account_id: null,
+      author_id: authorId, // decisions §19: the console's person, null for a key
+      private: false,
       created_at: now,
       sent_at: null,
       delivered_at: null,
@@ -243,13 +258,19 @@ export function createRepliesService(deps: RepliesDeps) {
 
   return {
     /** Accepts a reply; answers the Message (`sending`) and whether it is an idempotent replay. */
-    async reply(orgId: string, conversationId: string, body: ReplyBody, idempotencyKey?: string) {
+    async reply(
+      orgId: string,
+      conversationId: string,
+      body: ReplyBody,
+      idempotencyKey: string | undefined,
+      authorId: string | null,
+    ) {
       const request = { body: { reply_in: conversationId, body }, key: idempotencyKey };
       const { result, replayed } = await withIdempotencyKey(
         db,
         orgId,
         request,
-        (held) => accept(orgId, conversationId, body, held),
+        (held) => accept(orgId, conversationId, body, authorId, held),
         async (messageId) => {
           const row = await repo.findMessage(db, orgId, messageId);
           if (!row) throw notFound();

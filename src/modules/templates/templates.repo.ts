@@ -23,6 +23,15 @@ export const findTemplate = (db: Kysely<DB>, orgId: string, templateId: string) 
     .where('deleted_at', 'is', null)
     .executeTakeFirst();
 
+/** The components of an organization's templates by id, deleted ones too (a broadcast may outlive its template). */
+export const findTemplateComponents = (db: Kysely<DB>, orgId: string, templateIds: string[]) =>
+  db
+    .selectFrom('templates')
+    .select(['id', 'components'])
+    .where('org_id', '=', orgId)
+    .where('id', 'in', templateIds)
+    .execute();
+
 /** Operator paths (sandbox controls) name a template by id alone; ids are globally unique. */
 export const findTemplateAnyOrg = (db: Kysely<DB>, templateId: string) =>
   db

@@ -3,10 +3,10 @@
 // person stops typing). The server is the one judge of a filter: its 422 shows at the filter it names.
 import type { ContactListQuery } from '@crm-messaging/sdk';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
 import { api } from '../../api/client.ts';
 import { users } from '../../api/console-api.ts';
 import { keys } from '../../api/keys.ts';
+import { useDebounced } from '../../ui/debounce.ts';
 import { showError } from '../../ui/errors.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
 import { ORIGINS, useFunnelStages } from '../../ui/lookups.ts';
@@ -79,15 +79,6 @@ export function audienceOf(form: AudienceForm): Audience {
   const properties = propertyFilterOf(form.properties);
   if (properties.length > 0) audience.property_filter = properties;
   return audience;
-}
-
-function useDebounced<T>(value: T, ms: number): T {
-  const [debounced, setDebounced] = useState(value);
-  useEffect(() => {
-    const timer = setTimeout(() => setDebounced(value), ms);
-    return () => clearTimeout(timer);
-  }, [value, ms]);
-  return debounced;
 }
 
 /** How many contacts the audience matches now: the contact list's total for the same filters. */

@@ -11,12 +11,13 @@ import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
-import { showError } from '../../ui/errors.ts';
+import { failureReason, showError } from '../../ui/errors.ts';
 import { SelectInput } from '../../ui/fields.tsx';
 import { FormError } from '../../ui/form.tsx';
 import { Page } from '../../ui/page.tsx';
 import { useSession, useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
+import { contactLabel } from '../inbox/contact-name.tsx';
 
 const STATUSES = ['received', 'sending', 'sent', 'delivered', 'read', 'failed'];
 /** The statuses a broadcast leaves by itself or by an action (decisions §16); the others are final. */
@@ -68,13 +69,20 @@ export function BroadcastPage() {
     },
   });
   const columns: ColumnDef<BroadcastRecipient>[] = [
-    { id: 'phone', name: 'Phone', isRowHeader: true, render: (r) => r.phone },
+    {
+      id: 'contact',
+      name: 'Contact',
+      isRowHeader: true,
+      // The contact comes with the list (D242): its name links to its page, no request per row.
+      render: (r) => <Link href={`/contacts/${r.contact_id}`}>{contactLabel(r.contact)}</Link>,
+    },
+    { id: 'phone', name: 'Phone', render: (r) => r.phone },
     {
       id: 'status',
       name: 'Status',
       render: (r) => <span className={`badge ${r.status === 'failed' ? 'badge-failed' : ''}`}>{r.status}</span>,
     },
-    { id: 'error', name: 'Reason', render: (r) => r.error ?? '—' },
+    { id: 'error', name: 'Reason', render: (r) => (r.error ? failureReason(r.error) : '—') },
     { id: 'delivered', name: 'Delivered', render: (r) => time(r.delivered_at) },
     { id: 'read', name: 'Read', render: (r) => time(r.read_at) },
   ];

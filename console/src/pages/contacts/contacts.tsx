@@ -2,12 +2,13 @@
 // The filters live in the address, so a filtered list is a link that reloads to the same list.
 import type { Contact, ContactListQuery } from '@crm-messaging/sdk';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useEffect, useState } from 'react';
 import { Button, Input, Label, Link, SearchField } from 'react-aria-components';
 import { useSearchParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { type ColumnDef, DataTable, type Sort } from '../../ui/data-table.tsx';
+import { useDebounced } from '../../ui/debounce.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
 import { ORIGINS, useFunnelStages } from '../../ui/lookups.ts';
 import { Page } from '../../ui/page.tsx';
@@ -17,6 +18,8 @@ import { QueryView } from '../../ui/states.tsx';
 import { contactLabel } from '../inbox/contact-name.tsx';
 
 const PAGE_SIZE = 25;
+/** How long typing pauses before the search runs. */
+const SEARCH_DEBOUNCE_MS = 300;
 type SortKey = NonNullable<ContactListQuery['sort']>;
 
 export function ContactsPage() {
@@ -57,6 +60,13 @@ export function ContactsPage() {
     sort_dir: (params.get('dir') as 'asc' | 'desc' | null) ?? undefined,
     cursor: cursors.at(-1),
   };
+  // The search runs as the person types, once they pause (D242), and at once on Enter.
+  const [search, setSearch] = useState(params.get('q') ?? '');
+  const typed = useDebounced(search.trim(), SEARCH_DEBOUNCE_MS);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: follows the typed text only
+  useEffect(() => {
+    if (typed !== (params.get('q') ?? '')) set('q', typed || null);
+  }, [typed]);
   const contacts = useQuery({
     queryKey: keys.contacts.list(query),
     queryFn: () => api.contacts.list(query),
@@ -93,9 +103,13 @@ export function ContactsPage() {
       <search className="filters" aria-label="Filter contacts">
         <SearchField
           className="field search"
-          defaultValue={params.get('q') ?? ''}
-          onSubmit={(q) => set('q', q)}
-          onClear={() => set('q', null)}
+          value={search}
+          onChange={setSearch}
+          onSubmit={(q) => set('q', q.trim() || null)}
+          onClear={() => {
+            setSearch('');
+            set('q', null);
+          }}
         >
           <Label>Search</Label>
           <Input placeholder="Name, email, phone, city" />

@@ -18,6 +18,9 @@ import { QueryView } from '../../ui/states.tsx';
 
 type Delivery = ResponseOf<'listWebhookDeliveries'>['items'][number];
 
+/** How long the log follows a queued ping or retry closely. */
+const FOLLOW_MS = 30_000;
+
 export function WebhookEndpointPage() {
   const { endpointId = '' } = useParams();
   const time = useTime();
@@ -28,9 +31,17 @@ export function WebhookEndpointPage() {
     queryKey: keys.webhookEndpoints.detail(endpointId),
     queryFn: () => api.webhookEndpoints.get(endpointId),
   });
+  // When a ping or a retry was queued (its attempt comes a moment later), and while a delivery is pending.
+  const [queuedAt, setQueuedAt] = useState<number | null>(null);
   const deliveries = useQuery({
     queryKey: keys.webhookEndpoints.deliveries(endpointId),
     queryFn: () => api.webhookEndpoints.deliveries(endpointId, { limit: 50 }),
+    // The log follows a ping or a retry as it is attempted (D242): every second for 30 s after it, then every 5 s
+    // while a delivery is pending; no event announces an attempt.
+    refetchInterval: (query) => {
+      if (queuedAt !== null && Date.now() - queuedAt < FOLLOW_MS) return 1000;
+      return query.state.data?.items.some((delivery) => delivery.status === 'pending') ? 5000 : false;
+    },
   });
   const refresh = () => void queryClient.invalidateQueries({ queryKey: keys.webhookEndpoints.all });
   const toggle = useMutation({
@@ -48,6 +59,7 @@ export function WebhookEndpointPage() {
     mutationFn: () => api.webhookEndpoints.test(endpointId),
     onSuccess: () => {
       setNotice('Test ping queued: it appears in the deliveries below.');
+      setQueuedAt(Date.now());
       refresh();
     },
   });
@@ -55,6 +67,7 @@ export function WebhookEndpointPage() {
     mutationFn: (deliveryId: string) => api.webhookEndpoints.retryDelivery(endpointId, deliveryId),
     onSuccess: () => {
       setNotice('Delivery queued again.');
+      setQueuedAt(Date.now());
       refresh();
     },
   });

@@ -1,19 +1,10 @@
-// A contact's name (or phone) by id, from the contacts cache.
+// A contact's name (or phone, email, id) in one line.
 import type { Contact } from '@crm-messaging/sdk';
-import { useQuery } from '@tanstack/react-query';
-import { api } from '../../api/client.ts';
-import { keys } from '../../api/keys.ts';
 
-export function contactLabel(contact: Contact): string {
+/** A contact by name, else phone, email or id; a Conversation's `contact` (decisions §19) is enough. */
+export function contactLabel(
+  contact: Pick<Contact, 'id' | 'first_name' | 'last_name' | 'phone'> & { email?: Contact['email'] },
+): string {
   const name = [contact.first_name, contact.last_name].filter(Boolean).join(' ');
   return name || contact.phone || contact.email || contact.id;
-}
-
-export function ContactName({ id }: { id: string }) {
-  const query = useQuery({
-    queryKey: keys.contacts.detail(id),
-    queryFn: () => api.contacts.get(id),
-    staleTime: 60_000,
-  });
-  return <>{query.data ? contactLabel(query.data) : id}</>;
 }

@@ -5,6 +5,12 @@ export type InboxConversation = Conversation;
 
 export type InboxMessage = Message;
 
+/** A conversation's newest message in one line of a list row: its text, else what it is. */
+export function previewOf(message: NonNullable<Conversation['last_message']>): string {
+  const what = message.text ?? (message.type === 'template' ? 'Template message' : `${message.type} message`);
+  return message.private ? `Note: ${what}` : what;
+}
+
 /** Open while the last inbound message is less than 24 hours old (decisions §15); the server decides on send. */
 export function windowOpen(conversation: InboxConversation, now = Date.now()): boolean {
   return Boolean(conversation.window_expires_at && Date.parse(conversation.window_expires_at) > now);

@@ -6,11 +6,12 @@
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useLayoutEffect, useRef } from 'react';
 import { Button } from 'react-aria-components';
+import { Link } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { useTime } from '../../ui/session.tsx';
 import { Empty, ErrorState, Loading, QueryView } from '../../ui/states.tsx';
-import { ContactName } from './contact-name.tsx';
+import { contactLabel } from './contact-name.tsx';
 import { failureSentence, type InboxMessage } from './conversation-types.ts';
 import { MessageMedia } from './message-media.tsx';
 import { ReplyBox } from './reply-box.tsx';
@@ -74,7 +75,8 @@ function MessageItem({ message, byId }: { message: InboxMessage; byId: Map<strin
       </div>
       {failed ? (
         <p className="message-error">
-          {failureSentence(message.error ?? 'platform_error')}
+          {failureSentence(message.error ?? 'platform_error')}{' '}
+          <code className="muted">({message.error ?? 'platform_error'})</code>
           {message.error_message ? <span className="muted"> ({message.error_message})</span> : null}
         </p>
       ) : null}
@@ -158,9 +160,16 @@ export function ConversationView({ id }: { id: string }) {
     queryKey: keys.conversations.detail(id),
     queryFn: () => api.conversations.get(id),
   });
+  // The conversation on screen is read (decisions §19): marked as each message arrives, its own count reset at once
+  // so that the next arrival (1 again) marks it too.
   const markRead = useMutation({
     mutationFn: () => api.conversations.markRead(id),
-    onSuccess: () => void queryClient.invalidateQueries({ queryKey: keys.conversations.list() }),
+    onSuccess: () => {
+      queryClient.setQueryData(keys.conversations.detail(id), (current: typeof conversation.data) =>
+        current ? { ...current, unread_count: 0 } : current,
+      );
+      void queryClient.invalidateQueries({ queryKey: keys.conversations.list() });
+    },
   });
   const unread = conversation.data?.unread_count ?? 0;
   // biome-ignore lint/correctness/useExhaustiveDependencies: marks read once per opening and per new unread message
@@ -172,9 +181,10 @@ export function ConversationView({ id }: { id: string }) {
     <QueryView query={conversation}>
       {(data) => (
         <article className="card conversation" aria-labelledby="conversation-title">
-          <h2 id="conversation-title">
-            <ContactName id={data.contact_id} />
-          </h2>
+          <Link className="back-link" to="/inbox">
+            ← All conversations
+          </Link>
+          <h2 id="conversation-title">{contactLabel(data.contact)}</h2>
           <MessageList key={id} id={id} />
           <ReplyBox conversation={data} />
         </article>

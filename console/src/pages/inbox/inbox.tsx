@@ -1,5 +1,5 @@
 // Inbox (decisions §17, flow 2): conversations by latest activity with unread counts and the window's state; the
-// chosen conversation beside them (below them on a phone).
+// chosen conversation beside them; on a phone the list and a conversation are separate views (decisions §19).
 import { useQuery } from '@tanstack/react-query';
 import { Link, useParams } from 'react-router';
 import { api } from '../../api/client.ts';
@@ -7,9 +7,9 @@ import { keys } from '../../api/keys.ts';
 import { Page } from '../../ui/page.tsx';
 import { useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
-import { ContactName } from './contact-name.tsx';
+import { contactLabel } from './contact-name.tsx';
 import { ConversationView } from './conversation.tsx';
-import { type InboxConversation, windowOpen } from './conversation-types.ts';
+import { type InboxConversation, previewOf, windowOpen } from './conversation-types.ts';
 
 const PAGE_SIZE = 25;
 
@@ -22,7 +22,7 @@ export function InboxPage() {
   });
   return (
     <Page title="Inbox">
-      <div className="inbox">
+      <div className={conversationId ? 'inbox inbox-chosen' : 'inbox'}>
         <nav aria-label="Conversations">
           <QueryView
             query={query}
@@ -32,7 +32,8 @@ export function InboxPage() {
             {(page) => (
               <ul className="conversation-list">
                 {(page.items as InboxConversation[]).map((conversation) => {
-                  const unread = conversation.unread_count ?? 0;
+                  // The conversation on screen is being read: it counts no unread (decisions §19).
+                  const unread = conversation.id === conversationId ? 0 : (conversation.unread_count ?? 0);
                   return (
                     <li key={conversation.id}>
                       <Link
@@ -40,10 +41,12 @@ export function InboxPage() {
                         aria-current={conversation.id === conversationId ? 'page' : undefined}
                       >
                         <span>
-                          <strong>
-                            <ContactName id={conversation.contact_id} />
-                          </strong>
+                          {/* decisions §19: the name and the preview come with the list, no request per row. */}
+                          <strong>{contactLabel(conversation.contact)}</strong>
                           <br />
+                          {conversation.last_message ? (
+                            <span className="conversation-preview">{previewOf(conversation.last_message)}</span>
+                          ) : null}
                           <span className="muted">{time(conversation.last_message_at)}</span>
                         </span>
                         <span>

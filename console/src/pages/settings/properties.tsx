@@ -3,6 +3,7 @@ import type { Property, PropertyInput } from '@crm-messaging/sdk';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Form } from 'react-aria-components';
+import { keyFromName } from '../../../../src/lib/keys.ts';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { showError } from '../../ui/errors.ts';
@@ -35,13 +36,7 @@ function optionsOf(text: string): { key: string; label: string }[] {
     .split(',')
     .map((label) => label.trim())
     .filter(Boolean)
-    .map((label) => ({
-      key: label
-        .toLowerCase()
-        .replace(/[^a-z0-9]+/g, '_')
-        .replace(/^_+|_+$/g, ''),
-      label,
-    }));
+    .map((label) => ({ key: keyFromName(label, 'option'), label }));
 }
 
 export function PropertiesSection() {
@@ -49,6 +44,12 @@ export function PropertiesSection() {
   const properties = useProperties();
   const [label, setLabel] = useState('');
   const [key, setKey] = useState('');
+  // The key follows the label (the server's own slug rule, decisions §6) until the person edits it by hand (D242).
+  const [keyEdited, setKeyEdited] = useState(false);
+  const changeLabel = (value: string) => {
+    setLabel(value);
+    if (!keyEdited) setKey(value.trim() ? keyFromName(value, 'property') : '');
+  };
   const [kind, setKind] = useState('TEXT');
   const [options, setOptions] = useState('');
   const [currency, setCurrency] = useState('');
@@ -58,6 +59,7 @@ export function PropertiesSection() {
     onSuccess: () => {
       setLabel('');
       setKey('');
+      setKeyEdited(false);
       setOptions('');
       refresh();
     },
@@ -125,7 +127,7 @@ export function PropertiesSection() {
           name="label"
           isRequired
           value={label}
-          onChange={setLabel}
+          onChange={changeLabel}
           error={create.fieldError('label')}
         />
         <TextInput
@@ -134,7 +136,10 @@ export function PropertiesSection() {
           isRequired
           description="Lower case letters, digits and _."
           value={key}
-          onChange={setKey}
+          onChange={(value) => {
+            setKey(value);
+            setKeyEdited(value !== '');
+          }}
           error={create.fieldError('key')}
         />
         <SelectInput

@@ -1,4 +1,5 @@
-// Users: invite (the one-time sign-in link shown to pass on), change a role, remove after a confirmation.
+// Users: invite by name and email (the one-time sign-in link shown to pass on), a new link for one who lost theirs,
+// change a role, remove after a confirmation.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Form } from 'react-aria-components';
@@ -23,15 +24,19 @@ export function UsersSection() {
   const time = useTime();
   const { user: me } = useSession();
   const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
   const [role, setRole] = useState<User['role']>('agent');
   const [invited, setInvited] = useState<InvitedUser | null>(null);
+  const [link, setLink] = useState<{ email: string; url: string } | null>(null);
   const list = useQuery({ queryKey: keys.users.list(), queryFn: users.list });
   const refresh = () => void queryClient.invalidateQueries({ queryKey: keys.users.all });
   const invite = useApiForm({
-    mutationFn: () => users.invite({ email, role }),
+    mutationFn: () => users.invite({ email, role, ...(name.trim() ? { name: name.trim() } : {}) }),
     onSuccess: (user) => {
       setInvited(user);
+      setLink(null);
       setEmail('');
+      setName('');
       refresh();
     },
   });
@@ -40,7 +45,15 @@ export function UsersSection() {
     onSuccess: refresh,
   });
   const remove = useMutation({ mutationFn: users.remove, onSuccess: refresh });
-  const error = update.error ?? remove.error;
+  const newLink = useMutation({
+    mutationFn: (user: User) =>
+      users.newSignInLink(user.id).then((answer) => ({ email: user.email, url: answer.sign_in_url })),
+    onSuccess: (issued) => {
+      setLink(issued);
+      setInvited(null);
+    },
+  });
+  const error = update.error ?? remove.error ?? newLink.error;
   return (
     <section className="card" aria-labelledby="users-title">
       <h2 id="users-title">Users</h2>
@@ -62,6 +75,11 @@ export function UsersSection() {
                     options={ROLES}
                   />
                   {user.id === me.id ? null : (
+                    <Button onPress={() => newLink.mutate(user)} isDisabled={newLink.isPending}>
+                      New sign-in link for {user.email}
+                    </Button>
+                  )}
+                  {user.id === me.id ? null : (
                     <ConfirmButton
                       label={`Remove ${user.email}`}
                       title="Remove this user?"
@@ -78,6 +96,7 @@ export function UsersSection() {
         )}
       </QueryView>
       {invited ? <ShownOnce label="Sign-in link" value={invited.sign_in_url} /> : null}
+      {link ? <ShownOnce label={`Sign-in link for ${link.email}`} value={link.url} /> : null}
       <Form
         validationBehavior="aria"
         className="filters"
@@ -87,6 +106,13 @@ export function UsersSection() {
           invite.mutate(undefined);
         }}
       >
+        <TextInput
+          label="Name of the new user"
+          name="name"
+          value={name}
+          onChange={setName}
+          error={invite.fieldError('name')}
+        />
         <TextInput
           label="Email of the new user"
           name="email"

@@ -10,6 +10,7 @@ import { keys } from '../../api/keys.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
 import { FormError, useApiForm } from '../../ui/form.tsx';
 import { Page } from '../../ui/page.tsx';
+import { TEMPLATE_LANGUAGES } from '../../ui/template-languages.ts';
 
 /** `{{1}}` or `{{name}}` filled with the example given for it, so the preview reads like a real message. */
 function fill(text: string, examples: string[]): string {
@@ -72,12 +73,12 @@ export function NewTemplatePage() {
             onChange={setName}
             error={form.fieldError('name')}
           />
-          <TextInput
+          <SelectInput
             label="Language"
             name="language"
-            isRequired
             value={language}
-            onChange={setLanguage}
+            onChange={(value) => setLanguage(value ?? 'en_US')}
+            options={TEMPLATE_LANGUAGES}
             error={form.fieldError('language')}
           />
           <SelectInput
