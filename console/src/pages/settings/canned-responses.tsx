@@ -23,6 +23,8 @@ export function CannedResponsesPage() {
   const list = useQuery({ queryKey: keys.cannedResponses.list({ q }), queryFn: () => cannedResponses.list({ q }) });
   const [editing, setEditing] = useState<CannedResponse | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  // A new key after each save empties the form for the next one.
+  const [saves, setSaves] = useState(0);
   const formRef = useRef<HTMLElement>(null);
   const refresh = () => void queryClient.invalidateQueries({ queryKey: keys.cannedResponses.all });
   const search = (value: string) => {
@@ -99,10 +101,11 @@ export function CannedResponsesPage() {
       <section className="card" aria-labelledby="canned-form-title" ref={formRef}>
         <h2 id="canned-form-title">{editing ? `Edit /${editing.short_code}` : 'New canned response'}</h2>
         <CannedResponseForm
-          key={editing?.id ?? 'new'}
+          key={`${editing?.id ?? 'new'}-${saves}`}
           response={editing}
           onSaved={(saved, created) => {
             setEditing(null);
+            setSaves((count) => count + 1);
             setNotice(created ? `/${saved.short_code} created.` : `/${saved.short_code} saved.`);
             refresh();
           }}

@@ -33,6 +33,8 @@ export function TeamsPage() {
   /** The team being edited; null: the form creates a new one. */
   const [editing, setEditing] = useState<Team | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
+  // A new key after each save empties the form for the next one.
+  const [saves, setSaves] = useState(0);
   const formRef = useRef<HTMLElement>(null);
   const refresh = () => void queryClient.invalidateQueries({ queryKey: keys.teams.all });
   const remove = useMutation({
@@ -114,11 +116,12 @@ export function TeamsPage() {
         <QueryView query={people}>
           {(data) => (
             <TeamForm
-              key={editing?.id ?? 'new'}
+              key={`${editing?.id ?? 'new'}-${saves}`}
               team={editing}
               people={data.items}
               onSaved={(team, created) => {
                 setEditing(null);
+                setSaves((count) => count + 1);
                 setNotice(created ? `Team ${team.name} created.` : `Team ${team.name} saved.`);
                 refresh();
               }}
