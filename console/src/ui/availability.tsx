@@ -9,8 +9,8 @@ import { keys } from '../api/keys.ts';
 import { showError } from './errors.ts';
 import { useSession } from './session.tsx';
 
-/** The console-only route for the signed-in person's own availability (the team-inbox branch's). */
-const setAvailability = (available: boolean) => api.request<unknown>('PATCH', '/session', { body: { available } });
+/** `PATCH /app/api/me` (console only, any role): the signed-in person's own availability. */
+const setAvailability = (available: boolean) => api.request<unknown>('PATCH', '/me', { body: { available } });
 
 export function AvailabilitySwitch() {
   const { user } = useSession();
