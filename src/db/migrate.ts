@@ -31,6 +31,7 @@ import * as recipientRoom from './migrations/0032-recipient-room.ts';
 import * as recipientListingOrder from './migrations/0033-recipient-listing-order.ts';
 import * as messageKeys from './migrations/0034-message-keys.ts';
 import * as recipientValues from './migrations/0035-recipient-values.ts';
+import * as teamInbox from './migrations/0037-team-inbox.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -65,6 +66,7 @@ export const migrations: Record<string, Migration> = {
   '0034-message-keys': messageKeys,
   '0035-recipient-values': recipientValues,
   '0025-late-reports': lateReports,
+  '0037-team-inbox': teamInbox,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {

@@ -5,10 +5,58 @@ import { DateTime, IdParam, Nullable, OpenEnum, StringEnum } from '../../http/sc
 export const SENDERS = ['contact', 'agent', 'ai', 'system'] as const;
 export const MESSAGE_STATUSES = ['received', 'sending', 'sent', 'delivered', 'read', 'failed'] as const;
 
+/** decisions §19: the contact as a conversation's list row shows it. */
+export const ConversationContactSchema = Type.Object(
+  {
+    id: Type.String(),
+    first_name: Nullable(Type.String()),
+    last_name: Nullable(Type.String()),
+    phone: Nullable(Type.String()),
+  },
+  { additionalProperties: false, title: 'ConversationContact', description: 'The contact of a conversation.' },
+);
+
+/** decisions §19: the newest message of a conversation (notes included), for a list row's preview. */
+export const LastMessageSchema = Type.Object(
+  {
+    id: Type.String(),
+    sender: OpenEnum(SENDERS),
+    type: Type.String(),
+    text: Nullable(Type.String()),
+    private: Type.Boolean({ description: 'True for a private note.' }),
+    created_at: DateTime,
+  },
+  { additionalProperties: false, title: 'LastMessage', description: 'The newest message of a conversation.' },
+);
+
+export const CONVERSATION_STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
+export const PRIORITIES = ['none', 'low', 'medium', 'high', 'urgent'] as const;
+
+/** decisions §19: who owns a conversation: a user of the organization, or the assistant (§20); null: no one. */
+const assignee = (title: string) =>
+  Type.Union(
+    [
+      Type.Object(
+        { type: StringEnum(['user'] as const), id: Type.String({ minLength: 1, maxLength: 64 }) },
+        { additionalProperties: false },
+      ),
+      Type.Object({ type: StringEnum(['ai'] as const) }, { additionalProperties: false }),
+    ],
+    {
+      title,
+      description: 'A user of the organization (`{type: "user", id}`) or the assistant (`{type: "ai"}`).',
+    },
+  );
+export const AssigneeSchema = assignee('Assignee');
+
+const LabelsSchema = Type.Array(Type.String(), { description: 'decisions §19: in the order given.' });
+
 export const ConversationSchema = Type.Object(
   {
     id: Type.String(),
     contact_id: Type.String(),
+    contact: ConversationContactSchema,
+    last_message: Nullable(LastMessageSchema),
     channel_id: Type.String({ description: 'The connected number of the conversation.' }),
     last_message_at: DateTime,
     last_inbound_at: Nullable({ ...DateTime, description: 'decisions §15: the contact’s newest message, or null.' }),
@@ -19,6 +67,21 @@ export const ConversationSchema = Type.Object(
         'replies are free; after it, only templates.',
     }),
     unread_count: Type.Integer({ minimum: 0, description: 'Inbound messages since the last read call.' }),
+    status: OpenEnum(CONVERSATION_STATUSES, { description: 'decisions §19: a new conversation starts `open`.' }),
+    snoozed_until: Nullable({
+      ...DateTime,
+      description: 'When a snooze ends (then `open` again); null while not snoozed or snoozed until the next message.',
+    }),
+    assignee: Nullable(AssigneeSchema),
+    team_id: Nullable(Type.String()),
+    priority: OpenEnum(PRIORITIES),
+    labels: LabelsSchema,
+    waiting_since: Nullable({
+      ...DateTime,
+      description: 'The oldest contact message not yet answered by an `agent`, `ai` or `system` message, else null.',
+    }),
+    first_reply_at: Nullable({ ...DateTime, description: 'The first `agent` or `ai` message, else null.' }),
+    last_activity_at: { ...DateTime, description: 'The newest message’s time (notes included), else the creation.' },
     created_at: DateTime,
     updated_at: DateTime,
   },
@@ -30,11 +93,34 @@ export const ConversationSchema = Type.Object(
       {
         id: 'cv_01JH5ZR6D7E8F9G0H1J2K3L4M5',
         contact_id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+        contact: {
+          id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+          first_name: 'Ana',
+          last_name: 'García',
+          phone: '+5215512345678',
+        },
+        last_message: {
+          id: 'msg_01JH5ZS7E8F9G0H1J2K3L4M5N7',
+          sender: 'contact',
+          type: 'text',
+          text: 'Is my order on its way?',
+          private: false,
+          created_at: '2026-01-15T09:31:00.000Z',
+        },
         channel_id: 'ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0',
         last_message_at: '2026-01-15T09:31:00.000Z',
         last_inbound_at: '2026-01-15T09:31:00.000Z',
         window_expires_at: '2026-01-16T09:31:00.000Z',
         unread_count: 1,
+        status: 'open',
+        snoozed_until: null,
+        assignee: { type: 'user', id: 'usr_01JH5ZP5C6D7E8F9G0H1J2K3L4' },
+        team_id: 'team_01JH5ZQ6D7E8F9G0H1J2K3L4M5',
+        priority: 'high',
+        labels: ['shipping'],
+        waiting_since: '2026-01-15T09:31:00.000Z',
+        first_reply_at: null,
+        last_activity_at: '2026-01-15T09:31:00.000Z',
         created_at: '2026-01-15T09:30:00.000Z',
         updated_at: '2026-01-15T09:31:00.000Z',
       },
@@ -83,6 +169,12 @@ export const MessageSchema = Type.Object(
     ),
     media: Nullable(MessageMediaSchema),
     reply_to: Nullable(Type.String({ description: 'decisions §15: the id of the message this one answers.' })),
+    author_id: Nullable(
+      Type.String({
+        description: 'decisions §19: the user who wrote it in the console; null for a key, the contact or the system.',
+      }),
+    ),
+    private: Type.Boolean({ description: 'decisions §19: true for a private note (never sent to the contact).' }),
     created_at: DateTime,
     sent_at: Nullable(DateTime),
     delivered_at: Nullable(DateTime),
@@ -116,6 +208,8 @@ export const MessageSchema = Type.Object(
         failed_at: null,
         media: null,
         reply_to: null,
+        author_id: null,
+        private: false,
       },
     ],
   },
@@ -158,3 +252,33 @@ export const MessageListQuery = Type.Object(
 export type MessageListQuery = Static<typeof MessageListQuery>;
 
 export const ConversationIdParams = IdParam('conversation_id');
+
+/** decisions §19: a label, 1–50 characters without surrounding spaces. */
+const Label = Type.String({ minLength: 1, maxLength: 50, pattern: '^\\S(.*\\S)?$' });
+
+export const ConversationPatchBody = Type.Object(
+  {
+    status: Type.Optional(StringEnum(CONVERSATION_STATUSES)),
+    snoozed_until: Type.Optional(
+      Nullable(
+        Type.String({
+          format: 'date-time',
+          description: 'Only with `status: "snoozed"`: in the future, at most 90 days ahead.',
+        }),
+      ),
+    ),
+    assignee: Type.Optional(Nullable(assignee('AssigneeInput'))),
+    team_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    priority: Type.Optional(StringEnum(PRIORITIES)),
+    labels: Type.Optional(
+      Type.Array(Label, { maxItems: 20, description: 'Replaces the set: at most 20, unique ignoring case.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'ConversationPatch',
+    description: 'decisions §19: the fields to change; a field left out stays as it is.',
+    examples: [{ status: 'snoozed', snoozed_until: '2026-01-16T09:00:00.000Z', priority: 'high', labels: ['vip'] }],
+  },
+);
+export type ConversationPatchBody = Static<typeof ConversationPatchBody>;
