@@ -18,6 +18,7 @@ export const operationTable = {
   replyToConversation: { method: 'POST', path: '/v1/conversations/{conversation_id}/messages', idempotencyKey: true },
   markConversationRead: { method: 'POST', path: '/v1/conversations/{conversation_id}/read' },
   downloadConversationMessageMedia: { method: 'GET', path: '/v1/conversations/{conversation_id}/messages/{message_id}/media' },
+  createConversationNote: { method: 'POST', path: '/v1/conversations/{conversation_id}/notes' },
   retryBroadcast: { method: 'POST', path: '/v1/broadcasts/{broadcast_id}/retry', idempotencyKey: true },
   sendTemplate: { method: 'POST', path: '/v1/templates/{template_id}/send', idempotencyKey: true },
   listBroadcasts: { method: 'GET', path: '/v1/broadcasts' },
@@ -56,6 +57,7 @@ export const operationTable = {
   testWebhookEndpoint: { method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/test' },
   listWebhookDeliveries: { method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries' },
   retryWebhookDelivery: { method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry' },
+  listUsers: { method: 'GET', path: '/v1/users' },
 } as const;
 
 /** The scopes an API key may be limited to (decisions §18), without `*` (every operation, given alone). */

@@ -32,6 +32,7 @@ export const ALL_SCOPES = '*';
 export const OPERATION_SCOPES = {
   getMe: 'account:read',
   listMessagingPhones: 'account:read',
+  listUsers: 'account:read',
 
   listContacts: 'contacts:read',
   getContact: 'contacts:read',
@@ -60,6 +61,7 @@ export const OPERATION_SCOPES = {
   listConversationMessages: 'conversations:read',
   markConversationRead: 'conversations:write',
   updateConversation: 'conversations:write',
+  createConversationNote: 'conversations:write',
   downloadConversationMessageMedia: 'conversations:read',
   replyToConversation: 'conversations:write',
 
