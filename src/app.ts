@@ -37,6 +37,7 @@ import { operatorRoutes } from './modules/operator/operator.routes.ts';
 import { propertiesRoutes } from './modules/properties/properties.routes.ts';
 import { sessionRoutes } from './modules/sessions/sessions.routes.ts';
 import { subOriginsRoutes } from './modules/sub-origins/sub-origins.routes.ts';
+import { teamsRoutes } from './modules/teams/teams.routes.ts';
 import { templateRoutes } from './modules/templates/templates.routes.ts';
 import { peopleRoutes, usersRoutes } from './modules/users/users.routes.ts';
 import { webhookEndpointsRoutes } from './modules/webhook-endpoints/webhook-endpoints.routes.ts';
@@ -199,4 +200,5 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   subOriginsRoutes(scope, services.subOrigins);
   webhookEndpointsRoutes(scope, services.webhookEndpoints);
   peopleRoutes(scope, services.users);
+  teamsRoutes(scope, services.teams);
 }

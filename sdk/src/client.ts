@@ -321,6 +321,20 @@ export class CrmClient {
       this.#call('createConversationNote', [conversationId], { ...options, body }),
   };
 
+  /** decisions §19: teams of people, with auto-assignment. */
+  readonly teams = {
+    list: (options?: CallOptions): Promise<ResponseOf<'listTeams'>> => this.#call('listTeams', [], options),
+    create: (body: BodyOf<'createTeam'>, options?: CallOptions): Promise<ResponseOf<'createTeam'>> =>
+      this.#call('createTeam', [], { ...options, body }),
+    get: (teamId: string, options?: CallOptions): Promise<ResponseOf<'getTeam'>> =>
+      this.#call('getTeam', [teamId], options),
+    update: (teamId: string, body: BodyOf<'updateTeam'>, options?: CallOptions): Promise<ResponseOf<'updateTeam'>> =>
+      this.#call('updateTeam', [teamId], { ...options, body }),
+    /** Its conversations stay, with `team_id: null`. */
+    delete: (teamId: string, options?: CallOptions): Promise<ResponseOf<'deleteTeam'>> =>
+      this.#call('deleteTeam', [teamId], options),
+  };
+
   /** decisions §19: the organization's people. */
   readonly users = {
     /** GET /v1/users: every person with their role and availability (`{items}`, whole). */
@@ -421,6 +435,11 @@ export const methodOfOperation = {
   updateConversation: 'conversations.update',
   createConversationNote: 'notes.create',
   listUsers: 'users.list',
+  listTeams: 'teams.list',
+  createTeam: 'teams.create',
+  getTeam: 'teams.get',
+  updateTeam: 'teams.update',
+  deleteTeam: 'teams.delete',
   listConversationMessages: 'conversations.messages',
   markConversationRead: 'conversations.markRead',
   downloadConversationMessageMedia: 'conversations.downloadMedia',

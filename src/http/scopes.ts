@@ -18,6 +18,8 @@ export const SCOPES = [
   'broadcasts:write',
   'webhooks:read',
   'webhooks:write',
+  'teams:read',
+  'teams:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -90,6 +92,12 @@ export const OPERATION_SCOPES = {
   rotateWebhookEndpointSecret: 'webhooks:write',
   testWebhookEndpoint: 'webhooks:write',
   retryWebhookDelivery: 'webhooks:write',
+
+  listTeams: 'teams:read',
+  getTeam: 'teams:read',
+  createTeam: 'teams:write',
+  updateTeam: 'teams:write',
+  deleteTeam: 'teams:write',
 } as const satisfies Record<string, Scope>;
 export type OperationId = keyof typeof OPERATION_SCOPES;
 
