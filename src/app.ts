@@ -23,6 +23,7 @@ import { accountRoutes } from './modules/account/account.routes.ts';
 import { audienceRoutes } from './modules/broadcasts/audience.routes.ts';
 import { broadcastsRoutes } from './modules/broadcasts/broadcasts.routes.ts';
 import { sendRoutes } from './modules/broadcasts/send.routes.ts';
+import { cannedResponsesRoutes } from './modules/canned-responses/canned-responses.routes.ts';
 import { channelRoutes } from './modules/channels/channels.routes.ts';
 import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
@@ -201,4 +202,5 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   webhookEndpointsRoutes(scope, services.webhookEndpoints);
   peopleRoutes(scope, services.users);
   teamsRoutes(scope, services.teams);
+  cannedResponsesRoutes(scope, services.cannedResponses);
 }

@@ -25,6 +25,7 @@ import { createBroadcastsService } from './modules/broadcasts/broadcasts.service
 import { broadcastStatusHandlers } from './modules/broadcasts/platform-status.handlers.ts';
 import { countPendingRecipients } from './modules/broadcasts/recipients.repo.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
+import { createCannedResponsesService } from './modules/canned-responses/canned-responses.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
@@ -150,6 +151,7 @@ export function wire(input: WiringInput) {
     properties: createPropertiesService({ db, clock }),
     funnelStages: createFunnelStagesService({ db, clock }),
     teams: createTeamsService({ db, clock }),
+    cannedResponses: createCannedResponsesService({ db, clock }),
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
     conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),

@@ -335,6 +335,28 @@ export class CrmClient {
       this.#call('deleteTeam', [teamId], options),
   };
 
+  /** decisions §19: saved replies, inserted by short code. */
+  readonly cannedResponses = {
+    /** `q` keeps those whose short code starts with it or whose text holds it, ignoring case. */
+    list: (
+      query: QueryOf<'listCannedResponses'> = {},
+      options?: CallOptions,
+    ): Promise<ResponseOf<'listCannedResponses'>> => this.#call('listCannedResponses', [], { ...options, query }),
+    create: (
+      body: BodyOf<'createCannedResponse'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'createCannedResponse'>> => this.#call('createCannedResponse', [], { ...options, body }),
+    get: (id: string, options?: CallOptions): Promise<ResponseOf<'getCannedResponse'>> =>
+      this.#call('getCannedResponse', [id], options),
+    update: (
+      id: string,
+      body: BodyOf<'updateCannedResponse'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'updateCannedResponse'>> => this.#call('updateCannedResponse', [id], { ...options, body }),
+    delete: (id: string, options?: CallOptions): Promise<ResponseOf<'deleteCannedResponse'>> =>
+      this.#call('deleteCannedResponse', [id], options),
+  };
+
   /** decisions §19: the organization's people. */
   readonly users = {
     /** GET /v1/users: every person with their role and availability (`{items}`, whole). */
@@ -436,6 +458,11 @@ export const methodOfOperation = {
   createConversationNote: 'notes.create',
   listUsers: 'users.list',
   listTeams: 'teams.list',
+  listCannedResponses: 'cannedResponses.list',
+  createCannedResponse: 'cannedResponses.create',
+  getCannedResponse: 'cannedResponses.get',
+  updateCannedResponse: 'cannedResponses.update',
+  deleteCannedResponse: 'cannedResponses.delete',
   createTeam: 'teams.create',
   getTeam: 'teams.get',
   updateTeam: 'teams.update',

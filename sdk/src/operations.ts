@@ -63,6 +63,11 @@ export const operationTable = {
   getTeam: { method: 'GET', path: '/v1/teams/{team_id}' },
   updateTeam: { method: 'PATCH', path: '/v1/teams/{team_id}' },
   deleteTeam: { method: 'DELETE', path: '/v1/teams/{team_id}' },
+  listCannedResponses: { method: 'GET', path: '/v1/canned-responses' },
+  createCannedResponse: { method: 'POST', path: '/v1/canned-responses' },
+  getCannedResponse: { method: 'GET', path: '/v1/canned-responses/{canned_response_id}' },
+  updateCannedResponse: { method: 'PATCH', path: '/v1/canned-responses/{canned_response_id}' },
+  deleteCannedResponse: { method: 'DELETE', path: '/v1/canned-responses/{canned_response_id}' },
 } as const;
 
 /** The scopes an API key may be limited to (decisions §18), without `*` (every operation, given alone). */

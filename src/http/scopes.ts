@@ -64,6 +64,11 @@ export const OPERATION_SCOPES = {
   markConversationRead: 'conversations:write',
   updateConversation: 'conversations:write',
   createConversationNote: 'conversations:write',
+  listCannedResponses: 'conversations:read',
+  getCannedResponse: 'conversations:read',
+  createCannedResponse: 'conversations:write',
+  updateCannedResponse: 'conversations:write',
+  deleteCannedResponse: 'conversations:write',
   downloadConversationMessageMedia: 'conversations:read',
   replyToConversation: 'conversations:write',
 
