@@ -58,6 +58,16 @@ export const operationTable = {
   listWebhookDeliveries: { method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries' },
   retryWebhookDelivery: { method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry' },
   listUsers: { method: 'GET', path: '/v1/users' },
+  listTeams: { method: 'GET', path: '/v1/teams' },
+  createTeam: { method: 'POST', path: '/v1/teams' },
+  getTeam: { method: 'GET', path: '/v1/teams/{team_id}' },
+  updateTeam: { method: 'PATCH', path: '/v1/teams/{team_id}' },
+  deleteTeam: { method: 'DELETE', path: '/v1/teams/{team_id}' },
+  listCannedResponses: { method: 'GET', path: '/v1/canned-responses' },
+  createCannedResponse: { method: 'POST', path: '/v1/canned-responses' },
+  getCannedResponse: { method: 'GET', path: '/v1/canned-responses/{canned_response_id}' },
+  updateCannedResponse: { method: 'PATCH', path: '/v1/canned-responses/{canned_response_id}' },
+  deleteCannedResponse: { method: 'DELETE', path: '/v1/canned-responses/{canned_response_id}' },
 } as const;
 
 /** The scopes an API key may be limited to (decisions §18), without `*` (every operation, given alone). */
@@ -75,5 +85,7 @@ export const apiKeyScopes = [
   'broadcasts:write',
   'webhooks:read',
   'webhooks:write',
+  'teams:read',
+  'teams:write',
 ] as const;
 export type ApiKeyScope = (typeof apiKeyScopes)[number];

@@ -18,6 +18,8 @@ export const SCOPES = [
   'broadcasts:write',
   'webhooks:read',
   'webhooks:write',
+  'teams:read',
+  'teams:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -62,6 +64,11 @@ export const OPERATION_SCOPES = {
   markConversationRead: 'conversations:write',
   updateConversation: 'conversations:write',
   createConversationNote: 'conversations:write',
+  listCannedResponses: 'conversations:read',
+  getCannedResponse: 'conversations:read',
+  createCannedResponse: 'conversations:write',
+  updateCannedResponse: 'conversations:write',
+  deleteCannedResponse: 'conversations:write',
   downloadConversationMessageMedia: 'conversations:read',
   replyToConversation: 'conversations:write',
 
@@ -90,6 +97,12 @@ export const OPERATION_SCOPES = {
   rotateWebhookEndpointSecret: 'webhooks:write',
   testWebhookEndpoint: 'webhooks:write',
   retryWebhookDelivery: 'webhooks:write',
+
+  listTeams: 'teams:read',
+  getTeam: 'teams:read',
+  createTeam: 'teams:write',
+  updateTeam: 'teams:write',
+  deleteTeam: 'teams:write',
 } as const satisfies Record<string, Scope>;
 export type OperationId = keyof typeof OPERATION_SCOPES;
 
