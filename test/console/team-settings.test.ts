@@ -211,6 +211,9 @@ describe('team settings', { timeout: 90_000 }, () => {
     await page.reload();
     await page.getByRole('heading', { level: 1, name: 'Canned responses' }).waitFor();
     expect(await page.getByRole('switch', { name: 'Available' }).isChecked()).toBe(false);
+    // A team's form marks the people who are away.
+    await settingsSection('Teams');
+    await page.getByRole('region', { name: 'New team' }).getByRole('checkbox', { name: 'Ada Admin (away)' }).waitFor();
     // The phone's frame keeps the switch within 390 px.
     await page.setViewportSize(VIEWPORTS.phone);
     await press(page.getByRole('switch', { name: 'Available' }));

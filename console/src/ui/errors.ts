@@ -15,6 +15,7 @@ const SENTENCES: Record<string, string> = {
   duplicate: 'This is already taken: choose another.',
   duplicate_user: 'A user with this email already exists.',
   team_limit: 'An organization has at most 100 teams: delete one first.',
+  canned_response_limit: 'An organization has at most 1,000 canned responses: delete one first.',
   invalid_credentials: 'The email or password is not right.',
   too_many_sign_in_attempts: 'Too many failed sign-ins for this email. Wait a few minutes and try again.',
   sign_in_link_expired: 'This sign-in link was used already or has expired. Ask an admin for a new one.',

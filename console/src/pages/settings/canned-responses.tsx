@@ -5,6 +5,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { Button, Form, Input, Label, SearchField } from 'react-aria-components';
 import { useSearchParams } from 'react-router';
+import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
@@ -14,13 +15,16 @@ import { FormError, useApiForm } from '../../ui/form.tsx';
 import { Page } from '../../ui/page.tsx';
 import { QueryView } from '../../ui/states.tsx';
 import { SettingsNav } from './settings-nav.tsx';
-import { type CannedResponse, cannedResponses } from './team-api.ts';
+import type { CannedResponse } from './team-api.ts';
 
 export function CannedResponsesPage() {
   const queryClient = useQueryClient();
   const [params, setParams] = useSearchParams();
   const q = params.get('q') ?? '';
-  const list = useQuery({ queryKey: keys.cannedResponses.list({ q }), queryFn: () => cannedResponses.list({ q }) });
+  const list = useQuery({
+    queryKey: keys.cannedResponses.list({ q }),
+    queryFn: () => api.cannedResponses.list(q ? { q } : {}),
+  });
   const [editing, setEditing] = useState<CannedResponse | null>(null);
   const [notice, setNotice] = useState<string | null>(null);
   // A new key after each save empties the form for the next one.
@@ -34,7 +38,7 @@ export function CannedResponsesPage() {
     setParams(next, { replace: true });
   };
   const remove = useMutation({
-    mutationFn: (response: CannedResponse) => cannedResponses.delete(response.id),
+    mutationFn: (response: CannedResponse) => api.cannedResponses.delete(response.id),
     onSuccess: (_data, response) => {
       if (editing?.id === response.id) setEditing(null);
       setNotice(`/${response.short_code} deleted.`);
@@ -130,7 +134,7 @@ function CannedResponseForm({
   const save = useApiForm({
     mutationFn: () => {
       const body = { short_code: shortCode, text };
-      return response ? cannedResponses.update(response.id, body) : cannedResponses.create(body);
+      return response ? api.cannedResponses.update(response.id, body) : api.cannedResponses.create(body);
     },
     onSuccess: (saved) => onSaved(saved, response === null),
   });

@@ -4,6 +4,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { Button, Checkbox, CheckboxGroup, Form, Label, Switch } from 'react-aria-components';
+import { api } from '../../api/client.ts';
 import { users as usersApi } from '../../api/console-api.ts';
 import { keys } from '../../api/keys.ts';
 import type { User } from '../../api/session.ts';
@@ -15,20 +16,15 @@ import { FormError, useApiForm } from '../../ui/form.tsx';
 import { Page } from '../../ui/page.tsx';
 import { QueryView } from '../../ui/states.tsx';
 import { SettingsNav } from './settings-nav.tsx';
-import { type Team, type TeamInput, teams } from './team-api.ts';
+import type { Team } from './team-api.ts';
 
 /** A person as the team pages show them; `available` comes with decisions §19's users list. */
 type Person = User & { available?: boolean };
 const personName = (person: Person) => person.name ?? person.email;
 
-/** The limit as typed: a whole number when it is one, else the text itself, for the server to refuse at the field. */
-function limitOf(text: string): number | string {
-  return /^\s*\d+\s*$/.test(text) ? Number(text) : text;
-}
-
 export function TeamsPage() {
   const queryClient = useQueryClient();
-  const list = useQuery({ queryKey: keys.teams.list(), queryFn: teams.list });
+  const list = useQuery({ queryKey: keys.teams.list(), queryFn: () => api.teams.list() });
   const people = useQuery({ queryKey: keys.users.list(), queryFn: usersApi.list });
   /** The team being edited; null: the form creates a new one. */
   const [editing, setEditing] = useState<Team | null>(null);
@@ -38,7 +34,7 @@ export function TeamsPage() {
   const formRef = useRef<HTMLElement>(null);
   const refresh = () => void queryClient.invalidateQueries({ queryKey: keys.teams.all });
   const remove = useMutation({
-    mutationFn: (team: Team) => teams.delete(team.id),
+    mutationFn: (team: Team) => api.teams.delete(team.id),
     onSuccess: (_data, team) => {
       if (editing?.id === team.id) setEditing(null);
       setNotice(`Team ${team.name} deleted.`);
@@ -55,7 +51,11 @@ export function TeamsPage() {
       render: (team) =>
         team.member_ids.length === 0
           ? 'No members'
-          : team.member_ids.map((id) => (byId.has(id) ? personName(byId.get(id) as Person) : id)).join(', '),
+          : // By name, as a person looks for someone (the API lists them in id order).
+            team.member_ids
+              .map((id) => (byId.has(id) ? personName(byId.get(id) as Person) : id))
+              .sort((a, b) => a.localeCompare(b))
+              .join(', '),
     },
     { id: 'auto', name: 'Auto-assign', render: (team) => (team.auto_assign ? 'On' : 'Off') },
     { id: 'limit', name: 'Open per member', render: (team) => String(team.max_open_per_member) },
@@ -151,13 +151,9 @@ function TeamForm({
   const [limit, setLimit] = useState(String(team?.max_open_per_member ?? 20));
   const save = useApiForm({
     mutationFn: () => {
-      const body: TeamInput = {
-        name,
-        member_ids: members,
-        auto_assign: autoAssign,
-        max_open_per_member: limitOf(limit),
-      };
-      return team ? teams.update(team.id, body) : teams.create(body);
+      // The limit as typed: text that is not a number goes as null, for the server to refuse at its field.
+      const body = { name, member_ids: members, auto_assign: autoAssign, max_open_per_member: Number(limit) };
+      return team ? api.teams.update(team.id, body) : api.teams.create(body);
     },
     onSuccess: (saved) => onSaved(saved, team === null),
   });
