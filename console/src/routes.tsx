@@ -64,6 +64,13 @@ export const routes: RouteObject[] = [
         true,
       ),
       area('settings', () => import('./pages/settings/settings.tsx'), 'SettingsPage', true),
+      area('settings/teams', () => import('./pages/settings/teams.tsx'), 'TeamsPage', true),
+      area(
+        'settings/canned-responses',
+        () => import('./pages/settings/canned-responses.tsx'),
+        'CannedResponsesPage',
+        true,
+      ),
       { path: '*', Component: NotFound },
     ],
   },

@@ -271,6 +271,13 @@ export class CrmClient {
       walk((page: QueryOf<'listConversations'>) => this.conversations.list(page, options), query),
     get: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'getConversation'>> =>
       this.#call('getConversation', [conversationId], options),
+    /** PATCH /v1/conversations/{id} (decisions §19): status, snooze, assignee, team, priority, labels. */
+    update: (
+      conversationId: string,
+      body: BodyOf<'updateConversation'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'updateConversation'>> =>
+      this.#call('updateConversation', [conversationId], { ...options, body }),
     messages: (
       conversationId: string,
       query: QueryOf<'listConversationMessages'> = {},
@@ -301,6 +308,59 @@ export class CrmClient {
       this.#stream('downloadConversationMessageMedia', [conversationId, messageId], options),
     markRead: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'markConversationRead'>> =>
       this.#call('markConversationRead', [conversationId], options),
+  };
+
+  /** decisions §19: private notes of a conversation. */
+  readonly notes = {
+    /** POST /v1/conversations/{id}/notes: a private note (never sent to the contact), with optional mentions. */
+    create: (
+      conversationId: string,
+      body: BodyOf<'createConversationNote'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'createConversationNote'>> =>
+      this.#call('createConversationNote', [conversationId], { ...options, body }),
+  };
+
+  /** decisions §19: teams of people, with auto-assignment. */
+  readonly teams = {
+    list: (options?: CallOptions): Promise<ResponseOf<'listTeams'>> => this.#call('listTeams', [], options),
+    create: (body: BodyOf<'createTeam'>, options?: CallOptions): Promise<ResponseOf<'createTeam'>> =>
+      this.#call('createTeam', [], { ...options, body }),
+    get: (teamId: string, options?: CallOptions): Promise<ResponseOf<'getTeam'>> =>
+      this.#call('getTeam', [teamId], options),
+    update: (teamId: string, body: BodyOf<'updateTeam'>, options?: CallOptions): Promise<ResponseOf<'updateTeam'>> =>
+      this.#call('updateTeam', [teamId], { ...options, body }),
+    /** Its conversations stay, with `team_id: null`. */
+    delete: (teamId: string, options?: CallOptions): Promise<ResponseOf<'deleteTeam'>> =>
+      this.#call('deleteTeam', [teamId], options),
+  };
+
+  /** decisions §19: saved replies, inserted by short code. */
+  readonly cannedResponses = {
+    /** `q` keeps those whose short code starts with it or whose text holds it, ignoring case. */
+    list: (
+      query: QueryOf<'listCannedResponses'> = {},
+      options?: CallOptions,
+    ): Promise<ResponseOf<'listCannedResponses'>> => this.#call('listCannedResponses', [], { ...options, query }),
+    create: (
+      body: BodyOf<'createCannedResponse'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'createCannedResponse'>> => this.#call('createCannedResponse', [], { ...options, body }),
+    get: (id: string, options?: CallOptions): Promise<ResponseOf<'getCannedResponse'>> =>
+      this.#call('getCannedResponse', [id], options),
+    update: (
+      id: string,
+      body: BodyOf<'updateCannedResponse'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'updateCannedResponse'>> => this.#call('updateCannedResponse', [id], { ...options, body }),
+    delete: (id: string, options?: CallOptions): Promise<ResponseOf<'deleteCannedResponse'>> =>
+      this.#call('deleteCannedResponse', [id], options),
+  };
+
+  /** decisions §19: the organization's people. */
+  readonly users = {
+    /** GET /v1/users: every person with their role and availability (`{items}`, whole). */
+    list: (options?: CallOptions): Promise<ResponseOf<'listUsers'>> => this.#call('listUsers', [], options),
   };
 
   readonly channels = {
@@ -394,6 +454,19 @@ export const methodOfOperation = {
   resumeBroadcast: 'broadcasts.resume',
   listConversations: 'conversations.list',
   getConversation: 'conversations.get',
+  updateConversation: 'conversations.update',
+  createConversationNote: 'notes.create',
+  listUsers: 'users.list',
+  listTeams: 'teams.list',
+  listCannedResponses: 'cannedResponses.list',
+  createCannedResponse: 'cannedResponses.create',
+  getCannedResponse: 'cannedResponses.get',
+  updateCannedResponse: 'cannedResponses.update',
+  deleteCannedResponse: 'cannedResponses.delete',
+  createTeam: 'teams.create',
+  getTeam: 'teams.get',
+  updateTeam: 'teams.update',
+  deleteTeam: 'teams.delete',
   listConversationMessages: 'conversations.messages',
   markConversationRead: 'conversations.markRead',
   downloadConversationMessageMedia: 'conversations.downloadMedia',

@@ -166,7 +166,13 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a conversation
+         * @description decisions §19: status (`snoozed_until` only with `snoozed`: in the future, at most 90 days ahead; without it, until the contact’s next message), assignee (a user of the organization, or `{type: "ai"}` while the assistant is enabled), team, priority and labels (replacing the set). One `conversation.updated` event lists every field the request changed; a request that changes nothing answers 200, keeps `updated_at` and records no event. Resolving clears `waiting_since` and the snooze.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        patch: operations["updateConversation"];
         trace?: never;
     };
     "/v1/conversations/{conversation_id}/messages": {
@@ -249,6 +255,28 @@ export interface paths {
         get: operations["downloadConversationMessageMedia"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a private note
+         * @description decisions §19: a Message with `type: "note"`, `private: true`, `sender: "agent"`, `status: null` and `author_id` (the console’s person; null for a key). It is listed among the conversation’s messages, never goes to the platform and counts for no unread, wait or reply time; it moves `last_activity_at` and `last_message`. Event `conversation.note_created` (the note with its `mention_ids`).
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        post: operations["createConversationNote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -893,6 +921,152 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization’s people
+         * @description decisions §19: every person of the organization with their role and whether they are available, oldest first, whole (not paginated): the assignees, team members and mentions a conversation can name.
+         *
+         *     Needs the `account:read` scope.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List teams
+         * @description decisions §19: every team of the organization, oldest first, whole (at most 100).
+         *
+         *     Needs the `teams:read` scope.
+         */
+        get: operations["listTeams"];
+        put?: never;
+        /**
+         * Create a team
+         * @description decisions §19: `name` (1–100, unique ignoring case), `member_ids` (users of the organization), `auto_assign` (false by default) and `max_open_per_member` (1–1,000, default 20). The 101st team is a 422 `{code: "team_limit"}`.
+         *
+         *     Needs the `teams:write` scope.
+         */
+        post: operations["createTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{team_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a team
+         * @description decisions §19: one team with its members.
+         *
+         *     Needs the `teams:read` scope.
+         */
+        get: operations["getTeam"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a team
+         * @description decisions §19: its conversations stay, with `team_id: null` (each a `conversation.updated`).
+         *
+         *     Needs the `teams:write` scope.
+         */
+        delete: operations["deleteTeam"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a team
+         * @description decisions §19: any of `name`, `member_ids` (replaces the members), `auto_assign`, `max_open_per_member`. Conversations waiting for the team are given out at once to members with room.
+         *
+         *     Needs the `teams:write` scope.
+         */
+        patch: operations["updateTeam"];
+        trace?: never;
+    };
+    "/v1/canned-responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List canned responses
+         * @description decisions §19: every canned response by short code, whole (at most 1,000); `q` keeps those whose short code starts with it or whose text holds it, ignoring case.
+         *
+         *     Needs the `conversations:read` scope.
+         */
+        get: operations["listCannedResponses"];
+        put?: never;
+        /**
+         * Create a canned response
+         * @description decisions §19: `short_code` (`^[a-z0-9_-]{1,30}$`, unique) and `text` (1–4,096). The 1,001st is a 422 `{code: "canned_response_limit"}`.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        post: operations["createCannedResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/canned-responses/{canned_response_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a canned response
+         * @description decisions §19: one canned response.
+         *
+         *     Needs the `conversations:read` scope.
+         */
+        get: operations["getCannedResponse"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a canned response
+         * @description decisions §19.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        delete: operations["deleteCannedResponse"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a canned response
+         * @description decisions §19: its short code or text.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        patch: operations["updateCannedResponse"];
+        trace?: never;
+    };
     "/app/api/session": {
         parameters: {
             query?: never;
@@ -959,6 +1133,26 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/app/api/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Mark yourself available or away
+         * @description decisions §19: any signed-in person (admin or agent) sets their own `available`. Becoming available gives them at once the waiting conversations of their auto-assigning teams that they have room for.
+         */
+        patch: operations["consoleUpdateMe"];
         trace?: never;
     };
     "/app/api/users": {
@@ -1295,6 +1489,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "conversation.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A conversation’s state changed
+         * @description decisions §19: Data: `{conversation, changed, previous}`, exactly once for each change of status, snooze, assignee, team, priority or labels, whatever made it (a person, a key, a contact’s message, a snooze ending, auto-assignment). Sent as `POST` to each enabled endpoint subscribed to `conversation.updated` when the event is recorded.
+         */
+        post: operations["event_conversation_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "conversation.note_created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A private note was added
+         * @description decisions §19: Data: the note (a Message with `type: "note"`, `private: true`) and `mention_ids`. Sent as `POST` to each enabled endpoint subscribed to `conversation.note_created` when the event is recorded.
+         */
+        post: operations["event_conversation_note_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     ping: {
         parameters: {
             query?: never;
@@ -1324,7 +1558,7 @@ export interface components {
          */
         ApiKeyInput: {
             name?: string | null;
-            scopes?: ("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write")[];
+            scopes?: ("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write" | "teams:read" | "teams:write")[];
             expires_at?: string | null;
         };
         /**
@@ -1341,9 +1575,33 @@ export interface components {
         ApiKeyView: {
             id: string;
             name: string | null;
-            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`. A `:write` scope includes its `:read`. */
-            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write") | string)[];
+            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`, `teams:read`, `teams:write`. A `:write` scope includes its `:read`. */
+            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write" | "teams:read" | "teams:write") | string)[];
             expires_at: string | null;
+        };
+        /**
+         * Assignee
+         * @description A user of the organization (`{type: "user", id}`) or the assistant (`{type: "ai"}`).
+         */
+        Assignee: {
+            /** @enum {string} */
+            type: "user";
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "ai";
+        };
+        /**
+         * AssigneeInput
+         * @description A user of the organization (`{type: "user", id}`) or the assistant (`{type: "ai"}`).
+         */
+        AssigneeInput: {
+            /** @enum {string} */
+            type: "user";
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "ai";
         };
         /**
          * AudienceBroadcastRequest
@@ -1378,6 +1636,13 @@ export interface components {
              */
             send_at?: string;
             name?: string;
+        };
+        /**
+         * AvailabilityPatch
+         * @description decisions §19: the signed-in person marks themselves available (true) or away (false).
+         */
+        AvailabilityPatch: {
+            available: boolean;
         };
         /**
          * Broadcast
@@ -1533,6 +1798,59 @@ export interface components {
              */
             created_at: string;
             data: components["schemas"]["Broadcast"];
+        };
+        /**
+         * CannedResponse
+         * @description A saved reply.
+         * @example {
+         *       "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+         *       "short_code": "thanks",
+         *       "text": "Thank you, {{contact.first_name}}!",
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "updated_at": "2026-01-15T09:30:00.000Z"
+         *     }
+         */
+        CannedResponse: {
+            id: string;
+            short_code: string;
+            text: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * CannedResponseInput
+         * @description A new canned response.
+         */
+        CannedResponseInput: {
+            /** @description Unique in the organization. */
+            short_code: string;
+            /** @description May hold `{{contact.first_name}}`, `{{contact.last_name}}` and `{{contact.properties.KEY}}`, which the console fills from the contact when inserting it. */
+            text: string;
+        };
+        /**
+         * CannedResponseList
+         * @description Canned responses by short code.
+         */
+        CannedResponseList: {
+            items: components["schemas"]["CannedResponse"][];
+        };
+        /**
+         * CannedResponsePatch
+         * @description The fields to change.
+         */
+        CannedResponsePatch: {
+            /** @description Unique in the organization. */
+            short_code?: string;
+            /** @description May hold `{{contact.first_name}}`, `{{contact.last_name}}` and `{{contact.properties.KEY}}`, which the console fills from the contact when inserting it. */
+            text?: string;
         };
         /**
          * CatalogSendDefaults
@@ -1941,6 +2259,20 @@ export interface components {
          *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
          *       "window_expires_at": "2026-01-16T09:31:00.000Z",
          *       "unread_count": 1,
+         *       "status": "open",
+         *       "snoozed_until": null,
+         *       "assignee": {
+         *         "type": "user",
+         *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+         *       },
+         *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+         *       "priority": "high",
+         *       "labels": [
+         *         "shipping"
+         *       ],
+         *       "waiting_since": "2026-01-15T09:31:00.000Z",
+         *       "first_reply_at": null,
+         *       "last_activity_at": "2026-01-15T09:31:00.000Z",
          *       "created_at": "2026-01-15T09:30:00.000Z",
          *       "updated_at": "2026-01-15T09:31:00.000Z"
          *     }
@@ -1961,6 +2293,22 @@ export interface components {
             window_expires_at: string | null;
             /** @description Inbound messages since the last read call. */
             unread_count: number;
+            /** @description decisions §19: a new conversation starts `open`. */
+            status: ("open" | "pending" | "snoozed" | "resolved") | string;
+            snoozed_until: string | null;
+            assignee: components["schemas"]["Assignee"] | null;
+            team_id: string | null;
+            priority: ("none" | "low" | "medium" | "high" | "urgent") | string;
+            /** @description decisions §19: in the order given. */
+            labels: string[];
+            waiting_since: string | null;
+            first_reply_at: string | null;
+            /**
+             * Format: date-time
+             * @description The newest message’s time (notes included), else the creation.
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            last_activity_at: string;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -1983,12 +2331,72 @@ export interface components {
             phone: string | null;
         };
         /**
+         * ConversationNoteCreatedEvent
+         * @description The body of a `conversation.note_created` delivery.
+         */
+        ConversationNoteCreatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "conversation.note_created";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["NoteCreatedData"];
+        };
+        /**
          * ConversationPage
          * @description A page of conversations.
          */
         ConversationPage: {
             items: components["schemas"]["Conversation"][];
             next_cursor: string | null;
+        };
+        /**
+         * ConversationPatch
+         * @description decisions §19: the fields to change; a field left out stays as it is.
+         */
+        ConversationPatch: {
+            /** @enum {string} */
+            status?: "open" | "pending" | "snoozed" | "resolved";
+            snoozed_until?: string | null;
+            assignee?: components["schemas"]["AssigneeInput"] | null;
+            team_id?: string | null;
+            /** @enum {string} */
+            priority?: "none" | "low" | "medium" | "high" | "urgent";
+            /** @description Replaces the set: at most 20, unique ignoring case. */
+            labels?: string[];
+        };
+        /**
+         * ConversationUpdatedData
+         * @description decisions §19: a conversation after a change of its state, what changed and what it was.
+         */
+        ConversationUpdatedData: {
+            conversation: components["schemas"]["Conversation"];
+            /** @description The fields that changed: `status`, `snoozed_until`, `assignee`, `team_id`, `priority`, `labels`. */
+            changed: string[];
+            /** @description Each changed field’s value before the change. */
+            previous: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * ConversationUpdatedEvent
+         * @description The body of a `conversation.updated` delivery.
+         */
+        ConversationUpdatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "conversation.updated";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["ConversationUpdatedData"];
         };
         /**
          * CreatedApiKey
@@ -1999,8 +2407,8 @@ export interface components {
             name: string | null;
             /** @description The first characters of the key, for recognising it later. */
             prefix: string;
-            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`. A `:write` scope includes its `:read`. */
-            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write") | string)[];
+            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`, `teams:read`, `teams:write`. A `:write` scope includes its `:read`. */
+            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write" | "teams:read" | "teams:write") | string)[];
             expires_at: string | null;
             /**
              * Format: date-time
@@ -2105,6 +2513,8 @@ export interface components {
              */
             created_at: string;
             last_sign_in_at: string | null;
+            /** @description decisions §19: available for conversations (true) or away. */
+            available: boolean;
             /**
              * @description An absolute, one-time link to choose a password (valid 24 hours). Shown only in this response.
              * @example http://127.0.0.1:8080/app/set-password#token=sil_x1
@@ -2142,8 +2552,8 @@ export interface components {
             name: string | null;
             /** @description The first characters of the key, for recognising it later. */
             prefix: string;
-            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`. A `:write` scope includes its `:read`. */
-            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write") | string)[];
+            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`, `teams:read`, `teams:write`. A `:write` scope includes its `:read`. */
+            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write" | "teams:read" | "teams:write") | string)[];
             expires_at: string | null;
             /**
              * Format: date-time
@@ -2260,7 +2670,7 @@ export interface components {
             /** @description The contact’s number in this exchange (sender or recipient), E.164. */
             phone: string;
             platform_message_id: string | null;
-            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
+            status: (("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string) | null;
             error: string | null;
             error_message: string | null;
             media: components["schemas"]["MessageMedia"] | null;
@@ -2365,6 +2775,80 @@ export interface components {
          */
         MessagingPhoneList: {
             items: components["schemas"]["MessagingPhone"][];
+        };
+        /**
+         * NoteCreatedData
+         * @description decisions §19: a private note (a Message of `type: "note"`) with the users it mentions.
+         */
+        NoteCreatedData: {
+            id: string;
+            conversation_id: string;
+            contact_id: string;
+            channel_id: string;
+            direction: ("inbound" | "outbound") | string;
+            /** @description `contact` for inbound messages; `system` for template messages sent by a broadcast; `agent` (default) or `ai` for replies sent through `POST /v1/conversations/{conversation_id}/messages`. */
+            sender: ("contact" | "agent" | "ai" | "system") | string;
+            /** @description The platform’s message type: `text`, `template`, `image`, `button`, … */
+            type: string;
+            text: string | null;
+            template_id: string | null;
+            /** @description The contact’s number in this exchange (sender or recipient), E.164. */
+            phone: string;
+            platform_message_id: string | null;
+            status: (("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string) | null;
+            error: string | null;
+            error_message: string | null;
+            media: components["schemas"]["MessageMedia"] | null;
+            reply_to: string | null;
+            author_id: string | null;
+            /** @description decisions §19: true for a private note (never sent to the contact). */
+            private: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            sent_at: string | null;
+            delivered_at: string | null;
+            read_at: string | null;
+            failed_at: string | null;
+            /** @description The users the note mentions. */
+            mention_ids: string[];
+        };
+        /**
+         * NoteInput
+         * @description A private note: never sent to the contact.
+         */
+        NoteInput: {
+            text: string;
+            /** @description Users of the organization the note mentions (another id: 422). */
+            mention_ids?: string[];
+        };
+        /**
+         * Person
+         * @description A person of the organization.
+         * @example {
+         *       "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+         *       "name": "Ana Lima",
+         *       "email": "ana@example.com",
+         *       "role": "agent",
+         *       "available": true
+         *     }
+         */
+        Person: {
+            id: string;
+            name: string | null;
+            email: string;
+            role: ("admin" | "agent") | string;
+            /** @description Available for conversations (true, the default) or away. */
+            available: boolean;
+        };
+        /**
+         * PersonList
+         * @description The organization’s people, oldest first.
+         */
+        PersonList: {
+            items: components["schemas"]["Person"][];
         };
         /**
          * PingData
@@ -2740,6 +3224,74 @@ export interface components {
             items: components["schemas"]["SubOrigin"][];
         };
         /**
+         * Team
+         * @description People who work conversations together.
+         * @example {
+         *       "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+         *       "name": "Support",
+         *       "member_ids": [
+         *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+         *       ],
+         *       "auto_assign": true,
+         *       "max_open_per_member": 20,
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "updated_at": "2026-01-15T09:30:00.000Z"
+         *     }
+         */
+        Team: {
+            id: string;
+            name: string;
+            /** @description The members’ user ids, in id order. */
+            member_ids: string[];
+            auto_assign: boolean;
+            max_open_per_member: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * TeamInput
+         * @description A new team; `name` is unique ignoring case.
+         */
+        TeamInput: {
+            name: string;
+            /** @description Users of the organization (another id: 422). Replaces the members when changed. */
+            member_ids?: string[];
+            /** @default false */
+            auto_assign: boolean;
+            /**
+             * @description Auto-assignment gives a member a conversation only while they have fewer open and pending ones.
+             * @default 20
+             */
+            max_open_per_member: number;
+        };
+        /**
+         * TeamList
+         * @description Every team, oldest first.
+         */
+        TeamList: {
+            items: components["schemas"]["Team"][];
+        };
+        /**
+         * TeamPatch
+         * @description The fields to change.
+         */
+        TeamPatch: {
+            name?: string;
+            /** @description Users of the organization (another id: 422). Replaces the members when changed. */
+            member_ids?: string[];
+            auto_assign?: boolean;
+            /** @description Auto-assignment gives a member a conversation only while they have fewer open and pending ones. */
+            max_open_per_member?: number;
+        };
+        /**
          * Template
          * @description A message template and its review state at the messaging platform.
          * @example {
@@ -2850,7 +3402,8 @@ export interface components {
          *       "name": "Ana Lima",
          *       "role": "admin",
          *       "created_at": "2026-01-15T09:30:00.000Z",
-         *       "last_sign_in_at": null
+         *       "last_sign_in_at": null,
+         *       "available": true
          *     }
          */
         User: {
@@ -2864,6 +3417,8 @@ export interface components {
              */
             created_at: string;
             last_sign_in_at: string | null;
+            /** @description decisions §19: available for conversations (true) or away. */
+            available: boolean;
         };
         /**
          * UserInput
@@ -2994,7 +3549,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "*")[];
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "conversation.note_created" | "*")[];
             description?: string | null;
         };
         /**
@@ -3009,7 +3564,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url?: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "*")[];
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "conversation.note_created" | "*")[];
             description?: string | null;
             /** @description `false` stops deliveries (pending ones fail with `endpoint_disabled`); `true` enables it again and clears `disabled_reason`. */
             enabled?: boolean;
@@ -4200,6 +4755,20 @@ export interface operations {
                      *           "last_inbound_at": "2026-01-15T09:31:00.000Z",
                      *           "window_expires_at": "2026-01-16T09:31:00.000Z",
                      *           "unread_count": 1,
+                     *           "status": "open",
+                     *           "snoozed_until": null,
+                     *           "assignee": {
+                     *             "type": "user",
+                     *             "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *           },
+                     *           "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *           "priority": "high",
+                     *           "labels": [
+                     *             "shipping"
+                     *           ],
+                     *           "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *           "first_reply_at": null,
+                     *           "last_activity_at": "2026-01-15T09:31:00.000Z",
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:31:00.000Z"
                      *         }
@@ -4350,6 +4919,20 @@ export interface operations {
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
                      *       "window_expires_at": "2026-01-16T09:31:00.000Z",
                      *       "unread_count": 1,
+                     *       "status": "open",
+                     *       "snoozed_until": null,
+                     *       "assignee": {
+                     *         "type": "user",
+                     *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *       },
+                     *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *       "priority": "high",
+                     *       "labels": [
+                     *         "shipping"
+                     *       ],
+                     *       "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *       "first_reply_at": null,
+                     *       "last_activity_at": "2026-01-15T09:31:00.000Z",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:31:00.000Z"
                      *     }
@@ -4411,6 +4994,247 @@ export interface operations {
             };
             /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
             414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description decisions §19: the fields to change; a field left out stays as it is. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "snoozed",
+                 *       "snoozed_until": "2026-01-16T09:00:00.000Z",
+                 *       "priority": "high",
+                 *       "labels": [
+                 *         "vip"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationPatch"];
+            };
+        };
+        responses: {
+            /** @description The conversation after the change. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                     *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "contact": {
+                     *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *         "first_name": "Ana",
+                     *         "last_name": "García",
+                     *         "phone": "+5215512345678"
+                     *       },
+                     *       "last_message": {
+                     *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *         "sender": "contact",
+                     *         "type": "text",
+                     *         "text": "Is my order on its way?",
+                     *         "private": false,
+                     *         "created_at": "2026-01-15T09:31:00.000Z"
+                     *       },
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "last_message_at": "2026-01-15T09:31:00.000Z",
+                     *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
+                     *       "window_expires_at": "2026-01-16T09:31:00.000Z",
+                     *       "unread_count": 1,
+                     *       "status": "open",
+                     *       "snoozed_until": null,
+                     *       "assignee": {
+                     *         "type": "user",
+                     *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *       },
+                     *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *       "priority": "high",
+                     *       "labels": [
+                     *         "shipping"
+                     *       ],
+                     *       "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *       "first_reply_at": null,
+                     *       "last_activity_at": "2026-01-15T09:31:00.000Z",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:31:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state. `detail` codes: `ai_disabled`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4946,6 +5770,20 @@ export interface operations {
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
                      *       "window_expires_at": "2026-01-16T09:31:00.000Z",
                      *       "unread_count": 1,
+                     *       "status": "open",
+                     *       "snoozed_until": null,
+                     *       "assignee": {
+                     *         "type": "user",
+                     *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *       },
+                     *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *       "priority": "high",
+                     *       "labels": [
+                     *         "shipping"
+                     *       ],
+                     *       "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *       "first_reply_at": null,
+                     *       "last_activity_at": "2026-01-15T09:31:00.000Z",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:31:00.000Z"
                      *     }
@@ -5223,6 +6061,218 @@ export interface operations {
                 };
             };
             /** @description The platform (or the file’s URL) could not give the file now; try again later. `detail` codes: `service_unavailable`, `service_busy`, `media_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createConversationNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A private note: never sent to the contact. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Refund approved, @Ana please confirm",
+                 *       "mention_ids": [
+                 *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteInput"];
+            };
+        };
+        responses: {
+            /** @description The note. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N6",
+                     *       "conversation_id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                     *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "direction": "outbound",
+                     *       "sender": "system",
+                     *       "type": "template",
+                     *       "text": null,
+                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                     *       "phone": "+5215512345678",
+                     *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+                     *       "status": "delivered",
+                     *       "error": null,
+                     *       "error_message": null,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "sent_at": "2026-01-15T09:30:01.000Z",
+                     *       "delivered_at": "2026-01-15T09:30:04.000Z",
+                     *       "read_at": null,
+                     *       "failed_at": null,
+                     *       "media": null,
+                     *       "reply_to": null,
+                     *       "author_id": null,
+                     *       "private": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -12045,6 +13095,1756 @@ export interface operations {
             };
         };
     };
+    listUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The people. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *           "name": "Ana Lima",
+                     *           "email": "ana@example.com",
+                     *           "role": "agent",
+                     *           "available": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PersonList"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTeams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The teams. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *           "name": "Support",
+                     *           "member_ids": [
+                     *             "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                     *           ],
+                     *           "auto_assign": true,
+                     *           "max_open_per_member": 20,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TeamList"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new team; `name` is unique ignoring case. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Support",
+                 *       "member_ids": [
+                 *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                 *       ],
+                 *       "auto_assign": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["TeamInput"];
+            };
+        };
+        responses: {
+            /** @description The team. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "name": "Support",
+                     *       "member_ids": [
+                     *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                     *       ],
+                     *       "auto_assign": true,
+                     *       "max_open_per_member": 20,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A team of this name exists (ignoring case): `{code, field: "name"}`. `detail` codes: `duplicate`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input, or 100 teams. `detail` codes: `validation_error`, `team_limit`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "name": "Support",
+                     *       "member_ids": [
+                     *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                     *       ],
+                     *       "auto_assign": true,
+                     *       "max_open_per_member": 20,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "auto_assign": true,
+                 *       "max_open_per_member": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["TeamPatch"];
+            };
+        };
+        responses: {
+            /** @description The team. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "name": "Support",
+                     *       "member_ids": [
+                     *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                     *       ],
+                     *       "auto_assign": true,
+                     *       "max_open_per_member": 20,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A team of this name exists (ignoring case): `{code, field: "name"}`. `detail` codes: `duplicate`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCannedResponses: {
+        parameters: {
+            query?: {
+                /** @description Matches the short code’s start or anywhere in the text, ignoring case. */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canned responses. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *           "short_code": "thanks",
+                     *           "text": "Thank you, {{contact.first_name}}!",
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponseList"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new canned response. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "short_code": "thanks",
+                 *       "text": "Thank you, {{contact.first_name}}!"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CannedResponseInput"];
+            };
+        };
+        responses: {
+            /** @description The canned response. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "short_code": "thanks",
+                     *       "text": "Thank you, {{contact.first_name}}!",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponse"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The short code is taken: `{code: "duplicate", field: "short_code"}`. `detail` codes: `duplicate`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input, or 1,000 canned responses. `detail` codes: `validation_error`, `canned_response_limit`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                canned_response_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canned response. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "short_code": "thanks",
+                     *       "text": "Thank you, {{contact.first_name}}!",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponse"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                canned_response_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                canned_response_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Thanks a lot, {{contact.first_name}}!"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CannedResponsePatch"];
+            };
+        };
+        responses: {
+            /** @description The canned response. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "short_code": "thanks",
+                     *       "text": "Thank you, {{contact.first_name}}!",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponse"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The short code is taken: `{code: "duplicate", field: "short_code"}`. `detail` codes: `duplicate`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     consoleGetSession: {
         parameters: {
             query?: never;
@@ -12072,7 +14872,8 @@ export interface operations {
                      *         "name": "Ana Lima",
                      *         "role": "admin",
                      *         "created_at": "2026-01-15T09:30:00.000Z",
-                     *         "last_sign_in_at": null
+                     *         "last_sign_in_at": null,
+                     *         "available": true
                      *       },
                      *       "organization": {
                      *         "id": "string",
@@ -12180,7 +14981,8 @@ export interface operations {
                      *         "name": "Ana Lima",
                      *         "role": "admin",
                      *         "created_at": "2026-01-15T09:30:00.000Z",
-                     *         "last_sign_in_at": null
+                     *         "last_sign_in_at": null,
+                     *         "available": true
                      *       },
                      *       "organization": {
                      *         "id": "string",
@@ -12561,7 +15363,8 @@ export interface operations {
                      *         "name": "Ana Lima",
                      *         "role": "admin",
                      *         "created_at": "2026-01-15T09:30:00.000Z",
-                     *         "last_sign_in_at": null
+                     *         "last_sign_in_at": null,
+                     *         "available": true
                      *       },
                      *       "organization": {
                      *         "id": "string",
@@ -12696,6 +15499,143 @@ export interface operations {
             };
         };
     };
+    consoleUpdateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description decisions §19: the signed-in person marks themselves available (true) or away (false). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "available": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["AvailabilityPatch"];
+            };
+        };
+        responses: {
+            /** @description The signed-in person. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *       "email": "ana@example.com",
+                     *       "name": "Ana Lima",
+                     *       "role": "admin",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "last_sign_in_at": null,
+                     *       "available": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     consoleListUsers: {
         parameters: {
             query?: never;
@@ -12724,7 +15664,8 @@ export interface operations {
                      *           "name": "Ana Lima",
                      *           "role": "admin",
                      *           "created_at": "2026-01-15T09:30:00.000Z",
-                     *           "last_sign_in_at": null
+                     *           "last_sign_in_at": null,
+                     *           "available": true
                      *         }
                      *       ]
                      *     }
@@ -12826,6 +15767,7 @@ export interface operations {
                      *       "role": "admin",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "last_sign_in_at": "2026-01-15T09:30:00.000Z",
+                     *       "available": true,
                      *       "sign_in_url": "http://127.0.0.1:8080/app/set-password#token=sil_x1",
                      *       "sign_in_url_expires_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -13082,7 +16024,8 @@ export interface operations {
                      *       "name": "Ana Lima",
                      *       "role": "admin",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
-                     *       "last_sign_in_at": null
+                     *       "last_sign_in_at": null,
+                     *       "available": true
                      *     }
                      */
                     "application/json": components["schemas"]["User"];
@@ -14408,6 +17351,184 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["MessageUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled (`disabled_reason: "gone"`) and receives nothing more. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 10 s; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout, a redirect (never followed) or a connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is `failed`. An endpoint whose attempts have all failed for 5 days is disabled (`disabled_reason: "failing"`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_conversation_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation, two signatures separated by a space (new secret, then the previous one for 24 hours). Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "conversation.updated",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "conversation": {
+                 *           "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                 *           "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *           "contact": {
+                 *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *             "first_name": "Ana",
+                 *             "last_name": "García",
+                 *             "phone": "+5215512345678"
+                 *           },
+                 *           "last_message": {
+                 *             "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                 *             "sender": "contact",
+                 *             "type": "text",
+                 *             "text": "Is my order on its way?",
+                 *             "private": false,
+                 *             "created_at": "2026-01-15T09:31:00.000Z"
+                 *           },
+                 *           "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                 *           "last_message_at": "2026-01-15T09:31:00.000Z",
+                 *           "last_inbound_at": "2026-01-15T09:31:00.000Z",
+                 *           "window_expires_at": "2026-01-16T09:31:00.000Z",
+                 *           "unread_count": 1,
+                 *           "status": "open",
+                 *           "snoozed_until": null,
+                 *           "assignee": {
+                 *             "type": "user",
+                 *             "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                 *           },
+                 *           "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                 *           "priority": "high",
+                 *           "labels": [
+                 *             "shipping"
+                 *           ],
+                 *           "waiting_since": "2026-01-15T09:31:00.000Z",
+                 *           "first_reply_at": null,
+                 *           "last_activity_at": "2026-01-15T09:31:00.000Z",
+                 *           "created_at": "2026-01-15T09:30:00.000Z",
+                 *           "updated_at": "2026-01-15T09:31:00.000Z"
+                 *         },
+                 *         "changed": [
+                 *           "string"
+                 *         ],
+                 *         "previous": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled (`disabled_reason: "gone"`) and receives nothing more. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 10 s; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout, a redirect (never followed) or a connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is `failed`. An endpoint whose attempts have all failed for 5 days is disabled (`disabled_reason: "failing"`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_conversation_note_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation, two signatures separated by a space (new secret, then the previous one for 24 hours). Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "conversation.note_created",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "string",
+                 *         "conversation_id": "string",
+                 *         "contact_id": "string",
+                 *         "channel_id": "string",
+                 *         "direction": "inbound",
+                 *         "sender": "contact",
+                 *         "type": "string",
+                 *         "text": "string",
+                 *         "template_id": "string",
+                 *         "phone": "string",
+                 *         "platform_message_id": "string",
+                 *         "status": "received",
+                 *         "error": "string",
+                 *         "error_message": "string",
+                 *         "media": {
+                 *           "mime_type": "string",
+                 *           "filename": "string",
+                 *           "caption": "string",
+                 *           "url": "string"
+                 *         },
+                 *         "reply_to": "string",
+                 *         "author_id": "string",
+                 *         "private": true,
+                 *         "created_at": "2026-01-15T09:30:00.000Z",
+                 *         "sent_at": "2026-01-15T09:30:00.000Z",
+                 *         "delivered_at": "2026-01-15T09:30:00.000Z",
+                 *         "read_at": "2026-01-15T09:30:00.000Z",
+                 *         "failed_at": "2026-01-15T09:30:00.000Z",
+                 *         "mention_ids": [
+                 *           "string"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationNoteCreatedEvent"];
             };
         };
         responses: {

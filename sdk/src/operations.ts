@@ -13,10 +13,12 @@ export const operationTable = {
   listMessagingPhones: { method: 'GET', path: '/v1/channels/messaging/phones' },
   listConversations: { method: 'GET', path: '/v1/conversations' },
   getConversation: { method: 'GET', path: '/v1/conversations/{conversation_id}' },
+  updateConversation: { method: 'PATCH', path: '/v1/conversations/{conversation_id}' },
   listConversationMessages: { method: 'GET', path: '/v1/conversations/{conversation_id}/messages' },
   replyToConversation: { method: 'POST', path: '/v1/conversations/{conversation_id}/messages', idempotencyKey: true },
   markConversationRead: { method: 'POST', path: '/v1/conversations/{conversation_id}/read' },
   downloadConversationMessageMedia: { method: 'GET', path: '/v1/conversations/{conversation_id}/messages/{message_id}/media' },
+  createConversationNote: { method: 'POST', path: '/v1/conversations/{conversation_id}/notes' },
   retryBroadcast: { method: 'POST', path: '/v1/broadcasts/{broadcast_id}/retry', idempotencyKey: true },
   sendTemplate: { method: 'POST', path: '/v1/templates/{template_id}/send', idempotencyKey: true },
   listBroadcasts: { method: 'GET', path: '/v1/broadcasts' },
@@ -55,6 +57,17 @@ export const operationTable = {
   testWebhookEndpoint: { method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/test' },
   listWebhookDeliveries: { method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries' },
   retryWebhookDelivery: { method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry' },
+  listUsers: { method: 'GET', path: '/v1/users' },
+  listTeams: { method: 'GET', path: '/v1/teams' },
+  createTeam: { method: 'POST', path: '/v1/teams' },
+  getTeam: { method: 'GET', path: '/v1/teams/{team_id}' },
+  updateTeam: { method: 'PATCH', path: '/v1/teams/{team_id}' },
+  deleteTeam: { method: 'DELETE', path: '/v1/teams/{team_id}' },
+  listCannedResponses: { method: 'GET', path: '/v1/canned-responses' },
+  createCannedResponse: { method: 'POST', path: '/v1/canned-responses' },
+  getCannedResponse: { method: 'GET', path: '/v1/canned-responses/{canned_response_id}' },
+  updateCannedResponse: { method: 'PATCH', path: '/v1/canned-responses/{canned_response_id}' },
+  deleteCannedResponse: { method: 'DELETE', path: '/v1/canned-responses/{canned_response_id}' },
 } as const;
 
 /** The scopes an API key may be limited to (decisions §18), without `*` (every operation, given alone). */
@@ -72,5 +85,7 @@ export const apiKeyScopes = [
   'broadcasts:write',
   'webhooks:read',
   'webhooks:write',
+  'teams:read',
+  'teams:write',
 ] as const;
 export type ApiKeyScope = (typeof apiKeyScopes)[number];

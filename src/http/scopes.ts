@@ -18,6 +18,8 @@ export const SCOPES = [
   'broadcasts:write',
   'webhooks:read',
   'webhooks:write',
+  'teams:read',
+  'teams:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -32,6 +34,7 @@ export const ALL_SCOPES = '*';
 export const OPERATION_SCOPES = {
   getMe: 'account:read',
   listMessagingPhones: 'account:read',
+  listUsers: 'account:read',
 
   listContacts: 'contacts:read',
   getContact: 'contacts:read',
@@ -59,6 +62,13 @@ export const OPERATION_SCOPES = {
   getConversation: 'conversations:read',
   listConversationMessages: 'conversations:read',
   markConversationRead: 'conversations:write',
+  updateConversation: 'conversations:write',
+  createConversationNote: 'conversations:write',
+  listCannedResponses: 'conversations:read',
+  getCannedResponse: 'conversations:read',
+  createCannedResponse: 'conversations:write',
+  updateCannedResponse: 'conversations:write',
+  deleteCannedResponse: 'conversations:write',
   downloadConversationMessageMedia: 'conversations:read',
   replyToConversation: 'conversations:write',
 
@@ -87,6 +97,12 @@ export const OPERATION_SCOPES = {
   rotateWebhookEndpointSecret: 'webhooks:write',
   testWebhookEndpoint: 'webhooks:write',
   retryWebhookDelivery: 'webhooks:write',
+
+  listTeams: 'teams:read',
+  getTeam: 'teams:read',
+  createTeam: 'teams:write',
+  updateTeam: 'teams:write',
+  deleteTeam: 'teams:write',
 } as const satisfies Record<string, Scope>;
 export type OperationId = keyof typeof OPERATION_SCOPES;
 

@@ -18,7 +18,12 @@ export async function signInNewPerson(
 ): Promise<void> {
   const invited = await server.admin('POST', `/organizations/${orgId}/users`, person);
   if (invited.status !== 201) throw new Error(`invite: ${invited.status} ${JSON.stringify(invited.body)}`);
-  await page.goto(invited.body.sign_in_url);
+  await signInFromLink(page, invited.body.sign_in_url);
+}
+
+/** A person opens their sign-in link, chooses a password and lands on the inbox. */
+export async function signInFromLink(page: Page, link: string): Promise<void> {
+  await page.goto(link);
   await page.getByLabel('New password').fill(PASSWORD);
   await page.getByRole('button', { name: 'Save and sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();

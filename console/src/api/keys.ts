@@ -29,6 +29,8 @@ export const keys = {
   },
   apiKeys: factory('api-keys'),
   users: factory('users'),
+  teams: factory('teams'),
+  cannedResponses: factory('canned-responses'),
   messagingAccounts: factory('messaging-accounts'),
 };
 

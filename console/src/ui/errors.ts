@@ -12,6 +12,10 @@ export interface ShownError {
 const SENTENCES: Record<string, string> = {
   duplicate_contact: 'Another contact already has this email or phone.',
   duplicate_key: 'That key is already taken.',
+  duplicate: 'This is already taken: choose another.',
+  duplicate_user: 'A user with this email already exists.',
+  team_limit: 'An organization has at most 100 teams: delete one first.',
+  canned_response_limit: 'An organization has at most 1,000 canned responses: delete one first.',
   invalid_credentials: 'The email or password is not right.',
   too_many_sign_in_attempts: 'Too many failed sign-ins for this email. Wait a few minutes and try again.',
   sign_in_link_expired: 'This sign-in link was used already or has expired. Ask an admin for a new one.',
@@ -78,6 +82,9 @@ export function showError(error: unknown): ShownError {
     const tokens = typeof error.detail === 'object' ? (error.detail as { tokens?: unknown }).tokens : undefined;
     if (Array.isArray(tokens))
       for (const token of tokens) if (typeof token === 'string') fields[`variables.${token}`] = sentenceFor(error.code);
+    // A code that names its field (decisions §19's 409 `{code: "duplicate", field}`) is shown at that field alone.
+    const field = typeof error.detail === 'object' ? (error.detail as { field?: unknown }).field : undefined;
+    if (typeof field === 'string' && field) return { fields: { [field]: sentenceFor(error.code) }, message: undefined };
     const suffix = error.status === 429 ? retryAfter(error.headers.get('retry-after')) : '';
     // A refusal that gives its reason (a media URL the server could not fetch: D240) says it.
     const reason = typeof error.detail === 'object' ? (error.detail as { reason?: unknown }).reason : undefined;

@@ -1,6 +1,7 @@
 // The signed-in frame: a skip link, the navigation (agents see only the inbox and contacts: decisions §17), the
-// person's name and sign-out, and the page. Live updates run while a person is signed in. On a narrow screen the
-// navigation folds behind a "Menu" button (a disclosure: `aria-expanded`), closed again after each navigation.
+// person's name, their availability (decisions §19) and sign-out, and the page. Live updates run while a person is
+// signed in. On a narrow screen the navigation folds behind a "Menu" button (a disclosure: `aria-expanded`), closed
+// again after each navigation.
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Button } from 'react-aria-components';
@@ -8,6 +9,7 @@ import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-route
 import { statusOf } from '../api/client.ts';
 import { useLiveUpdates } from '../api/live.ts';
 import { session as sessionApi } from '../api/session.ts';
+import { AvailabilitySwitch } from './availability.tsx';
 import { SessionContext, useSessionQuery } from './session.tsx';
 import { ErrorState, Loading } from './states.tsx';
 
@@ -80,6 +82,7 @@ export function SignedInLayout() {
           </nav>
           <div className="who">
             <span className="who-name">{user.name ?? user.email}</span>
+            <AvailabilitySwitch />
             <Button onPress={() => signOut.mutate()} isDisabled={signOut.isPending}>
               Sign out
             </Button>

@@ -1,7 +1,9 @@
-// Settings (decisions §17, flow 7): the organization, custom properties, funnel stages, sub-origins and users.
+// Settings (decisions §17, flow 7): the organization, custom properties, funnel stages, sub-origins and users; teams
+// and canned responses (§19) are pages of their own in the settings' navigation.
 import { Page } from '../../ui/page.tsx';
 import { OrganizationSection } from './organization.tsx';
 import { PropertiesSection } from './properties.tsx';
+import { SettingsNav } from './settings-nav.tsx';
 import { StagesSection } from './stages.tsx';
 import { SubOriginsSection } from './sub-origins.tsx';
 import { UsersSection } from './users.tsx';
@@ -9,6 +11,7 @@ import { UsersSection } from './users.tsx';
 export function SettingsPage() {
   return (
     <Page title="Settings">
+      <SettingsNav />
       <OrganizationSection />
       <PropertiesSection />
       <StagesSection />
