@@ -146,6 +146,7 @@ export function wireFromConfig(
     publicUrl: config.publicUrl,
     metricsToken: config.metricsToken,
     webhookAllowHosts: config.webhookAllowHosts,
+    ai: config.ai,
     ...(keyring ? { keyring } : {}),
     webhookDeliveries: config.webhooks,
     bulkhead: config.bulkhead,

@@ -19,6 +19,8 @@ import { createMessaging, type Messaging } from './messaging/platform-factory.ts
 import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
 import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
 import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
+import type { DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
+import { createAutomationServices } from './modules/automation/automation.services.ts';
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
 import { createAudienceRunner } from './modules/broadcasts/audience-runner.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
@@ -80,6 +82,8 @@ export interface WiringInput {
    * absent, which suits only a process that both writes and delivers (tests).
    */
   keyring?: Keyring;
+  /** decisions §20: the deployment's model for AI assistants (AI_*); the sandbox with a 30 s deadline when absent. */
+  ai?: Partial<DeploymentModel>;
   /** Options of the webhook deliveries task (retry schedule, timeout, lease, concurrency). */
   webhookDeliveries?: Partial<WebhookDelivererOptions>;
   /** An organization's custom property keys, for send requirements; the live keys when absent. */
@@ -176,6 +180,13 @@ export function wire(input: WiringInput) {
       keyring,
     }),
     users: createUsersService({ db, clock, publicUrl }),
+    automation: createAutomationServices({
+      db,
+      clock,
+      keyring,
+      allowHosts: input.webhookAllowHosts ?? [],
+      ai: input.ai,
+    }),
     sessions: createSessionsService({ db, clock }),
     consoleEvents: createConsoleEventHub({ database, log }),
     // The platform port says its own kind: with `cloud` the platform's own ids must be given.

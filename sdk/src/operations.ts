@@ -55,6 +55,18 @@ export const operationTable = {
   testWebhookEndpoint: { method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/test' },
   listWebhookDeliveries: { method: 'GET', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries' },
   retryWebhookDelivery: { method: 'POST', path: '/v1/webhook-endpoints/{endpoint_id}/deliveries/{delivery_id}/retry' },
+  getBusinessHours: { method: 'GET', path: '/v1/business-hours' },
+  putBusinessHours: { method: 'PUT', path: '/v1/business-hours' },
+  listAutomationRules: { method: 'GET', path: '/v1/automation-rules' },
+  createAutomationRule: { method: 'POST', path: '/v1/automation-rules' },
+  getAutomationRule: { method: 'GET', path: '/v1/automation-rules/{rule_id}' },
+  updateAutomationRule: { method: 'PATCH', path: '/v1/automation-rules/{rule_id}' },
+  deleteAutomationRule: { method: 'DELETE', path: '/v1/automation-rules/{rule_id}' },
+  listAutomationRuleRuns: { method: 'GET', path: '/v1/automation-rules/{rule_id}/runs' },
+  getAiAssistant: { method: 'GET', path: '/v1/ai-assistant' },
+  putAiAssistant: { method: 'PUT', path: '/v1/ai-assistant' },
+  testAiAssistant: { method: 'POST', path: '/v1/ai-assistant/test' },
+  draftConversationReply: { method: 'POST', path: '/v1/conversations/{conversation_id}/ai-draft' },
 } as const;
 
 /** The scopes an API key may be limited to (decisions §18), without `*` (every operation, given alone). */
@@ -72,5 +84,7 @@ export const apiKeyScopes = [
   'broadcasts:write',
   'webhooks:read',
   'webhooks:write',
+  'automation:read',
+  'automation:write',
 ] as const;
 export type ApiKeyScope = (typeof apiKeyScopes)[number];
