@@ -2447,6 +2447,20 @@ export interface components {
          * @example {
          *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
          *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *       "contact": {
+         *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *         "first_name": "Ana",
+         *         "last_name": "García",
+         *         "phone": "+5215512345678"
+         *       },
+         *       "last_message": {
+         *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+         *         "sender": "contact",
+         *         "type": "text",
+         *         "text": "Is my order on its way?",
+         *         "private": false,
+         *         "created_at": "2026-01-15T09:31:00.000Z"
+         *       },
          *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
          *       "last_message_at": "2026-01-15T09:31:00.000Z",
          *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
@@ -2459,6 +2473,8 @@ export interface components {
         Conversation: {
             id: string;
             contact_id: string;
+            contact: components["schemas"]["ConversationContact"];
+            last_message: components["schemas"]["LastMessage"] | null;
             /** @description The connected number of the conversation. */
             channel_id: string;
             /**
@@ -2480,6 +2496,16 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             updated_at: string;
+        };
+        /**
+         * ConversationContact
+         * @description The contact of a conversation.
+         */
+        ConversationContact: {
+            id: string;
+            first_name: string | null;
+            last_name: string | null;
+            phone: string | null;
         };
         /**
          * ConversationPage
@@ -2616,6 +2642,23 @@ export interface components {
             sign_in_url_expires_at: string;
         };
         /**
+         * LastMessage
+         * @description The newest message of a conversation.
+         */
+        LastMessage: {
+            id: string;
+            sender: ("contact" | "agent" | "ai" | "system") | string;
+            type: string;
+            text: string | null;
+            /** @description True for a private note. */
+            private: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /**
          * ListedApiKey
          * @description An API key as listed: never its secret.
          */
@@ -2684,7 +2727,9 @@ export interface components {
          *       "read_at": null,
          *       "failed_at": null,
          *       "media": null,
-         *       "reply_to": null
+         *       "reply_to": null,
+         *       "author_id": null,
+         *       "private": false
          *     }
          */
         Message: {
@@ -2707,6 +2752,9 @@ export interface components {
             error_message: string | null;
             media: components["schemas"]["MessageMedia"] | null;
             reply_to: string | null;
+            author_id: string | null;
+            /** @description decisions §19: true for a private note (never sent to the contact). */
+            private: boolean;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -4620,6 +4668,20 @@ export interface operations {
                      *         {
                      *           "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
                      *           "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *           "contact": {
+                     *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *             "first_name": "Ana",
+                     *             "last_name": "García",
+                     *             "phone": "+5215512345678"
+                     *           },
+                     *           "last_message": {
+                     *             "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *             "sender": "contact",
+                     *             "type": "text",
+                     *             "text": "Is my order on its way?",
+                     *             "private": false,
+                     *             "created_at": "2026-01-15T09:31:00.000Z"
+                     *           },
                      *           "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *           "last_message_at": "2026-01-15T09:31:00.000Z",
                      *           "last_inbound_at": "2026-01-15T09:31:00.000Z",
@@ -4756,6 +4818,20 @@ export interface operations {
                      * @example {
                      *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
                      *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "contact": {
+                     *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *         "first_name": "Ana",
+                     *         "last_name": "García",
+                     *         "phone": "+5215512345678"
+                     *       },
+                     *       "last_message": {
+                     *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *         "sender": "contact",
+                     *         "type": "text",
+                     *         "text": "Is my order on its way?",
+                     *         "private": false,
+                     *         "created_at": "2026-01-15T09:31:00.000Z"
+                     *       },
                      *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *       "last_message_at": "2026-01-15T09:31:00.000Z",
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
@@ -4940,7 +5016,9 @@ export interface operations {
                      *           "read_at": null,
                      *           "failed_at": null,
                      *           "media": null,
-                     *           "reply_to": null
+                     *           "reply_to": null,
+                     *           "author_id": null,
+                     *           "private": false
                      *         }
                      *       ],
                      *       "next_cursor": "string"
@@ -5129,7 +5207,9 @@ export interface operations {
                      *       "read_at": null,
                      *       "failed_at": null,
                      *       "media": null,
-                     *       "reply_to": null
+                     *       "reply_to": null,
+                     *       "author_id": null,
+                     *       "private": false
                      *     }
                      */
                     "application/json": components["schemas"]["Message"];
@@ -5334,6 +5414,20 @@ export interface operations {
                      * @example {
                      *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
                      *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "contact": {
+                     *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *         "first_name": "Ana",
+                     *         "last_name": "García",
+                     *         "phone": "+5215512345678"
+                     *       },
+                     *       "last_message": {
+                     *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *         "sender": "contact",
+                     *         "type": "text",
+                     *         "text": "Is my order on its way?",
+                     *         "private": false,
+                     *         "created_at": "2026-01-15T09:31:00.000Z"
+                     *       },
                      *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *       "last_message_at": "2026-01-15T09:31:00.000Z",
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
@@ -16777,7 +16871,9 @@ export interface operations {
                  *         "read_at": null,
                  *         "failed_at": null,
                  *         "media": null,
-                 *         "reply_to": null
+                 *         "reply_to": null,
+                 *         "author_id": null,
+                 *         "private": false
                  *       }
                  *     }
                  */
@@ -16850,7 +16946,9 @@ export interface operations {
                  *         "read_at": null,
                  *         "failed_at": null,
                  *         "media": null,
-                 *         "reply_to": null
+                 *         "reply_to": null,
+                 *         "author_id": null,
+                 *         "private": false
                  *       }
                  *     }
                  */

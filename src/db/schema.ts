@@ -190,6 +190,19 @@ export interface ConversationsTable {
   last_message_at: Timestamp;
   last_inbound_at: NullableTimestamp;
   unread_count: Generated<number>;
+  /** decisions §19 (0037): the conversation's state, owner, team, priority, labels and clocks. */
+  status: Generated<'open' | 'pending' | 'snoozed' | 'resolved'>;
+  snoozed_until: NullableTimestamp;
+  assignee_type: ColumnType<'user' | 'ai' | null, 'user' | 'ai' | null | undefined, 'user' | 'ai' | null>;
+  assignee_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  team_id: ColumnType<string | null, string | null | undefined, string | null>;
+  priority: Generated<'none' | 'low' | 'medium' | 'high' | 'urgent'>;
+  labels: ColumnType<string[], string[] | undefined, string[]>;
+  /** The labels in lower case, for the `label` filter (decisions §19: ignoring case). */
+  label_keys: ColumnType<string[], string[] | undefined, string[]>;
+  waiting_since: NullableTimestamp;
+  first_reply_at: NullableTimestamp;
+  last_activity_at: Timestamp;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -215,6 +228,9 @@ export interface MessagesTable {
   reply_to: string | null;
   /** decisions §15: the account whose 24-hour limit a template reply outside the window counts against (0019). */
   window_account_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** decisions §19 (0037): the console's person who wrote it, else null; notes are private. */
+  author_id: ColumnType<string | null, string | null | undefined, string | null>;
+  private: Generated<boolean>;
   created_at: Timestamp;
   sent_at: NullableTimestamp;
   delivered_at: NullableTimestamp;
@@ -425,6 +441,35 @@ export interface UsersTable {
   password_hash: string | null;
   created_at: Timestamp;
   last_sign_in_at: NullableTimestamp;
+  /** decisions §19 (0037): available for conversations, or away. */
+  available: Generated<boolean>;
+}
+
+export interface TeamsTable {
+  org_id: string;
+  id: string;
+  name: string;
+  auto_assign: Generated<boolean>;
+  max_open_per_member: Generated<number>;
+  turns: ColumnType<string, string | number | undefined, string | number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+export interface TeamMembersTable {
+  org_id: string;
+  team_id: string;
+  user_id: string;
+  last_turn: ColumnType<string, string | number | undefined, string | number>;
+}
+
+export interface CannedResponsesTable {
+  org_id: string;
+  id: string;
+  short_code: string;
+  text: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
 }
 
 export interface UserSessionsTable {
@@ -488,6 +533,9 @@ export interface DB extends AutomationTables {
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   users: UsersTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  canned_responses: CannedResponsesTable;
   user_sessions: UserSessionsTable;
   user_sign_in_links: UserSignInLinksTable;
   sign_in_attempts: SignInAttemptsTable;

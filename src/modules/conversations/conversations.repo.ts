@@ -1,9 +1,8 @@
 // SQL for conversations and their messages. Every query filters by org_id.
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
-import type { ConversationsTable, DB, MessagesTable } from '../../db/schema.ts';
+import type { DB, MessagesTable } from '../../db/schema.ts';
 import { newId } from '../../lib/ids.ts';
 
-export type ConversationRow = Selectable<ConversationsTable>;
 export type MessageRow = Selectable<MessagesTable>;
 
 /** Keyset position: (time, id) of the last row of the previous page, newest first. */
@@ -20,6 +19,47 @@ export interface ConversationFilter {
   window?: { open: boolean; now: Date } | undefined;
 }
 
+/**
+ * decisions §19: a conversation with its contact and newest message (notes included), so that a list needs no
+ * request per row: one statement, the contact by its primary key and the newest message by the conversation's
+ * message index, for each row of the page.
+ */
+export function selectConversations(db: Kysely<DB>, orgId: string) {
+  return db
+    .selectFrom('conversations as cv')
+    .innerJoin('contacts as ct', (join) =>
+      join.onRef('ct.org_id', '=', 'cv.org_id').onRef('ct.id', '=', 'cv.contact_id'),
+    )
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('messages as m')
+          .select(['m.id', 'm.sender', 'm.type', 'm.text', 'm.private', 'm.created_at'])
+          .whereRef('m.org_id', '=', 'cv.org_id')
+          .whereRef('m.conversation_id', '=', 'cv.id')
+          .orderBy('m.created_at', 'desc')
+          .orderBy('m.id', 'desc')
+          .limit(1)
+          .as('lm'),
+      (join) => join.onTrue(),
+    )
+    .selectAll('cv')
+    .select([
+      'ct.first_name as contact_first_name',
+      'ct.last_name as contact_last_name',
+      'ct.phone as contact_phone',
+      'lm.id as last_message_id',
+      'lm.sender as last_message_sender',
+      'lm.type as last_message_type',
+      'lm.text as last_message_text',
+      'lm.private as last_message_private',
+      'lm.created_at as last_message_created_at',
+    ])
+    .where('cv.org_id', '=', orgId);
+}
+
+export type ConversationRow = NonNullable<Awaited<ReturnType<typeof findConversation>>>;
+
 export function listConversations(
   db: Kysely<DB>,
   orgId: string,
@@ -27,35 +67,27 @@ export function listConversations(
   limit: number,
   after?: Position,
 ) {
-  let query = db
-    .selectFrom('conversations')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .orderBy('last_message_at', 'desc')
-    .orderBy('id', 'desc')
+  let query = selectConversations(db, orgId)
+    .orderBy('cv.last_message_at', 'desc')
+    .orderBy('cv.id', 'desc')
     .limit(limit);
-  if (filter.contact_id !== undefined) query = query.where('contact_id', '=', filter.contact_id);
-  if (filter.channel_id !== undefined) query = query.where('channel_id', '=', filter.channel_id);
-  if (filter.unread !== undefined) query = query.where('unread_count', filter.unread ? '>' : '=', 0);
+  if (filter.contact_id !== undefined) query = query.where('cv.contact_id', '=', filter.contact_id);
+  if (filter.channel_id !== undefined) query = query.where('cv.channel_id', '=', filter.channel_id);
+  if (filter.unread !== undefined) query = query.where('cv.unread_count', filter.unread ? '>' : '=', 0);
   if (filter.window !== undefined) {
     const opensAfter = new Date(filter.window.now.getTime() - WINDOW_MS);
     query = filter.window.open
-      ? query.where('last_inbound_at', '>', opensAfter)
-      : query.where((eb) => eb.or([eb('last_inbound_at', 'is', null), eb('last_inbound_at', '<=', opensAfter)]));
+      ? query.where('cv.last_inbound_at', '>', opensAfter)
+      : query.where((eb) => eb.or([eb('cv.last_inbound_at', 'is', null), eb('cv.last_inbound_at', '<=', opensAfter)]));
   }
   if (after) {
-    query = query.where((eb) => eb(eb.refTuple('last_message_at', 'id'), '<', eb.tuple(after[0], after[1])));
+    query = query.where((eb) => eb(eb.refTuple('cv.last_message_at', 'cv.id'), '<', eb.tuple(after[0], after[1])));
   }
   return query.execute();
 }
 
 export const findConversation = (db: Kysely<DB>, orgId: string, conversationId: string) =>
-  db
-    .selectFrom('conversations')
-    .selectAll()
-    .where('org_id', '=', orgId)
-    .where('id', '=', conversationId)
-    .executeTakeFirst();
+  selectConversations(db, orgId).where('cv.id', '=', conversationId).executeTakeFirst();
 
 export function listMessages(db: Kysely<DB>, orgId: string, conversationId: string, limit: number, after?: Position) {
   let query = db
@@ -160,13 +192,13 @@ export async function markRead(db: Kysely<DB>, orgId: string, conversationId: st
   if (before.unread_count === 0) {
     return { conversation: (await findConversation(db, orgId, conversationId)) as ConversationRow, newest: undefined };
   }
-  const conversation = await db
+  await db
     .updateTable('conversations')
     .set({ unread_count: 0, updated_at: at })
     .where('org_id', '=', orgId)
     .where('id', '=', conversationId)
-    .returningAll()
-    .executeTakeFirstOrThrow();
+    .execute();
+  const conversation = (await findConversation(db, orgId, conversationId)) as ConversationRow;
   const newest = await db
     .selectFrom('messages')
     .innerJoin('channels', (join) =>

@@ -5,10 +5,36 @@ import { DateTime, IdParam, Nullable, OpenEnum, StringEnum } from '../../http/sc
 export const SENDERS = ['contact', 'agent', 'ai', 'system'] as const;
 export const MESSAGE_STATUSES = ['received', 'sending', 'sent', 'delivered', 'read', 'failed'] as const;
 
+/** decisions §19: the contact as a conversation's list row shows it. */
+export const ConversationContactSchema = Type.Object(
+  {
+    id: Type.String(),
+    first_name: Nullable(Type.String()),
+    last_name: Nullable(Type.String()),
+    phone: Nullable(Type.String()),
+  },
+  { additionalProperties: false, title: 'ConversationContact', description: 'The contact of a conversation.' },
+);
+
+/** decisions §19: the newest message of a conversation (notes included), for a list row's preview. */
+export const LastMessageSchema = Type.Object(
+  {
+    id: Type.String(),
+    sender: OpenEnum(SENDERS),
+    type: Type.String(),
+    text: Nullable(Type.String()),
+    private: Type.Boolean({ description: 'True for a private note.' }),
+    created_at: DateTime,
+  },
+  { additionalProperties: false, title: 'LastMessage', description: 'The newest message of a conversation.' },
+);
+
 export const ConversationSchema = Type.Object(
   {
     id: Type.String(),
     contact_id: Type.String(),
+    contact: ConversationContactSchema,
+    last_message: Nullable(LastMessageSchema),
     channel_id: Type.String({ description: 'The connected number of the conversation.' }),
     last_message_at: DateTime,
     last_inbound_at: Nullable({ ...DateTime, description: 'decisions §15: the contact’s newest message, or null.' }),
@@ -30,6 +56,20 @@ export const ConversationSchema = Type.Object(
       {
         id: 'cv_01JH5ZR6D7E8F9G0H1J2K3L4M5',
         contact_id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+        contact: {
+          id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
+          first_name: 'Ana',
+          last_name: 'García',
+          phone: '+5215512345678',
+        },
+        last_message: {
+          id: 'msg_01JH5ZS7E8F9G0H1J2K3L4M5N7',
+          sender: 'contact',
+          type: 'text',
+          text: 'Is my order on its way?',
+          private: false,
+          created_at: '2026-01-15T09:31:00.000Z',
+        },
         channel_id: 'ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0',
         last_message_at: '2026-01-15T09:31:00.000Z',
         last_inbound_at: '2026-01-15T09:31:00.000Z',
@@ -83,6 +123,12 @@ export const MessageSchema = Type.Object(
     ),
     media: Nullable(MessageMediaSchema),
     reply_to: Nullable(Type.String({ description: 'decisions §15: the id of the message this one answers.' })),
+    author_id: Nullable(
+      Type.String({
+        description: 'decisions §19: the user who wrote it in the console; null for a key, the contact or the system.',
+      }),
+    ),
+    private: Type.Boolean({ description: 'decisions §19: true for a private note (never sent to the contact).' }),
     created_at: DateTime,
     sent_at: Nullable(DateTime),
     delivered_at: Nullable(DateTime),
@@ -116,6 +162,8 @@ export const MessageSchema = Type.Object(
         failed_at: null,
         media: null,
         reply_to: null,
+        author_id: null,
+        private: false,
       },
     ],
   },

@@ -37,10 +37,34 @@ function page<T extends { id: string }>(
 
 /** A conversation as the API shows it (decisions §15: the window's end derives from the newest inbound message). */
 export function conversationView(row: repo.ConversationRow) {
-  const { org_id: _org, ...conversation } = row;
   return {
-    ...conversation,
+    id: row.id,
+    contact_id: row.contact_id,
+    // decisions §19: the contact and the newest message come with the conversation (no request per list row).
+    contact: {
+      id: row.contact_id,
+      first_name: row.contact_first_name,
+      last_name: row.contact_last_name,
+      phone: row.contact_phone,
+    },
+    last_message:
+      row.last_message_id === null
+        ? null
+        : {
+            id: row.last_message_id,
+            sender: row.last_message_sender as string,
+            type: row.last_message_type as string,
+            text: row.last_message_text,
+            private: row.last_message_private as boolean,
+            created_at: row.last_message_created_at as Date,
+          },
+    channel_id: row.channel_id,
+    last_message_at: row.last_message_at,
+    last_inbound_at: row.last_inbound_at,
     window_expires_at: row.last_inbound_at ? new Date(row.last_inbound_at.getTime() + repo.WINDOW_MS) : null,
+    unread_count: row.unread_count,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 

@@ -53,6 +53,8 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
     error_message: null,
     media,
     reply_to: replyTo ?? null,
+    author_id: null,
+    private: false,
     created_at: at,
   };
   const inserted = await conversations.insertMessage(trx, {

@@ -39,11 +39,13 @@ export function replyRoutes(parent: FastifyInstance, replies: RepliesService): v
       },
     },
     async (request, reply) => {
+      const auth = authOf(request);
       const { message, replayed } = await replies.reply(
-        authOf(request).orgId,
+        auth.orgId,
         request.params.conversation_id,
         request.body,
         request.headers['idempotency-key'],
+        auth.user?.id ?? null,
       );
       if (replayed) reply.header('Idempotent-Replayed', 'true');
       return reply.code(202).send(message);

@@ -106,7 +106,13 @@ export function createRepliesService(deps: RepliesDeps) {
     };
   }
 
-  async function accept(orgId: string, conversationId: string, body: ReplyBody, idempotency?: IdempotencyHold) {
+  async function accept(
+    orgId: string,
+    conversationId: string,
+    body: ReplyBody,
+    authorId: string | null,
+    idempotency?: IdempotencyHold,
+  ) {
     const context = await repo.findReplyContext(db, orgId, conversationId);
     if (!context) throw notFound();
     checkShape(body);
@@ -182,6 +188,8 @@ export function createRepliesService(deps: RepliesDeps) {
       platform_media_id: null,
       reply_to: replyTo?.id ?? null,
       window_account_id: null,
+      author_id: authorId, // decisions §19: the console's person, null for a key
+      private: false,
       created_at: now,
       sent_at: null,
       delivered_at: null,
@@ -242,13 +250,19 @@ export function createRepliesService(deps: RepliesDeps) {
 
   return {
     /** Accepts a reply; answers the Message (`sending`) and whether it is an idempotent replay. */
-    async reply(orgId: string, conversationId: string, body: ReplyBody, idempotencyKey?: string) {
+    async reply(
+      orgId: string,
+      conversationId: string,
+      body: ReplyBody,
+      idempotencyKey: string | undefined,
+      authorId: string | null,
+    ) {
       const request = { body: { reply_in: conversationId, body }, key: idempotencyKey };
       const { result, replayed } = await withIdempotencyKey(
         db,
         orgId,
         request,
-        (held) => accept(orgId, conversationId, body, held),
+        (held) => accept(orgId, conversationId, body, authorId, held),
         async (messageId) => {
           const row = await repo.findMessage(db, orgId, messageId);
           if (!row) throw notFound();
