@@ -271,6 +271,13 @@ export class CrmClient {
       walk((page: QueryOf<'listConversations'>) => this.conversations.list(page, options), query),
     get: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'getConversation'>> =>
       this.#call('getConversation', [conversationId], options),
+    /** PATCH /v1/conversations/{id} (decisions §19): status, snooze, assignee, team, priority, labels. */
+    update: (
+      conversationId: string,
+      body: BodyOf<'updateConversation'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'updateConversation'>> =>
+      this.#call('updateConversation', [conversationId], { ...options, body }),
     messages: (
       conversationId: string,
       query: QueryOf<'listConversationMessages'> = {},
@@ -446,6 +453,7 @@ export const methodOfOperation = {
   resumeBroadcast: 'broadcasts.resume',
   listConversations: 'conversations.list',
   getConversation: 'conversations.get',
+  updateConversation: 'conversations.update',
   listConversationMessages: 'conversations.messages',
   markConversationRead: 'conversations.markRead',
   downloadConversationMessageMedia: 'conversations.downloadMedia',

@@ -166,7 +166,13 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a conversation
+         * @description decisions §19: status (`snoozed_until` only with `snoozed`: in the future, at most 90 days ahead; without it, until the contact’s next message), assignee (a user of the organization, or `{type: "ai"}` while the assistant is enabled), team, priority and labels (replacing the set). One `conversation.updated` event lists every field the request changed; a request that changes nothing answers 200, keeps `updated_at` and records no event. Resolving clears `waiting_since` and the snooze.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        patch: operations["updateConversation"];
         trace?: never;
     };
     "/v1/conversations/{conversation_id}/messages": {
@@ -1479,6 +1485,26 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "conversation.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A conversation’s state changed
+         * @description decisions §19: Data: `{conversation, changed, previous}`, exactly once for each change of status, snooze, assignee, team, priority or labels, whatever made it (a person, a key, a contact’s message, a snooze ending, auto-assignment). Sent as `POST` to each enabled endpoint subscribed to `conversation.updated` when the event is recorded.
+         */
+        post: operations["event_conversation_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     ping: {
         parameters: {
             query?: never;
@@ -1607,6 +1633,30 @@ export interface components {
             /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`, `automation:read`, `automation:write`. A `:write` scope includes its `:read`. */
             scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write" | "automation:read" | "automation:write") | string)[];
             expires_at: string | null;
+        };
+        /**
+         * Assignee
+         * @description A user of the organization (`{type: "user", id}`) or the assistant (`{type: "ai"}`).
+         */
+        Assignee: {
+            /** @enum {string} */
+            type: "user";
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "ai";
+        };
+        /**
+         * AssigneeInput
+         * @description A user of the organization (`{type: "user", id}`) or the assistant (`{type: "ai"}`).
+         */
+        AssigneeInput: {
+            /** @enum {string} */
+            type: "user";
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "ai";
         };
         /**
          * AudienceBroadcastRequest
@@ -2466,6 +2516,20 @@ export interface components {
          *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
          *       "window_expires_at": "2026-01-16T09:31:00.000Z",
          *       "unread_count": 1,
+         *       "status": "open",
+         *       "snoozed_until": null,
+         *       "assignee": {
+         *         "type": "user",
+         *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+         *       },
+         *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+         *       "priority": "high",
+         *       "labels": [
+         *         "shipping"
+         *       ],
+         *       "waiting_since": "2026-01-15T09:31:00.000Z",
+         *       "first_reply_at": null,
+         *       "last_activity_at": "2026-01-15T09:31:00.000Z",
          *       "created_at": "2026-01-15T09:30:00.000Z",
          *       "updated_at": "2026-01-15T09:31:00.000Z"
          *     }
@@ -2486,6 +2550,22 @@ export interface components {
             window_expires_at: string | null;
             /** @description Inbound messages since the last read call. */
             unread_count: number;
+            /** @description decisions §19: a new conversation starts `open`. */
+            status: ("open" | "pending" | "snoozed" | "resolved") | string;
+            snoozed_until: string | null;
+            assignee: components["schemas"]["Assignee"] | null;
+            team_id: string | null;
+            priority: ("none" | "low" | "medium" | "high" | "urgent") | string;
+            /** @description decisions §19: in the order given. */
+            labels: string[];
+            waiting_since: string | null;
+            first_reply_at: string | null;
+            /**
+             * Format: date-time
+             * @description The newest message’s time (notes included), else the creation.
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            last_activity_at: string;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -2514,6 +2594,50 @@ export interface components {
         ConversationPage: {
             items: components["schemas"]["Conversation"][];
             next_cursor: string | null;
+        };
+        /**
+         * ConversationPatch
+         * @description decisions §19: the fields to change; a field left out stays as it is.
+         */
+        ConversationPatch: {
+            /** @enum {string} */
+            status?: "open" | "pending" | "snoozed" | "resolved";
+            snoozed_until?: string | null;
+            assignee?: components["schemas"]["AssigneeInput"] | null;
+            team_id?: string | null;
+            /** @enum {string} */
+            priority?: "none" | "low" | "medium" | "high" | "urgent";
+            /** @description Replaces the set: at most 20, unique ignoring case. */
+            labels?: string[];
+        };
+        /**
+         * ConversationUpdatedData
+         * @description decisions §19: a conversation after a change of its state, what changed and what it was.
+         */
+        ConversationUpdatedData: {
+            conversation: components["schemas"]["Conversation"];
+            /** @description The fields that changed: `status`, `snoozed_until`, `assignee`, `team_id`, `priority`, `labels`. */
+            changed: string[];
+            /** @description Each changed field’s value before the change. */
+            previous: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * ConversationUpdatedEvent
+         * @description The body of a `conversation.updated` delivery.
+         */
+        ConversationUpdatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "conversation.updated";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["ConversationUpdatedData"];
         };
         /**
          * CreatedApiKey
@@ -3481,7 +3605,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "*")[];
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "*")[];
             description?: string | null;
         };
         /**
@@ -3496,7 +3620,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url?: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "*")[];
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "*")[];
             description?: string | null;
             /** @description `false` stops deliveries (pending ones fail with `endpoint_disabled`); `true` enables it again and clears `disabled_reason`. */
             enabled?: boolean;
@@ -4687,6 +4811,20 @@ export interface operations {
                      *           "last_inbound_at": "2026-01-15T09:31:00.000Z",
                      *           "window_expires_at": "2026-01-16T09:31:00.000Z",
                      *           "unread_count": 1,
+                     *           "status": "open",
+                     *           "snoozed_until": null,
+                     *           "assignee": {
+                     *             "type": "user",
+                     *             "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *           },
+                     *           "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *           "priority": "high",
+                     *           "labels": [
+                     *             "shipping"
+                     *           ],
+                     *           "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *           "first_reply_at": null,
+                     *           "last_activity_at": "2026-01-15T09:31:00.000Z",
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:31:00.000Z"
                      *         }
@@ -4837,6 +4975,20 @@ export interface operations {
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
                      *       "window_expires_at": "2026-01-16T09:31:00.000Z",
                      *       "unread_count": 1,
+                     *       "status": "open",
+                     *       "snoozed_until": null,
+                     *       "assignee": {
+                     *         "type": "user",
+                     *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *       },
+                     *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *       "priority": "high",
+                     *       "labels": [
+                     *         "shipping"
+                     *       ],
+                     *       "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *       "first_reply_at": null,
+                     *       "last_activity_at": "2026-01-15T09:31:00.000Z",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:31:00.000Z"
                      *     }
@@ -4898,6 +5050,247 @@ export interface operations {
             };
             /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
             414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description decisions §19: the fields to change; a field left out stays as it is. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "snoozed",
+                 *       "snoozed_until": "2026-01-16T09:00:00.000Z",
+                 *       "priority": "high",
+                 *       "labels": [
+                 *         "vip"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationPatch"];
+            };
+        };
+        responses: {
+            /** @description The conversation after the change. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                     *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "contact": {
+                     *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *         "first_name": "Ana",
+                     *         "last_name": "García",
+                     *         "phone": "+5215512345678"
+                     *       },
+                     *       "last_message": {
+                     *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *         "sender": "contact",
+                     *         "type": "text",
+                     *         "text": "Is my order on its way?",
+                     *         "private": false,
+                     *         "created_at": "2026-01-15T09:31:00.000Z"
+                     *       },
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "last_message_at": "2026-01-15T09:31:00.000Z",
+                     *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
+                     *       "window_expires_at": "2026-01-16T09:31:00.000Z",
+                     *       "unread_count": 1,
+                     *       "status": "open",
+                     *       "snoozed_until": null,
+                     *       "assignee": {
+                     *         "type": "user",
+                     *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *       },
+                     *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *       "priority": "high",
+                     *       "labels": [
+                     *         "shipping"
+                     *       ],
+                     *       "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *       "first_reply_at": null,
+                     *       "last_activity_at": "2026-01-15T09:31:00.000Z",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:31:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state. `detail` codes: `ai_disabled`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -5433,6 +5826,20 @@ export interface operations {
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
                      *       "window_expires_at": "2026-01-16T09:31:00.000Z",
                      *       "unread_count": 1,
+                     *       "status": "open",
+                     *       "snoozed_until": null,
+                     *       "assignee": {
+                     *         "type": "user",
+                     *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *       },
+                     *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *       "priority": "high",
+                     *       "labels": [
+                     *         "shipping"
+                     *       ],
+                     *       "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *       "first_reply_at": null,
+                     *       "last_activity_at": "2026-01-15T09:31:00.000Z",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:31:00.000Z"
                      *     }
@@ -16953,6 +17360,101 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["MessageUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled (`disabled_reason: "gone"`) and receives nothing more. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 10 s; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout, a redirect (never followed) or a connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is `failed`. An endpoint whose attempts have all failed for 5 days is disabled (`disabled_reason: "failing"`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_conversation_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation, two signatures separated by a space (new secret, then the previous one for 24 hours). Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "conversation.updated",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "conversation": {
+                 *           "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                 *           "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *           "contact": {
+                 *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *             "first_name": "Ana",
+                 *             "last_name": "García",
+                 *             "phone": "+5215512345678"
+                 *           },
+                 *           "last_message": {
+                 *             "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                 *             "sender": "contact",
+                 *             "type": "text",
+                 *             "text": "Is my order on its way?",
+                 *             "private": false,
+                 *             "created_at": "2026-01-15T09:31:00.000Z"
+                 *           },
+                 *           "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                 *           "last_message_at": "2026-01-15T09:31:00.000Z",
+                 *           "last_inbound_at": "2026-01-15T09:31:00.000Z",
+                 *           "window_expires_at": "2026-01-16T09:31:00.000Z",
+                 *           "unread_count": 1,
+                 *           "status": "open",
+                 *           "snoozed_until": null,
+                 *           "assignee": {
+                 *             "type": "user",
+                 *             "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                 *           },
+                 *           "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                 *           "priority": "high",
+                 *           "labels": [
+                 *             "shipping"
+                 *           ],
+                 *           "waiting_since": "2026-01-15T09:31:00.000Z",
+                 *           "first_reply_at": null,
+                 *           "last_activity_at": "2026-01-15T09:31:00.000Z",
+                 *           "created_at": "2026-01-15T09:30:00.000Z",
+                 *           "updated_at": "2026-01-15T09:31:00.000Z"
+                 *         },
+                 *         "changed": [
+                 *           "string"
+                 *         ],
+                 *         "previous": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationUpdatedEvent"];
             };
         };
         responses: {

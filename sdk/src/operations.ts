@@ -13,6 +13,7 @@ export const operationTable = {
   listMessagingPhones: { method: 'GET', path: '/v1/channels/messaging/phones' },
   listConversations: { method: 'GET', path: '/v1/conversations' },
   getConversation: { method: 'GET', path: '/v1/conversations/{conversation_id}' },
+  updateConversation: { method: 'PATCH', path: '/v1/conversations/{conversation_id}' },
   listConversationMessages: { method: 'GET', path: '/v1/conversations/{conversation_id}/messages' },
   replyToConversation: { method: 'POST', path: '/v1/conversations/{conversation_id}/messages', idempotencyKey: true },
   markConversationRead: { method: 'POST', path: '/v1/conversations/{conversation_id}/read' },

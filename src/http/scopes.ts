@@ -62,6 +62,7 @@ export const OPERATION_SCOPES = {
   getConversation: 'conversations:read',
   listConversationMessages: 'conversations:read',
   markConversationRead: 'conversations:write',
+  updateConversation: 'conversations:write',
   downloadConversationMessageMedia: 'conversations:read',
   replyToConversation: 'conversations:write',
 

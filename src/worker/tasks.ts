@@ -8,6 +8,7 @@ import { analyzeChanged } from '../db/migrate.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AudienceRunner } from '../modules/broadcasts/audience-runner.ts';
 import { purgeSendWindows } from '../modules/broadcasts/recipient-claim.ts';
+import { endSnoozes } from '../modules/conversations/conversation-changes.ts';
 import type { Fanout } from './fanout.ts';
 import type { ReplyHandoffs, Waker } from './reply-handoffs.ts';
 import { pruneHistory } from './retention.ts';
@@ -34,6 +35,7 @@ const DEFAULTS: WorkerTaskOptions = {
 const FANOUT_SLICE_MS = 2000;
 const RECONCILE_INTERVAL_MS = 30_000;
 const ANALYZE_INTERVAL_MS = 30_000;
+const SNOOZE_INTERVAL_MS = 15_000;
 
 export interface WorkerTaskDeps {
   database: Database;
@@ -118,6 +120,14 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       run: async () => {
         const removed = await pruneHistory(db, clock.now(), { ...RETENTION_DEFAULTS, ...options.retention });
         if (Object.values(removed).some((count) => count > 0)) log.info(removed, 'retention: pruned old history');
+      },
+    },
+    {
+      // decisions §19: a snooze's time passing moves its conversation to `open` within a minute.
+      name: 'snooze-ends',
+      intervalMs: SNOOZE_INTERVAL_MS,
+      run: async () => {
+        while ((await endSnoozes(db, clock.now())) > 0) {}
       },
     },
     {

@@ -128,6 +128,7 @@ export async function findOrCreateConversation(
       contact_id: contactId,
       channel_id: channelId,
       last_message_at: at,
+      last_activity_at: at,
       created_at: at,
       updated_at: at,
     })
@@ -157,17 +158,23 @@ export async function insertMessage(db: Kysely<DB>, row: Insertable<MessagesTabl
   if (!inserted) return false;
   const at = row.created_at as Date;
   const inbound = row.direction === 'inbound';
+  const reply = row.sender === 'agent' || row.sender === 'ai';
   await db
     .updateTable('conversations')
     .set({
       last_message_at: sql<Date>`greatest(last_message_at, ${at})`,
+      last_activity_at: sql<Date>`greatest(last_activity_at, ${at})`,
       updated_at: at,
       ...(inbound
         ? {
             last_inbound_at: sql<Date>`greatest(last_inbound_at, ${at})`,
             unread_count: sql<number>`unread_count + 1`,
+            // decisions §19: the oldest contact message not yet answered.
+            waiting_since: sql<Date>`coalesce(waiting_since, ${at})`,
           }
-        : {}),
+        : // decisions §19: an `agent`, `ai` or `system` message answers the wait; the first `agent` or `ai` one is
+          // the first reply.
+          { waiting_since: null, ...(reply ? { first_reply_at: sql<Date>`coalesce(first_reply_at, ${at})` } : {}) }),
     })
     .where('org_id', '=', row.org_id)
     .where('id', '=', row.conversation_id)
@@ -248,12 +255,16 @@ export function outboundMessagesCtes(orgId: string, messages: OutboundMessage[],
   ];
   return sql`
     conv as (
-      insert into conversations as c (org_id, id, contact_id, channel_id, last_message_at, created_at, updated_at)
-      select ${orgId}, p.id, p.contact_id, p.channel_id, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz
+      insert into conversations as c (org_id, id, contact_id, channel_id, last_message_at, last_activity_at,
+        created_at, updated_at)
+      select ${orgId}, p.id, p.contact_id, p.channel_id, ${at}::timestamptz, ${at}::timestamptz, ${at}::timestamptz,
+        ${at}::timestamptz
       from unnest(${pairs.map(() => newId('conv'))}::text[], ${pairs.map((m) => m.contactId)}::text[],
         ${pairs.map((m) => m.channelId)}::text[]) as p(id, contact_id, channel_id)
       on conflict (org_id, contact_id, channel_id) do update set
-        last_message_at = greatest(c.last_message_at, excluded.last_message_at), updated_at = excluded.updated_at
+        last_message_at = greatest(c.last_message_at, excluded.last_message_at),
+        last_activity_at = greatest(c.last_activity_at, excluded.last_activity_at), updated_at = excluded.updated_at,
+        waiting_since = null -- decisions §19: a system message answers the wait
       returning c.id, c.contact_id, c.channel_id
     ),
     msgs as (

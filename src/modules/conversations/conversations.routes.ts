@@ -6,6 +6,7 @@ import {
   ConversationIdParams,
   ConversationListQuery,
   ConversationPage,
+  ConversationPatchBody,
   ConversationSchema,
   MessageListQuery,
   MessagePage,
@@ -44,6 +45,30 @@ export function conversationRoutes(parent: FastifyInstance, conversations: Conve
       },
     },
     async (request) => conversations.get(authOf(request).orgId, request.params.conversation_id),
+  );
+
+  app.patch(
+    '/conversations/:conversation_id',
+    {
+      schema: {
+        tags,
+        summary: 'Change a conversation',
+        description:
+          'decisions §19: status (`snoozed_until` only with `snoozed`: in the future, at most 90 days ahead; ' +
+          'without it, until the contact’s next message), assignee (a user of the organization, or `{type: "ai"}` ' +
+          'while the assistant is enabled), team, priority and labels (replacing the set). One ' +
+          '`conversation.updated` event lists every field the request changed; a request that changes nothing ' +
+          'answers 200, keeps `updated_at` and records no event. Resolving clears `waiting_since` and the snooze.',
+        operationId: 'updateConversation',
+        params: ConversationIdParams,
+        body: ConversationPatchBody,
+        response: {
+          200: described('The conversation after the change.', ConversationSchema),
+          ...v1Errors({ 404: [], 409: ['ai_disabled'], 422: [] }),
+        },
+      },
+    },
+    async (request) => conversations.update(authOf(request).orgId, request.params.conversation_id, request.body),
   );
 
   app.get(

@@ -29,6 +29,28 @@ export const LastMessageSchema = Type.Object(
   { additionalProperties: false, title: 'LastMessage', description: 'The newest message of a conversation.' },
 );
 
+export const CONVERSATION_STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
+export const PRIORITIES = ['none', 'low', 'medium', 'high', 'urgent'] as const;
+
+/** decisions §19: who owns a conversation: a user of the organization, or the assistant (§20); null: no one. */
+const assignee = (title: string) =>
+  Type.Union(
+    [
+      Type.Object(
+        { type: StringEnum(['user'] as const), id: Type.String({ minLength: 1, maxLength: 64 }) },
+        { additionalProperties: false },
+      ),
+      Type.Object({ type: StringEnum(['ai'] as const) }, { additionalProperties: false }),
+    ],
+    {
+      title,
+      description: 'A user of the organization (`{type: "user", id}`) or the assistant (`{type: "ai"}`).',
+    },
+  );
+export const AssigneeSchema = assignee('Assignee');
+
+const LabelsSchema = Type.Array(Type.String(), { description: 'decisions §19: in the order given.' });
+
 export const ConversationSchema = Type.Object(
   {
     id: Type.String(),
@@ -45,6 +67,21 @@ export const ConversationSchema = Type.Object(
         'replies are free; after it, only templates.',
     }),
     unread_count: Type.Integer({ minimum: 0, description: 'Inbound messages since the last read call.' }),
+    status: OpenEnum(CONVERSATION_STATUSES, { description: 'decisions §19: a new conversation starts `open`.' }),
+    snoozed_until: Nullable({
+      ...DateTime,
+      description: 'When a snooze ends (then `open` again); null while not snoozed or snoozed until the next message.',
+    }),
+    assignee: Nullable(AssigneeSchema),
+    team_id: Nullable(Type.String()),
+    priority: OpenEnum(PRIORITIES),
+    labels: LabelsSchema,
+    waiting_since: Nullable({
+      ...DateTime,
+      description: 'The oldest contact message not yet answered by an `agent`, `ai` or `system` message, else null.',
+    }),
+    first_reply_at: Nullable({ ...DateTime, description: 'The first `agent` or `ai` message, else null.' }),
+    last_activity_at: { ...DateTime, description: 'The newest message’s time (notes included), else the creation.' },
     created_at: DateTime,
     updated_at: DateTime,
   },
@@ -75,6 +112,15 @@ export const ConversationSchema = Type.Object(
         last_inbound_at: '2026-01-15T09:31:00.000Z',
         window_expires_at: '2026-01-16T09:31:00.000Z',
         unread_count: 1,
+        status: 'open',
+        snoozed_until: null,
+        assignee: { type: 'user', id: 'usr_01JH5ZP5C6D7E8F9G0H1J2K3L4' },
+        team_id: 'team_01JH5ZQ6D7E8F9G0H1J2K3L4M5',
+        priority: 'high',
+        labels: ['shipping'],
+        waiting_since: '2026-01-15T09:31:00.000Z',
+        first_reply_at: null,
+        last_activity_at: '2026-01-15T09:31:00.000Z',
         created_at: '2026-01-15T09:30:00.000Z',
         updated_at: '2026-01-15T09:31:00.000Z',
       },
@@ -206,3 +252,33 @@ export const MessageListQuery = Type.Object(
 export type MessageListQuery = Static<typeof MessageListQuery>;
 
 export const ConversationIdParams = IdParam('conversation_id');
+
+/** decisions §19: a label, 1–50 characters without surrounding spaces. */
+const Label = Type.String({ minLength: 1, maxLength: 50, pattern: '^\\S(.*\\S)?$' });
+
+export const ConversationPatchBody = Type.Object(
+  {
+    status: Type.Optional(StringEnum(CONVERSATION_STATUSES)),
+    snoozed_until: Type.Optional(
+      Nullable(
+        Type.String({
+          format: 'date-time',
+          description: 'Only with `status: "snoozed"`: in the future, at most 90 days ahead.',
+        }),
+      ),
+    ),
+    assignee: Type.Optional(Nullable(assignee('AssigneeInput'))),
+    team_id: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64 }))),
+    priority: Type.Optional(StringEnum(PRIORITIES)),
+    labels: Type.Optional(
+      Type.Array(Label, { maxItems: 20, description: 'Replaces the set: at most 20, unique ignoring case.' }),
+    ),
+  },
+  {
+    additionalProperties: false,
+    title: 'ConversationPatch',
+    description: 'decisions §19: the fields to change; a field left out stays as it is.',
+    examples: [{ status: 'snoozed', snoozed_until: '2026-01-16T09:00:00.000Z', priority: 'high', labels: ['vip'] }],
+  },
+);
+export type ConversationPatchBody = Static<typeof ConversationPatchBody>;

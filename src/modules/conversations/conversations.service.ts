@@ -1,13 +1,18 @@
 // Read-only conversation history: conversations newest activity first, their messages newest first.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
-import { notFound, validationError } from '../../http/errors.ts';
+import { ApiError, notFound, validationError } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { MessagingPlatform } from '../../messaging/platform.ts';
+import { assistantEnabled } from './assistant.ts';
+import { applyConversationChange, type ConversationChange } from './conversation-changes.ts';
+import * as state from './conversation-state.repo.ts';
+import { conversationView } from './conversation-view.ts';
 import * as repo from './conversations.repo.ts';
-import type { ConversationListQuery, MessageListQuery } from './conversations.schemas.ts';
+import type { ConversationListQuery, ConversationPatchBody, MessageListQuery } from './conversations.schemas.ts';
 import { messageView } from './message-view.ts';
 
 function position(cursor: string | undefined, scope: string, filter: unknown): repo.Position | undefined {
@@ -35,37 +40,43 @@ function page<T extends { id: string }>(
   };
 }
 
-/** A conversation as the API shows it (decisions §15: the window's end derives from the newest inbound message). */
-export function conversationView(row: repo.ConversationRow) {
-  return {
-    id: row.id,
-    contact_id: row.contact_id,
-    // decisions §19: the contact and the newest message come with the conversation (no request per list row).
-    contact: {
-      id: row.contact_id,
-      first_name: row.contact_first_name,
-      last_name: row.contact_last_name,
-      phone: row.contact_phone,
-    },
-    last_message:
-      row.last_message_id === null
-        ? null
-        : {
-            id: row.last_message_id,
-            sender: row.last_message_sender as string,
-            type: row.last_message_type as string,
-            text: row.last_message_text,
-            private: row.last_message_private as boolean,
-            created_at: row.last_message_created_at as Date,
-          },
-    channel_id: row.channel_id,
-    last_message_at: row.last_message_at,
-    last_inbound_at: row.last_inbound_at,
-    window_expires_at: row.last_inbound_at ? new Date(row.last_inbound_at.getTime() + repo.WINDOW_MS) : null,
-    unread_count: row.unread_count,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-  };
+const SNOOZE_MAX_MS = 90 * 24 * 60 * 60 * 1000;
+
+/** decisions §19: the checks a PATCH body needs no database for (422 at the field). */
+function checkPatch(body: ConversationPatchBody, now: Date): ConversationChange {
+  const change: ConversationChange = {};
+  if (body.snoozed_until !== undefined && body.status !== 'snoozed') {
+    throw validationError(['body', 'snoozed_until'], 'Only with status "snoozed"', 'value_error', {
+      input: body.snoozed_until,
+    });
+  }
+  if (body.status !== undefined) change.status = body.status;
+  if (body.snoozed_until !== undefined && body.snoozed_until !== null) {
+    const until = new Date(body.snoozed_until);
+    if (!(until.getTime() > now.getTime()) || until.getTime() - now.getTime() > SNOOZE_MAX_MS) {
+      throw validationError(['body', 'snoozed_until'], 'Must be in the future, at most 90 days ahead', 'value_error', {
+        input: body.snoozed_until,
+      });
+    }
+    change.snoozed_until = until;
+  }
+  if (body.labels !== undefined) {
+    const seen = new Set<string>();
+    body.labels.forEach((label, index) => {
+      const key = label.toLowerCase();
+      if (seen.has(key)) {
+        throw validationError(['body', 'labels', index], 'Labels must be unique ignoring case', 'value_error', {
+          input: label,
+        });
+      }
+      seen.add(key);
+    });
+    change.labels = body.labels;
+  }
+  if (body.assignee !== undefined) change.assignee = body.assignee;
+  if (body.team_id !== undefined) change.team_id = body.team_id;
+  if (body.priority !== undefined) change.priority = body.priority;
+  return change;
 }
 
 export interface ConversationsDeps {
@@ -102,6 +113,34 @@ export function createConversationsService(deps: ConversationsDeps) {
     },
 
     get,
+
+    /**
+     * decisions §19: PATCH. Checks in this order: the body (422), the conversation (404), the assignee (422 for
+     * another id, 409 `ai_disabled`), the team (422); then the change and its one event, in one transaction.
+     */
+    async update(orgId: string, conversationId: string, body: ConversationPatchBody) {
+      const now = clock.now();
+      const change = checkPatch(body, now);
+      await transactionWithRetry(db, async (trx) => {
+        if (!(await state.lockConversationState(trx, orgId, conversationId))) throw notFound();
+        const assignee = change.assignee;
+        if (assignee?.type === 'user' && !(await state.exists(trx, 'users', orgId, assignee.id))) {
+          throw validationError(['body', 'assignee', 'id'], 'Not a user of the organization', 'value_error', {
+            input: assignee.id,
+          });
+        }
+        if (assignee?.type === 'ai' && !(await assistantEnabled(trx, orgId))) {
+          throw new ApiError(409, { code: 'ai_disabled' });
+        }
+        if (change.team_id && !(await state.exists(trx, 'teams', orgId, change.team_id))) {
+          throw validationError(['body', 'team_id'], 'Not a team of the organization', 'value_error', {
+            input: change.team_id,
+          });
+        }
+        await applyConversationChange(trx, orgId, conversationId, change, 'request', now);
+      });
+      return get(orgId, conversationId);
+    },
 
     /**
      * decisions §15: zeroes the unread count and tells the platform the newest inbound message was read. The

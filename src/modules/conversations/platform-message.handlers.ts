@@ -7,6 +7,7 @@ import type { PlatformEventHandler, PlatformEventHandlers } from '../../messagin
 import { contactsForPhones, optOutKeyword, recordOptOut, recordReachability } from '../contacts/contact-intake.ts';
 import { readContact } from '../contacts/contact-view.ts';
 import { recordEvents } from '../events/events.ts';
+import { reopenOnContactMessage } from './conversation-changes.ts';
 import * as conversations from './conversations.repo.ts';
 import { messageEventData } from './message-view.ts';
 import { settleLateReply, settleReplyHandoff } from './reply-handoffs.repo.ts';
@@ -76,6 +77,7 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
       failed_at: null,
     } as const;
     await recordEvents(trx, orgId, [{ type: 'message.received', data }]);
+    await reopenOnContactMessage(trx, orgId, conversationId, at);
   }
   await applyOptOutKeyword(trx, orgId, contact.id, event.text, at);
   return 'applied';

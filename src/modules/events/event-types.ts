@@ -4,7 +4,7 @@ import { type Static, type TSchema, Type } from 'typebox';
 import { DateTime } from '../../http/schemas.ts';
 import { BroadcastSchema, RecipientSchema } from '../broadcasts/broadcasts.schemas.ts';
 import { ContactSchema } from '../contacts/contacts.schemas.ts';
-import { MessageSchema } from '../conversations/conversations.schemas.ts';
+import { ConversationSchema, MessageSchema } from '../conversations/conversations.schemas.ts';
 import { TemplateSchema } from '../templates/templates.schemas.ts';
 
 export const ContactDeletedData = Type.Object(
@@ -35,6 +35,23 @@ export const RecipientEventData = Type.Object(
         created_at: '2026-01-15T09:30:00.000Z',
       },
     ],
+  },
+);
+
+export const ConversationUpdatedData = Type.Object(
+  {
+    conversation: ConversationSchema,
+    changed: Type.Array(Type.String(), {
+      description: 'The fields that changed: `status`, `snoozed_until`, `assignee`, `team_id`, `priority`, `labels`.',
+    }),
+    previous: Type.Record(Type.String(), Type.Unknown(), {
+      description: 'Each changed field’s value before the change.',
+    }),
+  },
+  {
+    additionalProperties: false,
+    title: 'ConversationUpdatedData',
+    description: 'decisions §19: a conversation after a change of its state, what changed and what it was.',
   },
 );
 
@@ -93,6 +110,14 @@ export const EVENT_DEFINITIONS = {
     description:
       'decisions §15: Data: the outbound Message sent through `POST /v1/conversations/{conversation_id}/messages`, ' +
       'each time it moves to `sent`, `delivered`, `read` or `failed`.',
+  },
+  'conversation.updated': {
+    data: ConversationUpdatedData,
+    summary: 'A conversation’s state changed',
+    description:
+      'decisions §19: Data: `{conversation, changed, previous}`, exactly once for each change of status, snooze, ' +
+      'assignee, team, priority or labels, whatever made it (a person, a key, a contact’s message, a snooze ' +
+      'ending, auto-assignment).',
   },
   ping: {
     data: PingData,
