@@ -19,8 +19,10 @@ import { createMessaging, type Messaging } from './messaging/platform-factory.ts
 import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
 import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
 import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
-import type { DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
+import { DEFAULT_DEPLOYMENT_MODEL, type DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
 import { createAutomationServices } from './modules/automation/automation.services.ts';
+import { createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
+import { automationHandlers } from './modules/automation/engine/inbound-automation.ts';
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
 import { createAudienceRunner } from './modules/broadcasts/audience-runner.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
@@ -115,7 +117,13 @@ export function wire(input: WiringInput) {
   const keyring = input.keyring ?? parseKeyring(generateKeyringText());
 
   // Features answer the platform's events: each registers its handlers by event kind.
-  const handlers = joinHandlers(templateReviewHandlers, conversationMessageHandlers, broadcastStatusHandlers);
+  // decisions §20: automation runs after the conversations' handler has stored the contact's message.
+  const handlers = joinHandlers(
+    templateReviewHandlers,
+    conversationMessageHandlers,
+    automationHandlers,
+    broadcastStatusHandlers,
+  );
   const directory = createMessagingDirectory(db);
   const webhooks = createWebhookProcessor({ db, clock, appSecret: webhookAppSecret, log, directory, handlers });
   const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
@@ -224,6 +232,17 @@ export function wire(input: WiringInput) {
     countPendingReplies(db),
   );
 
+  // decisions §20: the autonomous assistant's answers, from the jobs contact messages queued.
+  const assistantJobs = createAssistantWorker({
+    db,
+    clock,
+    log,
+    keyring,
+    allowHosts: input.webhookAllowHosts ?? [],
+    deployment: { ...DEFAULT_DEPLOYMENT_MODEL, ...input.ai },
+    wake: replyWaker.wake,
+  });
+
   // decisions §16: starts audience broadcasts and adds their recipients (a worker task; tests drive it directly).
   const audiences = createAudienceRunner(
     { db, propertyKeys },
@@ -271,6 +290,7 @@ export function wire(input: WiringInput) {
     replyWaker,
     audiences,
     deliveries,
+    assistantJobs,
     /** Stops the sandbox's timers and closes the rate-limit store and the database. */
     async close(): Promise<void> {
       messaging.sandbox?.close();
@@ -290,6 +310,7 @@ export function wire(input: WiringInput) {
         deliveries,
         replies,
         replyWaker,
+        assistantJobs,
         log,
         clock,
         options: input.worker,

@@ -33,6 +33,7 @@ import * as messageKeys from './migrations/0034-message-keys.ts';
 import * as recipientValues from './migrations/0035-recipient-values.ts';
 import * as teamInbox from './migrations/0037-team-inbox.ts';
 import * as automation from './migrations/0040-automation.ts';
+import * as automationEngine from './migrations/0041-automation-engine.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -68,6 +69,7 @@ export const migrations: Record<string, Migration> = {
   '0035-recipient-values': recipientValues,
   '0037-team-inbox': teamInbox,
   '0040-automation': automation,
+  '0041-automation-engine': automationEngine,
   '0025-late-reports': lateReports,
 };
 

@@ -54,7 +54,27 @@ export interface AiAssistantsTable {
   updated_at: Generated<Date>;
 }
 
+export interface ConversationAutomationTable {
+  org_id: string;
+  conversation_id: string;
+  away_sent_at: Date | null;
+  ai_replies: Generated<number>;
+}
+
+export interface AssistantJobsTable {
+  org_id: string;
+  id: string;
+  conversation_id: string;
+  message_id: string;
+  attempts: Generated<number>;
+  lease_until: Date | null;
+  lease_token: string | null;
+  created_at: Timestamp;
+}
+
 export interface AutomationTables {
+  conversation_automation: ConversationAutomationTable;
+  assistant_jobs: AssistantJobsTable;
   business_hours: BusinessHoursTable;
   automation_rules: AutomationRulesTable;
   automation_rule_runs: AutomationRuleRunsTable;

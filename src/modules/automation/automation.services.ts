@@ -18,8 +18,12 @@ export interface AutomationDeps {
   ai?: Partial<DeploymentModel> | undefined;
 }
 
-/** decisions §19's teams; none exist before that feature's tables (every team id is then unknown). */
-const findTeams: TeamLookup = async () => new Set();
+/** decisions §19's teams of the organization among `ids`. */
+const findTeams: TeamLookup = async (db, orgId, ids) => {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('teams').select('id').where('org_id', '=', orgId).where('id', 'in', ids).execute();
+  return new Set(rows.map((row) => row.id));
+};
 
 export function createAutomationServices(deps: AutomationDeps) {
   return {

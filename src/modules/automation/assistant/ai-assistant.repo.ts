@@ -37,7 +37,7 @@ export const recentMessages = (db: Kysely<DB>, orgId: string, conversationId: st
     .select(['id', 'direction', 'sender', 'type', 'text', 'media'])
     .where('org_id', '=', orgId)
     .where('conversation_id', '=', conversationId)
-    .where('type', '!=', 'note')
+    .where('private', '=', false)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit)
