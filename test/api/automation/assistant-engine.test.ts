@@ -170,6 +170,31 @@ describe('the autonomous assistant, a model', () => {
     expect(await conversationOf(key, phone)).toMatchObject({ assignee: { type: 'user', id: user } });
   });
 
+  it('answers one conversation one message at a time: its next job waits while a call is in flight', async () => {
+    const { key, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'first question');
+    await inbound(h, channelId, phone, 'second question');
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    model.script({ content: JSON.stringify({ action: 'reply', text: 'First answer' }), after: gate });
+    model.script(answer({ action: 'reply', text: 'Second answer' }));
+    const before = model.requests.length;
+    const first = h.wiring.assistantJobs.runOnce();
+    await waitUntil(() => model.requests.length > before, { message: 'the first call' });
+    // Another worker finds nothing to claim: the conversation's second job waits for the first.
+    expect(await h.wiring.assistantJobs.runOnce()).toBe(0);
+    release();
+    expect(await first).toBe(1);
+    expect(await h.wiring.assistantJobs.runOnce()).toBe(1);
+    expect(model.requests.length).toBe(before + 2); // one call per contact message
+    const conversation = await conversationOf(key, phone);
+    const texts = (await messagesOf(key, conversation.id)).filter((m) => m.sender === 'ai').map((m) => m.text);
+    expect(texts).toEqual(['First answer', 'Second answer']);
+  });
+
   it.each([
     ['garbage', { content: 'Sure, we open at 8!' }],
     ['HTTP 500', { status: 500 }],
