@@ -28,6 +28,7 @@ import { channelRoutes } from './modules/channels/channels.routes.ts';
 import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
 import { conversationMediaRoutes } from './modules/conversations/media.routes.ts';
+import { noteRoutes } from './modules/conversations/notes.routes.ts';
 import { replyRoutes } from './modules/conversations/replies.routes.ts';
 import { consoleStreamRoutes } from './modules/events/console-stream.routes.ts';
 import { webhooksDocument } from './modules/events/events.openapi.ts';
@@ -38,7 +39,7 @@ import { propertiesRoutes } from './modules/properties/properties.routes.ts';
 import { sessionRoutes } from './modules/sessions/sessions.routes.ts';
 import { subOriginsRoutes } from './modules/sub-origins/sub-origins.routes.ts';
 import { templateRoutes } from './modules/templates/templates.routes.ts';
-import { usersRoutes } from './modules/users/users.routes.ts';
+import { peopleRoutes, usersRoutes } from './modules/users/users.routes.ts';
 import { webhookEndpointsRoutes } from './modules/webhook-endpoints/webhook-endpoints.routes.ts';
 import type { Wiring } from './wiring.ts';
 
@@ -189,6 +190,7 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   conversationRoutes(scope, services.conversations);
   conversationMediaRoutes(scope, services.conversationMedia);
   replyRoutes(scope, services.replies);
+  noteRoutes(scope, services.conversations);
   sendRoutes(scope, services.send);
   broadcastsRoutes(scope, services.broadcasts);
   audienceRoutes(scope, services.audience, services.broadcasts);
@@ -197,5 +199,6 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   funnelStagesRoutes(scope, services.funnelStages);
   subOriginsRoutes(scope, services.subOrigins);
   webhookEndpointsRoutes(scope, services.webhookEndpoints);
+  peopleRoutes(scope, services.users);
   automationRoutes(scope, services.automation);
 }

@@ -362,6 +362,23 @@ export class CrmClient {
       this.#call('testAiAssistant', [], { ...options, body }),
   };
 
+  /** decisions §19: private notes of a conversation. */
+  readonly notes = {
+    /** POST /v1/conversations/{id}/notes: a private note (never sent to the contact), with optional mentions. */
+    create: (
+      conversationId: string,
+      body: BodyOf<'createConversationNote'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'createConversationNote'>> =>
+      this.#call('createConversationNote', [conversationId], { ...options, body }),
+  };
+
+  /** decisions §19: the organization's people. */
+  readonly users = {
+    /** GET /v1/users: every person with their role and availability (`{items}`, whole). */
+    list: (options?: CallOptions): Promise<ResponseOf<'listUsers'>> => this.#call('listUsers', [], options),
+  };
+
   readonly channels = {
     /** GET /v1/channels/messaging/phones: the numbers a send can go out from (`id` is a `channel_id`). */
     phones: (options?: CallOptions): Promise<ResponseOf<'listMessagingPhones'>> =>
@@ -454,6 +471,8 @@ export const methodOfOperation = {
   listConversations: 'conversations.list',
   getConversation: 'conversations.get',
   updateConversation: 'conversations.update',
+  createConversationNote: 'notes.create',
+  listUsers: 'users.list',
   listConversationMessages: 'conversations.messages',
   markConversationRead: 'conversations.markRead',
   downloadConversationMessageMedia: 'conversations.downloadMedia',

@@ -261,6 +261,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/conversations/{conversation_id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a private note
+         * @description decisions §19: a Message with `type: "note"`, `private: true`, `sender: "agent"`, `status: null` and `author_id` (the console’s person; null for a key). It is listed among the conversation’s messages, never goes to the platform and counts for no unread, wait or reply time; it moves `last_activity_at` and `last_message`. Event `conversation.note_created` (the note with its `mention_ids`).
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        post: operations["createConversationNote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/broadcasts/{broadcast_id}/retry": {
         parameters: {
             query?: never;
@@ -899,6 +921,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization’s people
+         * @description decisions §19: every person of the organization with their role and whether they are available, oldest first, whole (not paginated): the assignees, team members and mentions a conversation can name.
+         *
+         *     Needs the `account:read` scope.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/business-hours": {
         parameters: {
             query?: never;
@@ -1149,6 +1193,26 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/app/api/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Mark yourself available or away
+         * @description decisions §19: any signed-in person (admin or agent) sets their own `available`. Becoming available gives them at once the waiting conversations of their auto-assigning teams that they have room for.
+         */
+        patch: operations["consoleUpdateMe"];
         trace?: never;
     };
     "/app/api/users": {
@@ -1499,6 +1563,26 @@ export interface webhooks {
          * @description decisions §19: Data: `{conversation, changed, previous}`, exactly once for each change of status, snooze, assignee, team, priority or labels, whatever made it (a person, a key, a contact’s message, a snooze ending, auto-assignment). Sent as `POST` to each enabled endpoint subscribed to `conversation.updated` when the event is recorded.
          */
         post: operations["event_conversation_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "conversation.note_created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A private note was added
+         * @description decisions §19: Data: the note (a Message with `type: "note"`, `private: true`) and `mention_ids`. Sent as `POST` to each enabled endpoint subscribed to `conversation.note_created` when the event is recorded.
+         */
+        post: operations["event_conversation_note_created"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1904,6 +1988,13 @@ export interface components {
         AutomationRuleRunPage: {
             items: components["schemas"]["AutomationRuleRun"][];
             next_cursor: string | null;
+        };
+        /**
+         * AvailabilityPatch
+         * @description decisions §19: the signed-in person marks themselves available (true) or away (false).
+         */
+        AvailabilityPatch: {
+            available: boolean;
         };
         /**
          * Broadcast
@@ -2588,6 +2679,22 @@ export interface components {
             phone: string | null;
         };
         /**
+         * ConversationNoteCreatedEvent
+         * @description The body of a `conversation.note_created` delivery.
+         */
+        ConversationNoteCreatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "conversation.note_created";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["NoteCreatedData"];
+        };
+        /**
          * ConversationPage
          * @description A page of conversations.
          */
@@ -2754,6 +2861,8 @@ export interface components {
              */
             created_at: string;
             last_sign_in_at: string | null;
+            /** @description decisions §19: available for conversations (true) or away. */
+            available: boolean;
             /**
              * @description An absolute, one-time link to choose a password (valid 24 hours). Shown only in this response.
              * @example http://127.0.0.1:8080/app/set-password#token=sil_x1
@@ -2871,7 +2980,7 @@ export interface components {
             /** @description The contact’s number in this exchange (sender or recipient), E.164. */
             phone: string;
             platform_message_id: string | null;
-            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
+            status: (("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string) | null;
             error: string | null;
             error_message: string | null;
             media: components["schemas"]["MessageMedia"] | null;
@@ -2976,6 +3085,80 @@ export interface components {
          */
         MessagingPhoneList: {
             items: components["schemas"]["MessagingPhone"][];
+        };
+        /**
+         * NoteCreatedData
+         * @description decisions §19: a private note (a Message of `type: "note"`) with the users it mentions.
+         */
+        NoteCreatedData: {
+            id: string;
+            conversation_id: string;
+            contact_id: string;
+            channel_id: string;
+            direction: ("inbound" | "outbound") | string;
+            /** @description `contact` for inbound messages; `system` for template messages sent by a broadcast; `agent` (default) or `ai` for replies sent through `POST /v1/conversations/{conversation_id}/messages`. */
+            sender: ("contact" | "agent" | "ai" | "system") | string;
+            /** @description The platform’s message type: `text`, `template`, `image`, `button`, … */
+            type: string;
+            text: string | null;
+            template_id: string | null;
+            /** @description The contact’s number in this exchange (sender or recipient), E.164. */
+            phone: string;
+            platform_message_id: string | null;
+            status: (("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string) | null;
+            error: string | null;
+            error_message: string | null;
+            media: components["schemas"]["MessageMedia"] | null;
+            reply_to: string | null;
+            author_id: string | null;
+            /** @description decisions §19: true for a private note (never sent to the contact). */
+            private: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            sent_at: string | null;
+            delivered_at: string | null;
+            read_at: string | null;
+            failed_at: string | null;
+            /** @description The users the note mentions. */
+            mention_ids: string[];
+        };
+        /**
+         * NoteInput
+         * @description A private note: never sent to the contact.
+         */
+        NoteInput: {
+            text: string;
+            /** @description Users of the organization the note mentions (another id: 422). */
+            mention_ids?: string[];
+        };
+        /**
+         * Person
+         * @description A person of the organization.
+         * @example {
+         *       "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+         *       "name": "Ana Lima",
+         *       "email": "ana@example.com",
+         *       "role": "agent",
+         *       "available": true
+         *     }
+         */
+        Person: {
+            id: string;
+            name: string | null;
+            email: string;
+            role: ("admin" | "agent") | string;
+            /** @description Available for conversations (true, the default) or away. */
+            available: boolean;
+        };
+        /**
+         * PersonList
+         * @description The organization’s people, oldest first.
+         */
+        PersonList: {
+            items: components["schemas"]["Person"][];
         };
         /**
          * PingData
@@ -3461,7 +3644,8 @@ export interface components {
          *       "name": "Ana Lima",
          *       "role": "admin",
          *       "created_at": "2026-01-15T09:30:00.000Z",
-         *       "last_sign_in_at": null
+         *       "last_sign_in_at": null,
+         *       "available": true
          *     }
          */
         User: {
@@ -3475,6 +3659,8 @@ export interface components {
              */
             created_at: string;
             last_sign_in_at: string | null;
+            /** @description decisions §19: available for conversations (true) or away. */
+            available: boolean;
         };
         /**
          * UserInput
@@ -3605,7 +3791,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "*")[];
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "conversation.note_created" | "*")[];
             description?: string | null;
         };
         /**
@@ -3620,7 +3806,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url?: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "*")[];
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "conversation.note_created" | "*")[];
             description?: string | null;
             /** @description `false` stops deliveries (pending ones fail with `endpoint_disabled`); `true` enables it again and clears `disabled_reason`. */
             enabled?: boolean;
@@ -6117,6 +6303,218 @@ export interface operations {
                 };
             };
             /** @description The platform (or the file’s URL) could not give the file now; try again later. `detail` codes: `service_unavailable`, `service_busy`, `media_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createConversationNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A private note: never sent to the contact. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Refund approved, @Ana please confirm",
+                 *       "mention_ids": [
+                 *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteInput"];
+            };
+        };
+        responses: {
+            /** @description The note. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N6",
+                     *       "conversation_id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                     *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "direction": "outbound",
+                     *       "sender": "system",
+                     *       "type": "template",
+                     *       "text": null,
+                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                     *       "phone": "+5215512345678",
+                     *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+                     *       "status": "delivered",
+                     *       "error": null,
+                     *       "error_message": null,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "sent_at": "2026-01-15T09:30:01.000Z",
+                     *       "delivered_at": "2026-01-15T09:30:04.000Z",
+                     *       "read_at": null,
+                     *       "failed_at": null,
+                     *       "media": null,
+                     *       "reply_to": null,
+                     *       "author_id": null,
+                     *       "private": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -12933,6 +13331,124 @@ export interface operations {
             };
         };
     };
+    listUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The people. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *           "name": "Ana Lima",
+                     *           "email": "ana@example.com",
+                     *           "role": "agent",
+                     *           "available": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PersonList"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getBusinessHours: {
         parameters: {
             query?: never;
@@ -15024,7 +15540,8 @@ export interface operations {
                      *         "name": "Ana Lima",
                      *         "role": "admin",
                      *         "created_at": "2026-01-15T09:30:00.000Z",
-                     *         "last_sign_in_at": null
+                     *         "last_sign_in_at": null,
+                     *         "available": true
                      *       },
                      *       "organization": {
                      *         "id": "string",
@@ -15132,7 +15649,8 @@ export interface operations {
                      *         "name": "Ana Lima",
                      *         "role": "admin",
                      *         "created_at": "2026-01-15T09:30:00.000Z",
-                     *         "last_sign_in_at": null
+                     *         "last_sign_in_at": null,
+                     *         "available": true
                      *       },
                      *       "organization": {
                      *         "id": "string",
@@ -15513,7 +16031,8 @@ export interface operations {
                      *         "name": "Ana Lima",
                      *         "role": "admin",
                      *         "created_at": "2026-01-15T09:30:00.000Z",
-                     *         "last_sign_in_at": null
+                     *         "last_sign_in_at": null,
+                     *         "available": true
                      *       },
                      *       "organization": {
                      *         "id": "string",
@@ -15648,6 +16167,143 @@ export interface operations {
             };
         };
     };
+    consoleUpdateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description decisions §19: the signed-in person marks themselves available (true) or away (false). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "available": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["AvailabilityPatch"];
+            };
+        };
+        responses: {
+            /** @description The signed-in person. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *       "email": "ana@example.com",
+                     *       "name": "Ana Lima",
+                     *       "role": "admin",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "last_sign_in_at": null,
+                     *       "available": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     consoleListUsers: {
         parameters: {
             query?: never;
@@ -15676,7 +16332,8 @@ export interface operations {
                      *           "name": "Ana Lima",
                      *           "role": "admin",
                      *           "created_at": "2026-01-15T09:30:00.000Z",
-                     *           "last_sign_in_at": null
+                     *           "last_sign_in_at": null,
+                     *           "available": true
                      *         }
                      *       ]
                      *     }
@@ -15778,6 +16435,7 @@ export interface operations {
                      *       "role": "admin",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "last_sign_in_at": "2026-01-15T09:30:00.000Z",
+                     *       "available": true,
                      *       "sign_in_url": "http://127.0.0.1:8080/app/set-password#token=sil_x1",
                      *       "sign_in_url_expires_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -16034,7 +16692,8 @@ export interface operations {
                      *       "name": "Ana Lima",
                      *       "role": "admin",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
-                     *       "last_sign_in_at": null
+                     *       "last_sign_in_at": null,
+                     *       "available": true
                      *     }
                      */
                     "application/json": components["schemas"]["User"];
@@ -17455,6 +18114,89 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["ConversationUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled (`disabled_reason: "gone"`) and receives nothing more. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 10 s; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout, a redirect (never followed) or a connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is `failed`. An endpoint whose attempts have all failed for 5 days is disabled (`disabled_reason: "failing"`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_conversation_note_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation, two signatures separated by a space (new secret, then the previous one for 24 hours). Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "conversation.note_created",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "string",
+                 *         "conversation_id": "string",
+                 *         "contact_id": "string",
+                 *         "channel_id": "string",
+                 *         "direction": "inbound",
+                 *         "sender": "contact",
+                 *         "type": "string",
+                 *         "text": "string",
+                 *         "template_id": "string",
+                 *         "phone": "string",
+                 *         "platform_message_id": "string",
+                 *         "status": "received",
+                 *         "error": "string",
+                 *         "error_message": "string",
+                 *         "media": {
+                 *           "mime_type": "string",
+                 *           "filename": "string",
+                 *           "caption": "string",
+                 *           "url": "string"
+                 *         },
+                 *         "reply_to": "string",
+                 *         "author_id": "string",
+                 *         "private": true,
+                 *         "created_at": "2026-01-15T09:30:00.000Z",
+                 *         "sent_at": "2026-01-15T09:30:00.000Z",
+                 *         "delivered_at": "2026-01-15T09:30:00.000Z",
+                 *         "read_at": "2026-01-15T09:30:00.000Z",
+                 *         "failed_at": "2026-01-15T09:30:00.000Z",
+                 *         "mention_ids": [
+                 *           "string"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationNoteCreatedEvent"];
             };
         };
         responses: {

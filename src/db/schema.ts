@@ -220,7 +220,8 @@ export interface MessagesTable {
   template_id: string | null;
   phone: string;
   platform_message_id: string | null;
-  status: string;
+  /** Null for a note (decisions §19, 0037). */
+  status: string | null;
   error: string | null;
   error_message: string | null;
   media: ColumnType<unknown | null, string | null | undefined, string | null>;

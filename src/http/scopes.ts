@@ -35,6 +35,7 @@ export const ALL_SCOPES = '*';
 export const OPERATION_SCOPES = {
   getMe: 'account:read',
   listMessagingPhones: 'account:read',
+  listUsers: 'account:read',
 
   listContacts: 'contacts:read',
   getContact: 'contacts:read',
@@ -63,6 +64,7 @@ export const OPERATION_SCOPES = {
   listConversationMessages: 'conversations:read',
   markConversationRead: 'conversations:write',
   updateConversation: 'conversations:write',
+  createConversationNote: 'conversations:write',
   downloadConversationMessageMedia: 'conversations:read',
   replyToConversation: 'conversations:write',
 

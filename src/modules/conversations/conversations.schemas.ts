@@ -156,7 +156,7 @@ export const MessageSchema = Type.Object(
     template_id: Nullable(Type.String()),
     phone: Type.String({ description: 'The contact’s number in this exchange (sender or recipient), E.164.' }),
     platform_message_id: Nullable(Type.String()),
-    status: OpenEnum(MESSAGE_STATUSES),
+    status: Nullable(OpenEnum(MESSAGE_STATUSES, { description: 'decisions §19: null for a note.' })),
     error: Nullable(
       Type.String({
         description:

@@ -14,6 +14,7 @@ import { conversationView } from './conversation-view.ts';
 import * as repo from './conversations.repo.ts';
 import type { ConversationListQuery, ConversationPatchBody, MessageListQuery } from './conversations.schemas.ts';
 import { messageView } from './message-view.ts';
+import { addNote, type NoteInput } from './notes.ts';
 
 function position(cursor: string | undefined, scope: string, filter: unknown): repo.Position | undefined {
   if (cursor === undefined) return undefined;
@@ -113,6 +114,13 @@ export function createConversationsService(deps: ConversationsDeps) {
     },
 
     get,
+
+    /** decisions §19: a private note, with its event, in one transaction. */
+    async addNote(orgId: string, conversationId: string, input: NoteInput) {
+      const note = await transactionWithRetry(db, (trx) => addNote(trx, orgId, conversationId, input, clock.now()));
+      if (!note) throw notFound();
+      return messageView(note);
+    },
 
     /**
      * decisions §19: PATCH. Checks in this order: the body (422), the conversation (404), the assignee (422 for

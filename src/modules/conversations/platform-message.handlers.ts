@@ -113,7 +113,8 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
     message.status === 'failed' &&
     message.error === 'handoff_unconfirmed' &&
     (await settleLateReply(trx, orgId, message));
-  if (!late && !isForward(message.status, event.status)) {
+  // A note (status null) never reaches the platform, so no report can name one: stale if it ever did.
+  if (!late && (message.status === null || !isForward(message.status, event.status))) {
     // A delivery report that arrives after the read report still tells when it was delivered.
     if (event.status === 'delivered' && message.status === 'read' && message.delivered_at === null) {
       await conversations.updateMessage(trx, orgId, message.id, { delivered_at: at, updated_at: receivedAt });

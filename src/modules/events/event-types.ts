@@ -55,6 +55,18 @@ export const ConversationUpdatedData = Type.Object(
   },
 );
 
+export const NoteCreatedData = Type.Object(
+  {
+    ...MessageSchema.properties,
+    mention_ids: Type.Array(Type.String(), { description: 'The users the note mentions.' }),
+  },
+  {
+    additionalProperties: false,
+    title: 'NoteCreatedData',
+    description: 'decisions §19: a private note (a Message of `type: "note"`) with the users it mentions.',
+  },
+);
+
 export const PingData = Type.Object(
   { endpoint_id: Type.String() },
   { additionalProperties: false, title: 'PingData', description: 'The endpoint the test call was made for.' },
@@ -118,6 +130,11 @@ export const EVENT_DEFINITIONS = {
       'decisions §19: Data: `{conversation, changed, previous}`, exactly once for each change of status, snooze, ' +
       'assignee, team, priority or labels, whatever made it (a person, a key, a contact’s message, a snooze ' +
       'ending, auto-assignment).',
+  },
+  'conversation.note_created': {
+    data: NoteCreatedData,
+    summary: 'A private note was added',
+    description: 'decisions §19: Data: the note (a Message with `type: "note"`, `private: true`) and `mention_ids`.',
   },
   ping: {
     data: PingData,

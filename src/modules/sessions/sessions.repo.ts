@@ -21,7 +21,15 @@ export interface SessionRow {
   token_hash: string;
   last_seen_at: Date;
   expires_at: Date;
-  user: { id: string; email: string; name: string | null; role: Role; created_at: Date; last_sign_in_at: Date | null };
+  user: {
+    id: string;
+    email: string;
+    name: string | null;
+    role: Role;
+    created_at: Date;
+    last_sign_in_at: Date | null;
+    available: boolean;
+  };
   org: Selectable<OrganizationsTable>;
 }
 
@@ -43,6 +51,7 @@ export async function findSession(db: Db, tokenHash: string): Promise<SessionRow
       'u.role as user_role',
       'u.created_at as user_created_at',
       'u.last_sign_in_at as user_last_sign_in_at',
+      'u.available as user_available',
     ])
     .where('s.token_hash', '=', tokenHash)
     .executeTakeFirst();
@@ -58,6 +67,7 @@ export async function findSession(db: Db, tokenHash: string): Promise<SessionRow
     user_role,
     user_created_at,
     user_last_sign_in_at,
+    user_available,
     ...org
   } = row;
   return {
@@ -72,6 +82,7 @@ export async function findSession(db: Db, tokenHash: string): Promise<SessionRow
       role: user_role,
       created_at: user_created_at,
       last_sign_in_at: user_last_sign_in_at,
+      available: user_available,
     },
     org,
   };

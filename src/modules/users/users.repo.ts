@@ -6,10 +6,33 @@ import type { Role } from './users.schemas.ts';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
-export const USER_COLUMNS = ['id', 'email', 'name', 'role', 'created_at', 'last_sign_in_at'] as const;
+export const USER_COLUMNS = ['id', 'email', 'name', 'role', 'created_at', 'last_sign_in_at', 'available'] as const;
 
 export const listUsers = (db: Db, orgId: string) =>
   db.selectFrom('users').select(USER_COLUMNS).where('org_id', '=', orgId).orderBy('created_at').orderBy('id').execute();
+
+/** decisions §19: the organization's people as `GET /v1/users` lists them. */
+export const listPeople = (db: Db, orgId: string) =>
+  db
+    .selectFrom('users')
+    .select(['id', 'name', 'email', 'role', 'available'])
+    .where('org_id', '=', orgId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+
+/** Sets a person's availability; answers the person and whether it was away before (undefined: no such person). */
+export const setAvailable = (db: Db, orgId: string, userId: string, available: boolean) =>
+  db
+    .updateTable('users as u')
+    .from('users as before')
+    .set({ available })
+    .whereRef('before.org_id', '=', 'u.org_id')
+    .whereRef('before.id', '=', 'u.id')
+    .where('u.org_id', '=', orgId)
+    .where('u.id', '=', userId)
+    .returning([...USER_COLUMNS.map((column) => `u.${column}` as const), 'before.available as was_available'])
+    .executeTakeFirst();
 
 export const findUser = (db: Db, orgId: string, userId: string) =>
   db.selectFrom('users').select(USER_COLUMNS).where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst();

@@ -3,8 +3,18 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
-import { consoleErrors, described, IdParam, NoContent } from '../../http/schemas.ts';
-import { InvitedUser, SignInLinkSchema, UserInput, UserList, UserPatch, UserSchema } from './users.schemas.ts';
+import { ApiError } from '../../http/errors.ts';
+import { consoleErrors, described, IdParam, NoContent, v1Errors } from '../../http/schemas.ts';
+import {
+  AvailabilityPatch,
+  InvitedUser,
+  PersonList,
+  SignInLinkSchema,
+  UserInput,
+  UserList,
+  UserPatch,
+  UserSchema,
+} from './users.schemas.ts';
 import type { UsersService } from './users.service.ts';
 
 const tags = ['Console'];
@@ -15,8 +25,49 @@ const lastAdmin = {
   409: { codes: ['last_admin'], description: 'The organization’s last admin cannot be demoted or removed.' },
 };
 
+/** decisions §19: `GET /v1/users`, the organization's people (scope `account:read`; agents too, in the console). */
+export function peopleRoutes(parent: FastifyInstance, users: UsersService): void {
+  parent.withTypeProvider<TypeBoxTypeProvider>().get(
+    '/users',
+    {
+      schema: {
+        tags: ['Account'],
+        summary: 'List the organization’s people',
+        description:
+          'decisions §19: every person of the organization with their role and whether they are available, oldest ' +
+          'first, whole (not paginated): the assignees, team members and mentions a conversation can name.',
+        operationId: 'listUsers',
+        response: { 200: described('The people.', PersonList), ...v1Errors() },
+      },
+    },
+    async (request) => users.people(authOf(request).orgId),
+  );
+}
+
 export function usersRoutes(parent: FastifyInstance, users: UsersService): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+
+  app.patch(
+    '/me',
+    {
+      schema: {
+        tags,
+        security,
+        summary: 'Mark yourself available or away',
+        description:
+          'decisions §19: any signed-in person (admin or agent) sets their own `available`. Becoming available ' +
+          'gives them at once the waiting conversations of their auto-assigning teams that they have room for.',
+        operationId: 'consoleUpdateMe',
+        body: AvailabilityPatch,
+        response: { 200: described('The signed-in person.', UserSchema), ...consoleErrors({ 422: [] }) },
+      },
+    },
+    async (request) => {
+      const { orgId, user } = authOf(request);
+      if (!user) throw new ApiError(401, { code: 'session_required' });
+      return users.setAvailable(orgId, user.id, request.body.available);
+    },
+  );
 
   app.get(
     '/users',

@@ -16,6 +16,7 @@ export const UserSchema = Type.Object(
     role: OpenEnum(ROLES),
     created_at: DateTime,
     last_sign_in_at: Nullable(DateTime),
+    available: Type.Boolean({ description: 'decisions §19: available for conversations (true) or away.' }),
   },
   {
     additionalProperties: false,
@@ -29,6 +30,7 @@ export const UserSchema = Type.Object(
         role: 'admin',
         created_at: '2026-01-15T09:30:00.000Z',
         last_sign_in_at: null,
+        available: true,
       },
     ],
   },
@@ -74,3 +76,44 @@ export const InvitedUser = Type.Object(
     description: 'The user created, with the one-time link that lets them choose a password.',
   },
 );
+
+/** decisions §19: a person as `GET /v1/users` lists them (for assignees, teams and mentions). */
+export const PersonSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Nullable(Type.String()),
+    email: Type.String(),
+    role: OpenEnum(ROLES),
+    available: Type.Boolean({ description: 'Available for conversations (true, the default) or away.' }),
+  },
+  {
+    additionalProperties: false,
+    title: 'Person',
+    description: 'A person of the organization.',
+    examples: [
+      {
+        id: 'usr_01jd3q8w4y2n7r6t9v0b1c2d3e',
+        name: 'Ana Lima',
+        email: 'ana@example.com',
+        role: 'agent',
+        available: true,
+      },
+    ],
+  },
+);
+
+export const PersonList = Type.Object(
+  { items: Type.Array(PersonSchema) },
+  { additionalProperties: false, title: 'PersonList', description: 'The organization’s people, oldest first.' },
+);
+
+export const AvailabilityPatch = Type.Object(
+  { available: Type.Boolean() },
+  {
+    additionalProperties: false,
+    title: 'AvailabilityPatch',
+    description: 'decisions §19: the signed-in person marks themselves available (true) or away (false).',
+    examples: [{ available: false }],
+  },
+);
+export type AvailabilityPatch = Static<typeof AvailabilityPatch>;

@@ -2,11 +2,13 @@
 // the last admin that an organization always keeps. Used by the operator API, the CLI and the console alike.
 import type { Kysely } from 'kysely';
 import { isForeignKeyViolation, isUniqueViolation } from '../../db/errors.ts';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import { newSecretToken } from '../../lib/secret-tokens.ts';
+import { giveOutToMember } from '../conversations/conversation-changes.ts';
 import * as repo from './users.repo.ts';
 import type { UserInput, UserPatch } from './users.schemas.ts';
 
@@ -45,6 +47,23 @@ export function createUsersService(deps: UsersDeps) {
 
   return {
     list: async (orgId: string) => ({ items: await repo.listUsers(db, orgId) }),
+
+    /** decisions §19: `GET /v1/users`. */
+    people: async (orgId: string) => ({ items: await repo.listPeople(db, orgId) }),
+
+    /**
+     * decisions §19: a person marks themselves available or away. Becoming available gives them, at once and in the
+     * same transaction, the conversations waiting in their auto-assigning teams that they have room for.
+     */
+    async setAvailable(orgId: string, userId: string, available: boolean) {
+      return transactionWithRetry(db, async (trx) => {
+        const updated = await repo.setAvailable(trx, orgId, userId, available);
+        if (!updated) throw notFound();
+        const { was_available, ...user } = updated;
+        if (available && !was_available) await giveOutToMember(trx, orgId, userId, clock.now());
+        return user;
+      });
+    },
 
     get: async (orgId: string, userId: string) =>
       (await repo.findUser(db, orgId, userId)) ?? Promise.reject(notFound()),

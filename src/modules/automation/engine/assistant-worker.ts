@@ -13,6 +13,7 @@ import type { Clock } from '../../../lib/clock.ts';
 import type { Keyring } from '../../../lib/secrets-box.ts';
 import { applyConversationChange } from '../../conversations/conversation-changes.ts';
 import { WINDOW_MS } from '../../conversations/conversations.repo.ts';
+import { addNote } from '../../conversations/notes.ts';
 import { findReplyContext } from '../../conversations/replies.repo.ts';
 import { findAssistant } from '../assistant/ai-assistant.repo.ts';
 import { conversationTurns } from '../assistant/ai-assistant.service.ts';
@@ -20,7 +21,6 @@ import type { ModelAnswer } from '../assistant/assistant-model.ts';
 import { type AssistantSettings, type DeploymentModel, modelFor, settingsOf } from '../assistant/assistant-settings.ts';
 import { queueAutomatedText } from './automated-messages.ts';
 import * as repo from './engine.repo.ts';
-import { addSystemNote } from './system-notes.ts';
 
 export interface AssistantWorkerOptions {
   /** Longer than the model's deadline, so a live call keeps its job. */
@@ -120,7 +120,13 @@ export function createAssistantWorker(deps: AssistantWorkerDeps) {
         'assistant',
         now,
       );
-      await addSystemNote(trx, orgId, conversationId, `AI handed off: ${decision.reason}`, now);
+      await addNote(
+        trx,
+        orgId,
+        conversationId,
+        { text: `AI handed off: ${decision.reason}`, authorId: null, sender: 'system' },
+        now,
+      );
       return sent;
     });
   }

@@ -12,6 +12,7 @@ import type { PlatformEventHandler, PlatformEventHandlers } from '../../../messa
 import { optOutKeyword } from '../../contacts/contact-intake.ts';
 import { readContact } from '../../contacts/contact-view.ts';
 import { applyConversationChange, type ConversationChange } from '../../conversations/conversation-changes.ts';
+import { addNote } from '../../conversations/notes.ts';
 import { insertRuns } from '../automation-rules.repo.ts';
 import { organizationTimezone } from '../business-hours.repo.ts';
 import { readBusinessHours } from '../business-hours.service.ts';
@@ -20,7 +21,6 @@ import type { Action, Condition } from '../rule-definitions.ts';
 import { conditionsHold, type RuleFacts } from '../rule-evaluation.ts';
 import { queueAutomatedText } from './automated-messages.ts';
 import * as repo from './engine.repo.ts';
-import { addSystemNote } from './system-notes.ts';
 
 type Outcome = { type: Action['type']; outcome: 'done' | 'skipped' | 'failed'; reason?: string };
 
@@ -147,7 +147,7 @@ async function applyAction(
       return sent.sent ? done : { type: action.type, outcome: 'skipped', reason: sent.reason };
     }
     case 'add_note':
-      await addSystemNote(trx, orgId, conversationId, action.text, now);
+      await addNote(trx, orgId, conversationId, { text: action.text, authorId: null, sender: 'system' }, now);
       return done;
     case 'add_labels': {
       const labels = [...facts.conversation.labels];
