@@ -29,6 +29,7 @@ import { createBroadcastsService } from './modules/broadcasts/broadcasts.service
 import { broadcastStatusHandlers } from './modules/broadcasts/platform-status.handlers.ts';
 import { countPendingRecipients } from './modules/broadcasts/recipients.repo.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
+import { createCannedResponsesService } from './modules/canned-responses/canned-responses.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
@@ -45,6 +46,7 @@ import { createOperatorService } from './modules/operator/operator.service.ts';
 import { createPropertiesService } from './modules/properties/properties.service.ts';
 import { createSessionsService } from './modules/sessions/sessions.service.ts';
 import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
+import { createTeamsService } from './modules/teams/teams.service.ts';
 import { templateReviewHandlers } from './modules/templates/platform-template.handlers.ts';
 import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/property-keys.ts';
 import { findTemplateIdentity } from './modules/templates/templates.repo.ts';
@@ -160,6 +162,8 @@ export function wire(input: WiringInput) {
     contacts: createContactsService({ db, clock }),
     properties: createPropertiesService({ db, clock }),
     funnelStages: createFunnelStagesService({ db, clock }),
+    teams: createTeamsService({ db, clock }),
+    cannedResponses: createCannedResponsesService({ db, clock }),
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
     conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),
