@@ -20,6 +20,7 @@ import { registerValidation } from './http/validation.ts';
 import { sandboxRoutes } from './messaging/sandbox/sandbox.routes.ts';
 import { webhookRoutes } from './messaging/webhooks.routes.ts';
 import { accountRoutes } from './modules/account/account.routes.ts';
+import { automationRoutes } from './modules/automation/automation.routes.ts';
 import { audienceRoutes } from './modules/broadcasts/audience.routes.ts';
 import { broadcastsRoutes } from './modules/broadcasts/broadcasts.routes.ts';
 import { sendRoutes } from './modules/broadcasts/send.routes.ts';
@@ -203,4 +204,5 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   peopleRoutes(scope, services.users);
   teamsRoutes(scope, services.teams);
   cannedResponsesRoutes(scope, services.cannedResponses);
+  automationRoutes(scope, services.automation);
 }

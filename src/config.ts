@@ -1,6 +1,7 @@
 // Environment -> a typed Config, read once in main.ts/cli/main.ts and passed down.
 import { projectPath } from './lib/project-dir.ts';
 import { parseKeyring } from './lib/secrets-box.ts';
+import { AI_TIMEOUT_MS, type DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
 
 /**
  * DATA_DIR's default: `data` in the project's directory, whatever the working directory (issue 23 point 8): the
@@ -59,6 +60,11 @@ export interface Config {
   bulkhead: { limit: number; queue: number; waitMs: number; share: number };
   /** Retention (D182): how long webhook history and the platform's webhook ids are kept. */
   retention: { webhookHistoryMs: number; platformEventsMs: number };
+  /**
+   * decisions §20: the deployment's model for AI assistants without their own provider — AI_BASE_URL, AI_MODEL,
+   * AI_API_KEY; else AI_PROVIDER=sandbox (the default with the sandbox platform) answers from the FAQs.
+   */
+  ai: DeploymentModel;
   fanout: {
     batchSize: number;
     concurrency: number;
@@ -243,6 +249,31 @@ function publicUrl(env: NodeJS.ProcessEnv): string {
   return `http://${reachable}:${integer(env, 'PORT', 8080)}`;
 }
 
+/** decisions §20: the deployment's model; AI_PROVIDER is `sandbox` by default with the sandbox platform. */
+function aiModel(env: NodeJS.ProcessEnv, platform: 'sandbox' | 'cloud'): DeploymentModel {
+  const provider = text(env, 'AI_PROVIDER') ?? (platform === 'sandbox' ? 'sandbox' : 'none');
+  if (provider !== 'sandbox' && provider !== 'none') {
+    throw new ConfigError(`AI_PROVIDER must be "sandbox" or "none", got "${provider}"`);
+  }
+  const baseUrl = text(env, 'AI_BASE_URL');
+  if (baseUrl !== undefined) {
+    try {
+      const url = new URL(baseUrl);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+    } catch {
+      throw new ConfigError(`AI_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
+    }
+    if (text(env, 'AI_MODEL') === undefined) throw new ConfigError('AI_BASE_URL needs AI_MODEL (the model to ask)');
+  }
+  return {
+    provider,
+    baseUrl,
+    model: text(env, 'AI_MODEL'),
+    apiKey: text(env, 'AI_API_KEY'),
+    timeoutMs: integer(env, 'AI_TIMEOUT_MS', AI_TIMEOUT_MS, 1) as number,
+  };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const platform = text(env, 'MESSAGING_PLATFORM') ?? 'sandbox';
   if (platform !== 'sandbox' && platform !== 'cloud') {
@@ -304,6 +335,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       waitMs: integer(env, 'ORG_QUEUE_WAIT_MS', BULKHEAD_DEFAULTS.waitMs, 1) as number,
       share: percent(env, 'ORG_BUSY_PERCENT', BULKHEAD_DEFAULTS.share),
     },
+    ai: aiModel(env, platform),
     retention: {
       webhookHistoryMs: days(env, 'WEBHOOK_RETENTION_DAYS', RETENTION_DEFAULTS.webhookHistoryMs),
       platformEventsMs: days(env, 'PLATFORM_EVENT_RETENTION_DAYS', RETENTION_DEFAULTS.platformEventsMs),

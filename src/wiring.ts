@@ -19,6 +19,10 @@ import { createMessaging, type Messaging } from './messaging/platform-factory.ts
 import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
 import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
 import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
+import { DEFAULT_DEPLOYMENT_MODEL, type DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
+import { createAutomationServices } from './modules/automation/automation.services.ts';
+import { createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
+import { automationHandlers } from './modules/automation/engine/inbound-automation.ts';
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
 import { createAudienceRunner } from './modules/broadcasts/audience-runner.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
@@ -82,6 +86,8 @@ export interface WiringInput {
    * absent, which suits only a process that both writes and delivers (tests).
    */
   keyring?: Keyring;
+  /** decisions §20: the deployment's model for AI assistants (AI_*); the sandbox with a 30 s deadline when absent. */
+  ai?: Partial<DeploymentModel>;
   /** Options of the webhook deliveries task (retry schedule, timeout, lease, concurrency). */
   webhookDeliveries?: Partial<WebhookDelivererOptions>;
   /** An organization's custom property keys, for send requirements; the live keys when absent. */
@@ -113,7 +119,13 @@ export function wire(input: WiringInput) {
   const keyring = input.keyring ?? parseKeyring(generateKeyringText());
 
   // Features answer the platform's events: each registers its handlers by event kind.
-  const handlers = joinHandlers(templateReviewHandlers, conversationMessageHandlers, broadcastStatusHandlers);
+  // decisions §20: automation runs after the conversations' handler has stored the contact's message.
+  const handlers = joinHandlers(
+    templateReviewHandlers,
+    conversationMessageHandlers,
+    automationHandlers,
+    broadcastStatusHandlers,
+  );
   const directory = createMessagingDirectory(db);
   const webhooks = createWebhookProcessor({ db, clock, appSecret: webhookAppSecret, log, directory, handlers });
   const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
@@ -180,6 +192,13 @@ export function wire(input: WiringInput) {
       keyring,
     }),
     users: createUsersService({ db, clock, publicUrl }),
+    automation: createAutomationServices({
+      db,
+      clock,
+      keyring,
+      allowHosts: input.webhookAllowHosts ?? [],
+      ai: input.ai,
+    }),
     sessions: createSessionsService({ db, clock }),
     consoleEvents: createConsoleEventHub({ database, log }),
     // The platform port says its own kind: with `cloud` the platform's own ids must be given.
@@ -216,6 +235,17 @@ export function wire(input: WiringInput) {
   metrics.depthGauge('reply_handoffs_pending', 'Replies waiting for their hand-off, all organizations', () =>
     countPendingReplies(db),
   );
+
+  // decisions §20: the autonomous assistant's answers, from the jobs contact messages queued.
+  const assistantJobs = createAssistantWorker({
+    db,
+    clock,
+    log,
+    keyring,
+    allowHosts: input.webhookAllowHosts ?? [],
+    deployment: { ...DEFAULT_DEPLOYMENT_MODEL, ...input.ai },
+    wake: replyWaker.wake,
+  });
 
   // decisions §16: starts audience broadcasts and adds their recipients (a worker task; tests drive it directly).
   const audiences = createAudienceRunner(
@@ -264,6 +294,7 @@ export function wire(input: WiringInput) {
     replyWaker,
     audiences,
     deliveries,
+    assistantJobs,
     /** Stops the sandbox's timers and closes the rate-limit store and the database. */
     async close(): Promise<void> {
       messaging.sandbox?.close();
@@ -283,6 +314,7 @@ export function wire(input: WiringInput) {
         deliveries,
         replies,
         replyWaker,
+        assistantJobs,
         log,
         clock,
         options: input.worker,

@@ -308,6 +308,58 @@ export class CrmClient {
       this.#stream('downloadConversationMessageMedia', [conversationId, messageId], options),
     markRead: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'markConversationRead'>> =>
       this.#call('markConversationRead', [conversationId], options),
+    /** POST /v1/conversations/{id}/ai-draft (decisions §20): a suggested reply from the AI assistant; sends nothing. */
+    aiDraft: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'draftConversationReply'>> =>
+      this.#call('draftConversationReply', [conversationId], options),
+  };
+
+  /** Business hours and the away message (decisions §20), in the organization's timezone. */
+  readonly businessHours = {
+    get: (options?: CallOptions): Promise<ResponseOf<'getBusinessHours'>> =>
+      this.#call('getBusinessHours', [], options),
+    /** Replaces the whole setting. */
+    put: (body: BodyOf<'putBusinessHours'>, options?: CallOptions): Promise<ResponseOf<'putBusinessHours'>> =>
+      this.#call('putBusinessHours', [], { ...options, body }),
+  };
+
+  /** Rules run on every contact message (decisions §20). */
+  readonly automationRules = {
+    list: (options?: CallOptions): Promise<ResponseOf<'listAutomationRules'>> =>
+      this.#call('listAutomationRules', [], options),
+    create: (
+      body: BodyOf<'createAutomationRule'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'createAutomationRule'>> => this.#call('createAutomationRule', [], { ...options, body }),
+    get: (ruleId: string, options?: CallOptions): Promise<ResponseOf<'getAutomationRule'>> =>
+      this.#call('getAutomationRule', [ruleId], options),
+    update: (
+      ruleId: string,
+      body: BodyOf<'updateAutomationRule'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'updateAutomationRule'>> =>
+      this.#call('updateAutomationRule', [ruleId], { ...options, body }),
+    delete: (ruleId: string, options?: CallOptions): Promise<void> =>
+      this.#call('deleteAutomationRule', [ruleId], options),
+    /** A rule's runs, newest first (kept 30 days). */
+    runs: (
+      ruleId: string,
+      query: QueryOf<'listAutomationRuleRuns'> = {},
+      options?: CallOptions,
+    ): Promise<ResponseOf<'listAutomationRuleRuns'>> =>
+      this.#call('listAutomationRuleRuns', [ruleId], { ...options, query }),
+    iterateRuns: (ruleId: string, query: QueryOf<'listAutomationRuleRuns'> = {}, options?: CallOptions) =>
+      walk((page: QueryOf<'listAutomationRuleRuns'>) => this.automationRules.runs(ruleId, page, options), query),
+  };
+
+  /** The AI assistant (decisions §20): its settings and a try-it call. */
+  readonly aiAssistant = {
+    /** The provider's `api_key` is never shown: `has_api_key` says whether one is stored. */
+    get: (options?: CallOptions): Promise<ResponseOf<'getAiAssistant'>> => this.#call('getAiAssistant', [], options),
+    put: (body: BodyOf<'putAiAssistant'>, options?: CallOptions): Promise<ResponseOf<'putAiAssistant'>> =>
+      this.#call('putAiAssistant', [], { ...options, body }),
+    /** What the assistant would answer a contact's message; sends nothing. */
+    test: (body: BodyOf<'testAiAssistant'>, options?: CallOptions): Promise<ResponseOf<'testAiAssistant'>> =>
+      this.#call('testAiAssistant', [], { ...options, body }),
   };
 
   /** decisions §19: private notes of a conversation. */
@@ -471,6 +523,18 @@ export const methodOfOperation = {
   markConversationRead: 'conversations.markRead',
   downloadConversationMessageMedia: 'conversations.downloadMedia',
   replyToConversation: 'conversations.reply',
+  draftConversationReply: 'conversations.aiDraft',
+  getBusinessHours: 'businessHours.get',
+  putBusinessHours: 'businessHours.put',
+  listAutomationRules: 'automationRules.list',
+  createAutomationRule: 'automationRules.create',
+  getAutomationRule: 'automationRules.get',
+  updateAutomationRule: 'automationRules.update',
+  deleteAutomationRule: 'automationRules.delete',
+  listAutomationRuleRuns: 'automationRules.runs',
+  getAiAssistant: 'aiAssistant.get',
+  putAiAssistant: 'aiAssistant.put',
+  testAiAssistant: 'aiAssistant.test',
   listMessagingPhones: 'channels.phones',
   listWebhookEndpoints: 'webhookEndpoints.list',
   createWebhookEndpoint: 'webhookEndpoints.create',

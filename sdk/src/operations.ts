@@ -68,6 +68,18 @@ export const operationTable = {
   getCannedResponse: { method: 'GET', path: '/v1/canned-responses/{canned_response_id}' },
   updateCannedResponse: { method: 'PATCH', path: '/v1/canned-responses/{canned_response_id}' },
   deleteCannedResponse: { method: 'DELETE', path: '/v1/canned-responses/{canned_response_id}' },
+  getBusinessHours: { method: 'GET', path: '/v1/business-hours' },
+  putBusinessHours: { method: 'PUT', path: '/v1/business-hours' },
+  listAutomationRules: { method: 'GET', path: '/v1/automation-rules' },
+  createAutomationRule: { method: 'POST', path: '/v1/automation-rules' },
+  getAutomationRule: { method: 'GET', path: '/v1/automation-rules/{rule_id}' },
+  updateAutomationRule: { method: 'PATCH', path: '/v1/automation-rules/{rule_id}' },
+  deleteAutomationRule: { method: 'DELETE', path: '/v1/automation-rules/{rule_id}' },
+  listAutomationRuleRuns: { method: 'GET', path: '/v1/automation-rules/{rule_id}/runs' },
+  getAiAssistant: { method: 'GET', path: '/v1/ai-assistant' },
+  putAiAssistant: { method: 'PUT', path: '/v1/ai-assistant' },
+  testAiAssistant: { method: 'POST', path: '/v1/ai-assistant/test' },
+  draftConversationReply: { method: 'POST', path: '/v1/conversations/{conversation_id}/ai-draft' },
 } as const;
 
 /** The scopes an API key may be limited to (decisions §18), without `*` (every operation, given alone). */
@@ -87,5 +99,7 @@ export const apiKeyScopes = [
   'webhooks:write',
   'teams:read',
   'teams:write',
+  'automation:read',
+  'automation:write',
 ] as const;
 export type ApiKeyScope = (typeof apiKeyScopes)[number];

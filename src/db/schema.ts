@@ -1,5 +1,6 @@
 // Row types of every table, as Kysely sees them. Tenant tables lead their keys with org_id.
 import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
+import type { AutomationTables } from './schema-automation.ts';
 
 type Timestamp = ColumnType<Date, Date | string | undefined, Date | string>;
 type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
@@ -505,7 +506,7 @@ export interface ConsoleStreamsTable {
   expires_at: Date;
 }
 
-export interface DB {
+export interface DB extends AutomationTables {
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   messaging_accounts: MessagingAccountsTable;

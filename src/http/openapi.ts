@@ -34,6 +34,18 @@ export const TAGS = [
     description: 'Where the organization’s events are delivered (Standard Webhooks), and the log of each delivery.',
   },
   {
+    name: 'Automation',
+    description:
+      'Business hours with an away message, and rules run on every contact message (decisions §20): conditions, ' +
+      'actions in order, and each rule’s runs.',
+  },
+  {
+    name: 'AI assistant',
+    description:
+      'An assistant that answers contacts from the organization’s FAQs and instructions through any ' +
+      'OpenAI-compatible model, drafts replies, and hands off to a person (decisions §20).',
+  },
+  {
     name: 'Console',
     description:
       'The console’s own API under `/app/api` (decisions §17), authenticated by the `crm_session` cookie instead of ' +

@@ -20,6 +20,9 @@ export const SCOPES = [
   'webhooks:write',
   'teams:read',
   'teams:write',
+  // decisions §20: business hours, automation rules and the AI assistant's settings.
+  'automation:read',
+  'automation:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 
@@ -103,6 +106,19 @@ export const OPERATION_SCOPES = {
   createTeam: 'teams:write',
   updateTeam: 'teams:write',
   deleteTeam: 'teams:write',
+  getBusinessHours: 'automation:read',
+  putBusinessHours: 'automation:write',
+  listAutomationRules: 'automation:read',
+  getAutomationRule: 'automation:read',
+  listAutomationRuleRuns: 'automation:read',
+  createAutomationRule: 'automation:write',
+  updateAutomationRule: 'automation:write',
+  deleteAutomationRule: 'automation:write',
+  getAiAssistant: 'automation:read',
+  putAiAssistant: 'automation:write',
+  // decisions §20: the test call needs automation:write; drafts conversations:write.
+  testAiAssistant: 'automation:write',
+  draftConversationReply: 'conversations:write',
 } as const satisfies Record<string, Scope>;
 export type OperationId = keyof typeof OPERATION_SCOPES;
 

@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { pruneProcessedEvents } from '../messaging/webhooks.ts';
+import { pruneRuleRuns, RULE_RUNS_RETENTION_MS } from '../modules/automation/automation-rules.repo.ts';
 import { purgeExpiredIdempotencyKeys } from '../modules/broadcasts/idempotency.ts';
 import { pruneWebhookHistory } from '../modules/webhook-endpoints/deliveries.repo.ts';
 
@@ -25,6 +26,8 @@ export interface RetentionResult {
   webhookEvents: number;
   platformEvents: number;
   idempotencyKeys: number;
+  /** decisions §20: automation rules' runs, kept 30 days. */
+  ruleRuns: number;
 }
 
 /** Runs `step` while it reports a full batch and the budget lasts; answers the rows it removed. */
@@ -58,5 +61,6 @@ export async function pruneHistory(db: Kysely<DB>, now: Date, settings: Retentio
     budgetMs,
   );
   const idempotencyKeys = await inBatches(() => purgeExpiredIdempotencyKeys(db, batch), batch, budgetMs);
-  return { webhookDeliveries, webhookEvents, platformEvents, idempotencyKeys };
+  const ruleRuns = await inBatches(() => pruneRuleRuns(db, now, RULE_RUNS_RETENTION_MS, batch), batch, budgetMs);
+  return { webhookDeliveries, webhookEvents, platformEvents, idempotencyKeys, ruleRuns };
 }

@@ -6,6 +6,7 @@ import { DEFAULT_AUDIENCE_CHUNK, FANOUT_DEFAULTS, RETENTION_DEFAULTS } from '../
 import type { Database } from '../db/database.ts';
 import { analyzeChanged } from '../db/migrate.ts';
 import type { Clock } from '../lib/clock.ts';
+import type { AssistantWorker } from '../modules/automation/engine/assistant-worker.ts';
 import type { AudienceRunner } from '../modules/broadcasts/audience-runner.ts';
 import { purgeSendWindows } from '../modules/broadcasts/recipient-claim.ts';
 import { endSnoozes } from '../modules/conversations/conversation-changes.ts';
@@ -45,6 +46,8 @@ export interface WorkerTaskDeps {
   /** decisions §15: the replies' hand-offs, and what wakes them when a reply is accepted. */
   replies: ReplyHandoffs;
   replyWaker: Waker;
+  /** decisions §20: the autonomous assistant's answers. */
+  assistantJobs: AssistantWorker;
   log: FastifyBaseLogger;
   clock: Clock;
   options?: Partial<WorkerTaskOptions> | undefined;
@@ -93,6 +96,15 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       run: async () => {
         const started = Date.now();
         while ((await deps.replies.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
+      },
+    },
+    {
+      // decisions §20: the assistant's jobs; each model call may take up to its deadline, other tasks go on.
+      name: 'assistant-jobs',
+      intervalMs: options.pollMs,
+      run: async () => {
+        const started = Date.now();
+        while ((await deps.assistantJobs.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
       },
     },
     {

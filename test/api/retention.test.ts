@@ -78,7 +78,13 @@ describe('the retention task', () => {
       h.database.db,
     );
     const removed = await pruneHistory(h.database.db, new Date(), { ...RETENTION_DEFAULTS, batch: 100 });
-    expect(removed).toEqual({ webhookDeliveries: 249, webhookEvents: 249, platformEvents: 250, idempotencyKeys: 250 });
+    expect(removed).toEqual({
+      webhookDeliveries: 249,
+      webhookEvents: 249,
+      platformEvents: 250,
+      idempotencyKeys: 250,
+      ruleRuns: 0,
+    });
     expect(await counts(orgId)).toEqual({ events: 11, deliveries: 11, platformEvents: 10, idempotencyKeys: 10 });
     const kept = await h.database.db
       .selectFrom('webhook_deliveries')
@@ -93,6 +99,7 @@ describe('the retention task', () => {
       webhookEvents: 0,
       platformEvents: 0,
       idempotencyKeys: 0,
+      ruleRuns: 0,
     });
   });
 
@@ -105,6 +112,7 @@ describe('the retention task', () => {
       webhookEvents: 100, // the events of the deliveries just removed (each statement commits on its own)
       platformEvents: 100,
       idempotencyKeys: 100,
+      ruleRuns: 0,
     });
     expect(await counts(orgId)).toMatchObject({ deliveries: 150, platformEvents: 150, idempotencyKeys: 150 });
     for (let run = 0; run < 5; run++) await pruneHistory(h.database.db, new Date(), settings);

@@ -6,6 +6,7 @@ import { createMemoryRateLimitStore, type RateLimitStore } from '../../src/http/
 import { type Clock, systemClock } from '../../src/lib/clock.ts';
 import { signPayload } from '../../src/messaging/cloud/webhook-signature.ts';
 import { createMessaging, type Messaging } from '../../src/messaging/platform-factory.ts';
+import type { DeploymentModel } from '../../src/modules/automation/assistant/assistant-settings.ts';
 import type { PropertyKeysSource } from '../../src/modules/templates/property-keys.ts';
 import { type Wiring, wire } from '../../src/wiring.ts';
 import type { Fanout, FanoutOptions } from '../../src/worker/fanout.ts';
@@ -46,6 +47,8 @@ export interface HarnessOptions {
   pollMs?: number;
   /** The per-organization bulkhead's limits (issue 19 point 2). */
   bulkhead?: { limit?: number; queue?: number; waitMs?: number; share?: number };
+  /** decisions §20: the deployment's model (a short `timeoutMs` for timeout tests). */
+  ai?: Partial<DeploymentModel>;
 }
 
 export interface Response<T = any> {
@@ -128,6 +131,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
+    ...(options.ai ? { ai: options.ai } : {}),
   });
   const app = await buildApp(wiring);
   const recorded: RecordedResponse[] = [];

@@ -1,9 +1,10 @@
-// decisions §19/§20: whether the AI assistant is enabled for an organization. Until §20 adds the assistant it is
-// never enabled (a new organization's assistant is disabled), so `assignee: {type: "ai"}` answers 409 `ai_disabled`.
-// §20 replaces this one function.
+// decisions §19/§20: whether the AI assistant is enabled for an organization (a new organization's is disabled):
+// `assignee: {type: "ai"}` is allowed only while it is, else 409 `ai_disabled`. The settings are §20's
+// (`PUT /v1/ai-assistant`, modules/automation).
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 
-export async function assistantEnabled(_db: Kysely<DB>, _orgId: string): Promise<boolean> {
-  return false;
+export async function assistantEnabled(db: Kysely<DB>, orgId: string): Promise<boolean> {
+  const row = await db.selectFrom('ai_assistants').select('enabled').where('org_id', '=', orgId).executeTakeFirst();
+  return row?.enabled ?? false;
 }

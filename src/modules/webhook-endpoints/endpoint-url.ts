@@ -21,8 +21,13 @@ function resolvesPrivately(host: string): Promise<AddressRefused | undefined> {
   });
 }
 
-export async function checkEndpointUrl(raw: string, allowHosts: readonly string[]): Promise<string> {
-  const refuse = (msg: string) => validationError(['body', 'url'], msg, 'value_error', { input: raw });
+/** Checks a URL under the policy; refused at `loc` (an AI provider's `base_url` shares the policy, decisions §20). */
+export async function checkEndpointUrl(
+  raw: string,
+  allowHosts: readonly string[],
+  loc: (string | number)[] = ['body', 'url'],
+): Promise<string> {
+  const refuse = (msg: string) => validationError(loc, msg, 'value_error', { input: raw });
   let url: URL;
   try {
     url = new URL(raw);

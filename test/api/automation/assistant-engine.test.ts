@@ -1,0 +1,245 @@
+// decisions §20: the autonomous assistant through HTTP — a new conversation on a served number starts pending with
+// the assistant; the sandbox provider answers from the FAQs and hands off otherwise (handoff message as `ai`,
+// assignee null, status open, the handoff team, the private note); against a fake OpenAI-compatible server: the
+// request never carries a private note, a person assigned mid-call drops the answer, the reply limit hands off
+// without a call, and garbage, HTTP 500 and a timeout hand off with `provider_error`.
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { answer, type FakeOpenAi, startFakeOpenAi } from '../../fakes/fake-openai.ts';
+import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { phones } from '../../helpers/sends.ts';
+import { addUser, eventsOf, inbound, inboxOrg } from '../../helpers/team-inbox.ts';
+import { waitUntil } from '../../helpers/wait.ts';
+
+let h: Harness;
+let model: FakeOpenAi;
+beforeAll(async () => {
+  h = await startHarness({ unlimited: true, ai: { timeoutMs: 500 } });
+  model = await startFakeOpenAi();
+});
+afterAll(async () => {
+  await model.close();
+  await h.close();
+});
+
+const FAQS = [{ question: 'opening hours', answer: 'Every day from 8:00 to 19:00.' }];
+
+async function assistantOrg(settings: Record<string, unknown> = {}) {
+  const org = await inboxOrg(h);
+  const saved = await h.api('PUT', '/v1/ai-assistant', {
+    key: org.key,
+    body: { enabled: true, mode: 'autonomous', faqs: FAQS, ...settings },
+  });
+  expect(saved.status, saved.text).toBe(200);
+  return org;
+}
+
+async function conversationOf(key: string, phone: string) {
+  const list = await h.api('GET', '/v1/conversations', { key });
+  return list.body.items.find((item: { contact: { phone: string } }) => item.contact.phone === phone);
+}
+
+async function messagesOf(key: string, conversationId: string) {
+  const page = await h.api('GET', `/v1/conversations/${conversationId}/messages?limit=200`, { key });
+  return (page.body.items as { sender: string; text: string; type: string; private: boolean }[]).slice().reverse();
+}
+
+/** The assistant's worker step until no job is left. */
+async function answerAll() {
+  while ((await h.wiring.assistantJobs.runOnce()) > 0) {}
+}
+
+describe('the autonomous assistant, sandbox provider', () => {
+  it('owns a new conversation on its number, answers from the FAQs as ai, and hands off otherwise', async () => {
+    const { orgId, key, channelId } = await assistantOrg({ handoff_message: 'A person will be with you.' });
+    // A team (written directly: this test is about the handoff, not §19's teams API).
+    const team = { body: { id: `team_${phones(1)[0]?.slice(1)}` } };
+    await sql`insert into teams (org_id, id, name, created_at, updated_at)
+      values (${orgId}, ${team.body.id}, 'Support', now(), now())`.execute(h.database.db);
+    await h.api('PUT', '/v1/ai-assistant', {
+      key,
+      body: {
+        enabled: true,
+        mode: 'autonomous',
+        faqs: FAQS,
+        handoff_message: 'A person will be with you.',
+        handoff_team_id: team.body.id,
+      },
+    });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'What are your OPENING HOURS?');
+    const started = await conversationOf(key, phone);
+    expect(started).toMatchObject({ status: 'pending', assignee: { type: 'ai' } });
+    await answerAll();
+    expect((await messagesOf(key, started.id)).map((m) => [m.sender, m.text]).sort()).toEqual([
+      ['ai', 'Every day from 8:00 to 19:00.'],
+      ['contact', 'What are your OPENING HOURS?'],
+    ]);
+
+    await inbound(h, channelId, phone, 'where is my order?');
+    await answerAll();
+    const handed = await conversationOf(key, phone);
+    expect(handed).toMatchObject({ status: 'open', assignee: null, team_id: team.body.id });
+    // (The platform's timestamps are whole seconds: a contact's message may list before an earlier answer.)
+    const messages = await messagesOf(key, started.id);
+    expect(messages.filter((m) => m.sender !== 'contact').map((m) => [m.sender, m.type, m.text, m.private])).toEqual([
+      ['ai', 'text', 'Every day from 8:00 to 19:00.', false],
+      ['ai', 'text', 'A person will be with you.', false],
+      ['system', 'note', 'AI handed off: no_matching_faq', true],
+    ]);
+    const updates = await eventsOf(h, orgId, 'conversation.updated');
+    expect(updates.at(-1).changed.sort()).toEqual(['assignee', 'status', 'team_id']);
+
+    // Handed off: the next message is the people's.
+    await inbound(h, channelId, phone, 'opening hours?');
+    await answerAll();
+    expect(await messagesOf(key, started.id)).toHaveLength(6);
+    // The assistant's messages reach the platform as replies.
+    while ((await h.wiring.replies.runOnce()) > 0) {}
+    const sent = await h.api('GET', `/v1/conversations/${started.id}/messages?limit=200`, { key });
+    expect(
+      sent.body.items.filter((m: { sender: string }) => m.sender === 'ai').map((m: { status: string }) => m.status),
+    ).toEqual(['sent', 'sent']);
+  });
+
+  it('takes a conversation given to it by PATCH while enabled (409 ai_disabled otherwise)', async () => {
+    const { key, channelId } = await inboxOrg(h);
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'hello');
+    const conversation = await conversationOf(key, phone);
+    const give = () =>
+      h.api('PATCH', `/v1/conversations/${conversation.id}`, { key, body: { assignee: { type: 'ai' } } });
+    expect((await give()).body).toEqual({ detail: { code: 'ai_disabled' } });
+    await h.api('PUT', '/v1/ai-assistant', { key, body: { enabled: true, mode: 'autonomous', faqs: FAQS } });
+    const given = await give();
+    expect(given.status).toBe(200);
+    expect(given.body.assignee).toEqual({ type: 'ai' });
+    await inbound(h, channelId, phone, 'your opening hours?');
+    await answerAll();
+    const texts = (await messagesOf(key, conversation.id)).filter((m) => m.sender === 'ai').map((m) => m.text);
+    expect(texts).toEqual(['Every day from 8:00 to 19:00.']);
+  });
+
+  it('does not serve numbers it was not given, nor in draft mode', async () => {
+    const { key, channelId } = await assistantOrg({ mode: 'draft' });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'opening hours?');
+    expect(await conversationOf(key, phone)).toMatchObject({ status: 'open', assignee: null });
+    expect(await h.wiring.assistantJobs.runOnce()).toBe(0);
+  });
+});
+
+describe('the autonomous assistant, a model', () => {
+  it('never sends a private note to the model, and hands off at the reply limit without a call', async () => {
+    const { key, channelId } = await assistantOrg({
+      provider: { base_url: model.baseUrl, model: 'm' },
+      max_replies_per_conversation: 1,
+    });
+    // A rule writes a private note on every new conversation.
+    await h.api('POST', '/v1/automation-rules', {
+      key,
+      body: {
+        name: 'note',
+        event: 'conversation.created',
+        actions: [{ type: 'add_note', text: 'SECRET internal remark' }],
+      },
+    });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'hi there');
+    model.script(answer({ action: 'reply', text: 'Hello! How can I help?' }));
+    const before = model.requests.length;
+    await answerAll();
+    expect(model.requests.length).toBe(before + 1);
+    const request = model.requests.at(-1);
+    expect(JSON.stringify(request?.body.messages)).not.toContain('SECRET');
+    expect(request?.body.messages.slice(1)).toEqual([{ role: 'user', content: 'hi there' }]);
+
+    await inbound(h, channelId, phone, 'and another question');
+    await answerAll();
+    expect(model.requests.length).toBe(before + 1); // no call at the limit
+    const conversation = await conversationOf(key, phone);
+    expect(conversation.assignee).toBeNull();
+    const texts = (await messagesOf(key, conversation.id)).map((m) => m.text);
+    expect(texts.at(-1)).toBe('AI handed off: reply_limit');
+  });
+
+  it('drops the answer when a person is assigned while the model is thinking', async () => {
+    const { orgId, key, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
+    const user = await addUser(h, orgId);
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'hello');
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    model.script({ content: JSON.stringify({ action: 'reply', text: 'Too late' }), after: gate });
+    const before = model.requests.length;
+    const running = answerAll();
+    await waitUntil(() => model.requests.length > before, { message: 'the model call' });
+    const conversation = await conversationOf(key, phone);
+    const taken = await h.api('PATCH', `/v1/conversations/${conversation.id}`, {
+      key,
+      body: { assignee: { type: 'user', id: user } },
+    });
+    expect(taken.status).toBe(200);
+    release();
+    await running;
+    expect((await messagesOf(key, conversation.id)).map((m) => m.sender)).toEqual(['contact']);
+    expect(await conversationOf(key, phone)).toMatchObject({ assignee: { type: 'user', id: user } });
+  });
+
+  it('answers one conversation one message at a time: its next job waits while a call is in flight', async () => {
+    const { key, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'first question');
+    await inbound(h, channelId, phone, 'second question');
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    model.script({ content: JSON.stringify({ action: 'reply', text: 'First answer' }), after: gate });
+    model.script(answer({ action: 'reply', text: 'Second answer' }));
+    const before = model.requests.length;
+    const first = h.wiring.assistantJobs.runOnce();
+    await waitUntil(() => model.requests.length > before, { message: 'the first call' });
+    // Another worker finds nothing to claim: the conversation's second job waits for the first.
+    expect(await h.wiring.assistantJobs.runOnce()).toBe(0);
+    release();
+    expect(await first).toBe(1);
+    expect(await h.wiring.assistantJobs.runOnce()).toBe(1);
+    expect(model.requests.length).toBe(before + 2); // one call per contact message
+    const conversation = await conversationOf(key, phone);
+    const texts = (await messagesOf(key, conversation.id)).filter((m) => m.sender === 'ai').map((m) => m.text);
+    expect(texts).toEqual(['First answer', 'Second answer']);
+  });
+
+  it.each([
+    ['garbage', { content: 'Sure, we open at 8!' }],
+    ['HTTP 500', { status: 500 }],
+    ['a timeout', { hang: true as const }],
+  ])('hands off with provider_error on %s', async (_label, scripted) => {
+    const { key, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'hello');
+    model.script(scripted);
+    await answerAll();
+    const conversation = await conversationOf(key, phone);
+    expect(conversation).toMatchObject({ status: 'open', assignee: null });
+    expect((await messagesOf(key, conversation.id)).map((m) => [m.sender, m.text])).toEqual([
+      ['contact', 'hello'],
+      ['ai', 'Let me get a person to help you.'],
+      ['system', 'AI handed off: provider_error'],
+    ]);
+  });
+
+  it('resolves and keeps the assistant; the next message reopens it as pending', async () => {
+    const { key, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'thanks, that was all');
+    model.script(answer({ action: 'resolve', text: 'Have a nice day!' }));
+    await answerAll();
+    expect(await conversationOf(key, phone)).toMatchObject({ status: 'resolved', assignee: { type: 'ai' } });
+    await inbound(h, channelId, phone, 'one more thing');
+    expect(await conversationOf(key, phone)).toMatchObject({ status: 'pending', assignee: { type: 'ai' } });
+  });
+});
