@@ -6650,7 +6650,7 @@ export interface operations {
                      *       "direction": "outbound",
                      *       "sender": "system",
                      *       "type": "template",
-                     *       "text": null,
+                     *       "text": "Hello Ana, your order is on its way.",
                      *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                      *       "phone": "+5215512345678",
                      *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
