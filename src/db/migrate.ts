@@ -32,6 +32,7 @@ import * as recipientListingOrder from './migrations/0033-recipient-listing-orde
 import * as messageKeys from './migrations/0034-message-keys.ts';
 import * as recipientValues from './migrations/0035-recipient-values.ts';
 import * as teamInbox from './migrations/0037-team-inbox.ts';
+import * as conversationFilters from './migrations/0038-conversation-filters.ts';
 import * as automation from './migrations/0040-automation.ts';
 import * as automationEngine from './migrations/0041-automation-engine.ts';
 import type { DB } from './schema.ts';
@@ -67,10 +68,11 @@ export const migrations: Record<string, Migration> = {
   '0033-recipient-listing-order': recipientListingOrder,
   '0034-message-keys': messageKeys,
   '0035-recipient-values': recipientValues,
+  '0025-late-reports': lateReports,
   '0037-team-inbox': teamInbox,
+  '0038-conversation-filters': conversationFilters,
   '0040-automation': automation,
   '0041-automation-engine': automationEngine,
-  '0025-late-reports': lateReports,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
