@@ -20,7 +20,8 @@ The channel: \`invalid_channel\` / \`channel_id_required\` (400). Each recipient
 
 const retryDescription = `decisions §13: queues a new broadcast (\`retry_of\` names the original) of the original's
 \`failed\` recipients whose failure another try can fix (not \`not_on_network\`, not \`opted_out\`, contact not
-\`unavailable\`; with \`error_codes\`, only those errors), each with its contact, variables, URL suffixes and media of
+\`unavailable\`; not \`handoff_unconfirmed\`, which may have reached the contact, unless \`error_codes\` names it; with
+\`error_codes\`, only those errors), each with its contact, variables, URL suffixes and media of
 the original request, from the original template and channel. A recipient is in at most one live retry (queued, in
 flight or reached): \`nothing_to_retry\` (409) when none is left. Otherwise a send: \`template_not_sendable\` (409),
 \`invalid_channel\` (400), \`messaging_limit_exceeded\` (409), \`messaging_insufficient_balance\` (402) and the
