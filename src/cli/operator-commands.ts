@@ -15,11 +15,11 @@ import { announceDatabase, refuseNewDatabase } from './database-choice.ts';
 import { print, required, UsageError } from './output.ts';
 
 /** The operator commands that only read: they never create a database (issue 23 point 8). */
-const READ_ONLY = new Set(['org list', 'org show', 'key list']);
+const READ_ONLY = new Set(['org list', 'org show', 'key list', 'account list']);
 
 export const OPERATOR_USAGE = `Operator records (same rules as /admin/v1; prints JSON). On the embedded database (DATA_DIR) they refuse to run
 while another process, such as a running server, holds it: use that server's /admin/v1 API instead. The ones
-that only read (org list, org show, key list) refuse a DATA_DIR that holds no database rather than create one.
+that only read (org list, org show, key list, account list) refuse a DATA_DIR that holds no database rather than create one.
   org list                      every organization
   org create --name NAME [--plan scale] [--trial] [--trial-ends-at ISO] [--subscription-status active]
              [--timezone UTC] [--language en]
@@ -29,6 +29,7 @@ that only read (org list, org show, key list) refuse a DATA_DIR that holds no da
   key create --org ORG_ID [--name NAME] [--scopes contacts:read,broadcasts:read] [--expires-at ISO]
                                             prints the key once; every scope ("*") unless --scopes
   key revoke --org ORG_ID KEY_ID
+  account list --org ORG_ID                 the organization's messaging accounts, balances, limits and numbers
   account create --org ORG_ID [--business-account-id ID] [--balance 100] [--limit 1000]
                  [--phone +15551234567 [--phone-number-id ID]]...
   user add --org ORG_ID --email EMAIL --role admin|agent [--name NAME]
@@ -133,6 +134,10 @@ async function prepare(name: string, rest: string[], values: OperatorValues): Pr
         await operator.revokeApiKey(orgId, keyId);
         return { revoked: keyId };
       };
+    }
+    case 'account list': {
+      const orgId = required(values.org, '--org');
+      return ({ operator }) => operator.listOrganizationMessagingAccounts(orgId);
     }
     case 'account create': {
       const orgId = required(values.org, '--org');

@@ -75,6 +75,20 @@ export function createOperatorService(deps: OperatorDeps) {
     numbers: channels.map((channel) => ({ ...channel, business_account_id: account.business_account_id })),
   });
 
+  async function listMessagingAccounts(orgId: string) {
+    // Two statements whatever the number of accounts: the accounts, then all their numbers.
+    const [accounts, channels] = await Promise.all([
+      repo.listAccounts(db, orgId),
+      repo.listOrganizationChannels(db, orgId),
+    ]);
+    return accounts.map((account) =>
+      viewOf(
+        account,
+        channels.filter((channel) => channel.account_id === account.id),
+      ),
+    );
+  }
+
   async function accountView(orgId: string, accountId: string) {
     const account = await repo.findAccount(db, orgId, accountId);
     if (!account) throw notFound();
@@ -243,18 +257,12 @@ export function createOperatorService(deps: OperatorDeps) {
     },
 
     /** The organization's messaging accounts with their numbers, oldest first (the console's settings, D169). */
-    async listMessagingAccounts(orgId: string) {
-      // Two statements whatever the number of accounts: the accounts, then all their numbers.
-      const [accounts, channels] = await Promise.all([
-        repo.listAccounts(db, orgId),
-        repo.listOrganizationChannels(db, orgId),
-      ]);
-      return accounts.map((account) =>
-        viewOf(
-          account,
-          channels.filter((channel) => channel.account_id === account.id),
-        ),
-      );
+    listMessagingAccounts,
+
+    /** The operator's list of an organization's accounts (D223): an unknown organization is a 404. */
+    async listOrganizationMessagingAccounts(orgId: string) {
+      await getOrganization(orgId);
+      return listMessagingAccounts(orgId);
     },
 
     async getMessagingAccount(accountId: string) {
