@@ -2,6 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
+import { checkedInOrder } from '../../http/ordered-body.ts';
 import { described, v1Errors } from '../../http/schemas.ts';
 import { AUDIENCE_ERRORS, AudienceBroadcastBody } from './audience.schemas.ts';
 import type { AudienceService } from './audience.service.ts';
@@ -34,7 +35,8 @@ export function audienceRoutes(parent: FastifyInstance, audience: AudienceServic
         description,
         operationId: 'createBroadcast',
         headers: SendHeaders,
-        body: AudienceBroadcastBody,
+        // decisions §16: the template and the channel are checked before the rest of the body (D224).
+        body: checkedInOrder(AudienceBroadcastBody),
         response: { 202: BroadcastSchema, ...v1Errors(AUDIENCE_ERRORS) },
       },
     },
