@@ -222,7 +222,7 @@ export interface paths {
         put?: never;
         /**
          * Mark a conversation read
-         * @description decisions §15: `unread_count` becomes 0 and the platform is told that the contact’s newest message was read (its read receipt). Calling it again changes nothing. No body.
+         * @description decisions §15: `unread_count` becomes 0 and the platform is told that the contact’s newest message was read (its read receipt). Calling it again changes nothing. No body, or an empty JSON object (D225).
          *
          *     Needs the `conversations:write` scope.
          */
@@ -268,7 +268,8 @@ export interface paths {
          * Retry a broadcast’s failures
          * @description decisions §13: queues a new broadcast (`retry_of` names the original) of the original's
          *     `failed` recipients whose failure another try can fix (not `not_on_network`, not `opted_out`, contact not
-         *     `unavailable`; with `error_codes`, only those errors), each with its contact, variables, URL suffixes and media of
+         *     `unavailable`; not `handoff_unconfirmed`, which may have reached the contact, unless `error_codes` names it; with
+         *     `error_codes`, only those errors), each with its contact, variables, URL suffixes and media of
          *     the original request, from the original template and channel. A recipient is in at most one live retry (queued, in
          *     flight or reached): `nothing_to_retry` (409) when none is left. Otherwise a send: `template_not_sendable` (409),
          *     `invalid_channel` (400), `messaging_limit_exceeded` (409), `messaging_insufficient_balance` (402) and the
@@ -296,11 +297,12 @@ export interface paths {
          * Send a template to 1–100 recipients
          * @description Queues an approved template for up to 100 recipients and answers 202 with the Broadcast.
          *     Checks run in this order, and the first that fails answers; a refused request is refused whole (nothing queued, no
-         *     contact created, nothing charged). A body outside the schema (a recipient count outside 1–100 among them): 422.
-         *     The `Idempotency-Key`, when given: `idempotency_key_reused` (422) for another body, `idempotency_key_in_flight`
+         *     contact created, nothing charged). The `Idempotency-Key`, when given: `idempotency_key_reused` (422) for another body, `idempotency_key_in_flight`
          *     (409) while the first request with it runs; the same key and body within 24 hours answer the original broadcast
          *     (header `Idempotent-Replayed: true`). The template: `template_not_sendable` (409 not APPROVED, 422 never sendable).
-         *     The channel: `invalid_channel` / `channel_id_required` (400). Each recipient in turn: `contact_not_found` (404),
+         *     The channel: `invalid_channel` / `channel_id_required` (400), a body that is not an object or a `channel_id`
+         *     outside the schema (422). The recipient count (1–100) and the rest of the body outside the schema, but for the
+         *     recipients' own fields: 422. Each recipient in turn: its fields outside the schema (422), `contact_not_found` (404),
          *     `contact_has_no_phone` (422), `duplicate_recipient` (422), `unknown_variables` / `unknown_url_suffixes` (422, with
          *     `keys`), `missing_variables` (422, with `tokens`), `media_too_large` / `media_type_mismatch` /
          *     `media_fetch_failed` (422), each with `index`. Then the account: `messaging_limit_exceeded` (409, with
@@ -2106,6 +2108,11 @@ export interface components {
             revoked_at: string | null;
         };
         /**
+         * MarkReadRequest
+         * @description No fields: leave the body out, or send `{}`.
+         */
+        MarkReadRequest: Record<string, never>;
+        /**
          * Me
          * @description The organization an API key belongs to, and the key itself.
          */
@@ -2462,7 +2469,7 @@ export interface components {
          * @description decisions §13: which failures of the broadcast to retry. Optional: no body retries every one.
          */
         RetryRequest: {
-            /** @description Only recipients whose `error` is one of these (or starts with one followed by `:`, as in `rate_limited: …`). Left out: every failure another try can fix. */
+            /** @description Only recipients whose `error` is one of these (or starts with one followed by `:`, as in `rate_limited: …`). Left out: every failure another try can fix, except `handoff_unconfirmed` (it may have reached the contact), which is retried only when named here. */
             error_codes?: string[];
         };
         /**
@@ -4788,7 +4795,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description No fields: leave the body out, or send `{}`. */
+        requestBody?: {
+            content: {
+                /** @example {} */
+                "application/json": components["schemas"]["MarkReadRequest"];
+            };
+        };
         responses: {
             /** @description The conversation, read. */
             200: {
@@ -4868,8 +4881,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
             414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
@@ -4950,7 +4989,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The file’s bytes, with its type in `Content-Type` (and its size in `Content-Length` when known). Always an attachment, never run by a browser. */
+            /** @description The file’s bytes, with its own type in `Content-Type` (`image/jpeg`, `audio/ogg`, `application/pdf`, …; `application/octet-stream` when unknown) and its size in `Content-Length` when known. Always an attachment, never run by a browser. */
             200: {
                 headers: {
                     /** @description The file’s size in bytes, when known. */
@@ -4964,7 +5003,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/octet-stream": string;
+                    "image/*": string;
+                    "video/*": string;
+                    "audio/*": string;
+                    "application/*": string;
+                    "text/*": string;
                 };
             };
             /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
