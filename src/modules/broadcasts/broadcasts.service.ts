@@ -6,6 +6,7 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import { findTemplate } from '../templates/templates.repo.ts';
+import { lookAgainAtHeld } from './audience-materialize.ts';
 import { broadcastView } from './broadcast-view.ts';
 import {
   type BroadcastRow,
@@ -158,6 +159,8 @@ export function createBroadcastsService(db: Kysely<DB>) {
           });
         }
         await markStored(trx, orgId, broadcastId, { stored_status: null, status_reason: null });
+        // Recipients held for the 24-hour limit are looked at again now, not at `held_until` (D226).
+        await lookAgainAtHeld(trx, orgId, { id: broadcastId });
         // A broadcast whose last recipients ended while it was paused ends now.
         await recordFinished(trx, orgId, [broadcastId]);
       });

@@ -8,6 +8,7 @@ import { ALL_SCOPES } from '../../http/scopes.ts';
 import { generateApiKey } from '../../lib/api-keys.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
+import { lookAgainAtHeld } from '../broadcasts/audience-materialize.ts';
 import * as repo from './operator.repo.ts';
 import type {
   ApiKeyInput,
@@ -271,12 +272,19 @@ export function createOperatorService(deps: OperatorDeps) {
 
     async updateMessagingAccount(accountId: string, patch: MessagingAccountPatch) {
       const account = await accountById(accountId);
-      await repo.updateAccount(db, account.org_id, accountId, {
-        ...(patch.balance !== undefined ? { balance: patch.balance } : {}),
-        ...(patch.messaging_limit_24h !== undefined ? { messaging_limit_24h: patch.messaging_limit_24h } : {}),
-        ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
-        ...(patch.prices ? { prices: JSON.stringify({ ...DEFAULT_PRICES, ...account.prices, ...patch.prices }) } : {}),
-        updated_at: clock.now(),
+      await db.transaction().execute(async (trx) => {
+        await repo.updateAccount(trx, account.org_id, accountId, {
+          ...(patch.balance !== undefined ? { balance: patch.balance } : {}),
+          ...(patch.messaging_limit_24h !== undefined ? { messaging_limit_24h: patch.messaging_limit_24h } : {}),
+          ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
+          ...(patch.prices
+            ? { prices: JSON.stringify({ ...DEFAULT_PRICES, ...account.prices, ...patch.prices }) }
+            : {}),
+          updated_at: clock.now(),
+        });
+        // decisions §16 (D226): a new limit may give held recipients room before their `held_until`.
+        if (patch.messaging_limit_24h !== undefined)
+          await lookAgainAtHeld(trx, account.org_id, { account_id: accountId });
       });
       return accountView(account.org_id, accountId);
     },
