@@ -453,8 +453,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Resume a paused broadcast
-         * @description decisions §16: from `paused`; back to `scheduled` while `send_at` is ahead, otherwise on. The template must be APPROVED (409 `template_not_sendable`). Takes no body.
+         * Resume a paused broadcast, or one stopped by the balance
+         * @description decisions §16: from `paused`; back to `scheduled` while `send_at` is ahead, otherwise on. The template must be APPROVED (409 `template_not_sendable`). D227: also from `stopped_low_balance` once the balance pays one message of it (else 402 `messaging_insufficient_balance`): its unsent remainder goes on, `in_progress` again. Takes no body.
          *
          *     Needs the `broadcasts:write` scope.
          */
@@ -6784,7 +6784,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The broadcast, no longer paused. */
+            /** @description The broadcast, no longer paused or stopped. */
             200: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6835,6 +6835,19 @@ export interface operations {
             };
             /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
             401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not enough messaging balance. `detail` codes: `messaging_insufficient_balance`. */
+            402: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
                     "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];

@@ -326,6 +326,9 @@ describe.skipIf(onPGlite)('on a PostgreSQL server', { timeout: 120_000 }, () => 
         runCli(['account', 'create', '--org', orgId, '--balance', '5', '--limit', '30'], env).stdout,
       );
       expect(json(runCli(['account', 'list', '--org', orgId], env).stdout)).toEqual([account]);
+      // D227: a top-up from the terminal.
+      const topped = json(runCli(['account', 'update', account.id, '--balance', '50', '--limit', '40'], env).stdout);
+      expect(topped).toMatchObject({ id: account.id, balance: 50, messaging_limit_24h: 40 });
       // decisions §18: scopes and expiry, with the operator API's checks.
       const scoped = runCli(
         [

@@ -74,16 +74,23 @@ export function audienceRoutes(parent: FastifyInstance, audience: AudienceServic
     {
       schema: {
         tags,
-        summary: 'Resume a paused broadcast',
+        summary: 'Resume a paused broadcast, or one stopped by the balance',
         description:
           'decisions §16: from `paused`; back to `scheduled` while `send_at` is ahead, otherwise on. The template ' +
-          'must be APPROVED (409 `template_not_sendable`). Takes no body.',
+          'must be APPROVED (409 `template_not_sendable`). D227: also from `stopped_low_balance` once the balance ' +
+          'pays one message of it (else 402 `messaging_insufficient_balance`): its unsent remainder goes on, ' +
+          '`in_progress` again. Takes no body.',
         operationId: 'resumeBroadcast',
         params: BroadcastParams,
         body: CancelBody,
         response: {
-          200: described('The broadcast, no longer paused.', BroadcastSchema),
-          ...v1Errors({ 404: [], 409: ['broadcast_not_resumable', 'template_not_sendable'], 422: [] }),
+          200: described('The broadcast, no longer paused or stopped.', BroadcastSchema),
+          ...v1Errors({
+            402: ['messaging_insufficient_balance'],
+            404: [],
+            409: ['broadcast_not_resumable', 'template_not_sendable'],
+            422: [],
+          }),
         },
       },
     },
