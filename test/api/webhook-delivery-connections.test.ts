@@ -1,7 +1,8 @@
 // Deliveries against a receiver as integrators run it (issue 23 points 5 and 6): a default Node `http` server (its
-// keep-alive timeout is 5 s). Kept-alive connections are closed by us before the server's timeout, a reset on a
-// reused connection is sent again at once within the same attempt, every attempt stays in the deliveries log, and
+// keep-alive timeout is 5 s). Kept-alive connections are closed by us before the server's timeout, a reset is a failed
+// attempt (never sent again unseen: D228), every attempt stays in the deliveries log, and
 // conversational events (`message.*`) never queue behind an endpoint's backlog of bulk ones.
+import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookDeliverer } from '../../src/worker/webhook-deliveries.ts';
@@ -78,7 +79,7 @@ async function startForgetfulHop(target: number) {
 }
 
 describe('kept-alive connections to a default Node http server', () => {
-  it('sends again at once, in the same attempt, when a reused connection is reset', async () => {
+  it('a reset on a reused connection is a failed attempt, retried on schedule and in the log (D228)', async () => {
     const hop = await startForgetfulHop(Number(new URL(receiver.baseUrl).port));
     try {
       const { key } = await h.createOrg();
@@ -89,15 +90,51 @@ describe('kept-alive connections to a default Node http server', () => {
       // The kept-alive connection is gone on the far side; the client still holds it.
       hop.forgetAll();
       expect((await h.api('POST', `/v1/webhook-endpoints/${hook.id}/test`, { key })).status).toBe(202);
-      expect(await h.deliveries.runOnce()).toBe(1);
+      await h.deliveries.drain();
 
       const received = await receiver.waitFor(hook.path, 2);
       for (const request of received) expect(verify(hook.secret, request).type).toBe('ping');
       const [latest] = await deliveries(key, hook.id);
-      expect(latest).toMatchObject({ status: 'succeeded', attempts: 1, last_status_code: 200, last_error: null });
-      expect(latest.attempt_history).toHaveLength(1);
+      expect(latest).toMatchObject({ status: 'succeeded', attempts: 2, last_status_code: 200, last_error: null });
+      expect(latest.attempt_history).toEqual([
+        expect.objectContaining({ status_code: null, error: expect.stringMatching(/^connection failed: /) }),
+        expect.objectContaining({ status_code: 200, error: null }),
+      ]);
     } finally {
       await hop.close();
+    }
+  });
+
+  it('an endpoint that reads each request and then drops the connection receives exactly the attempts logged (D228)', async () => {
+    // Answers the first request of each connection (so it is kept alive) and drops the connection after reading any
+    // later one: the request arrived, no answer did.
+    let requests = 0;
+    const dropping = createHttpServer((request, response) => {
+      requests++;
+      const socket = request.socket as Socket & { served?: number };
+      socket.served = (socket.served ?? 0) + 1;
+      request.resume();
+      request.on('end', () => {
+        if (socket.served === 1) response.end('ok');
+        else socket.destroy();
+      });
+    });
+    await new Promise<void>((resolve) => dropping.listen(0, '127.0.0.1', resolve));
+    try {
+      const { key } = await h.createOrg();
+      const hook = await endpoint(key, `http://127.0.0.1:${(dropping.address() as { port: number }).port}`);
+      for (let ping = 0; ping < 3; ping++) {
+        expect((await h.api('POST', `/v1/webhook-endpoints/${hook.id}/test`, { key })).status).toBe(202);
+        await h.deliveries.drain();
+      }
+      const logged = await deliveries(key, hook.id);
+      const attempts = logged.reduce((sum: number, delivery: { attempts: number }) => sum + delivery.attempts, 0);
+      expect(logged.some((delivery: { attempts: number }) => delivery.attempts > 1)).toBe(true);
+      expect(requests).toBe(attempts);
+      for (const delivery of logged) expect(delivery.attempt_history).toHaveLength(delivery.attempts);
+    } finally {
+      dropping.closeAllConnections();
+      await new Promise<void>((resolve) => dropping.close(() => resolve()));
     }
   });
 
