@@ -5,9 +5,11 @@
 import { createServer as createHttpServer } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrations } from '../../src/db/migrate.ts';
 import { createWebhookDeliverer } from '../../src/worker/webhook-deliveries.ts';
 import { startWorker } from '../../src/worker/worker.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { approvedTemplate } from '../helpers/sends.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../helpers/webhook-receiver.ts';
 
@@ -214,5 +216,95 @@ describe('conversational events and a bulk backlog at one endpoint', () => {
       await worker.stop();
       await deliverer.stop();
     }
+  });
+
+  it('a broadcast.finished is delivered before the backlog of contact.created ahead of it drains (D229)', async () => {
+    const { org, key } = await h.createOrg();
+    await h.createAccount(org.id);
+    const template = await approvedTemplate(h, key);
+    const hook = await endpoint(key);
+    receiver.answer(hook.path, { status: 200, delayMs: 20 });
+    for (const start of [0, 100]) {
+      const items = Array.from({ length: 100 }, (_, index) => ({ phone: `+1555040${start + index + 1000}` }));
+      const batch = await h.api('POST', '/v1/contacts/batch-upsert', { key, body: { match_on: 'phone', items } });
+      expect(batch.status).toBe(200);
+    }
+    // A send to one of them: its recipient's move and its end are events of other types, queued after the backlog.
+    const send = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: [{ phone: '+15550401000', variables: { 'body.1': 'x' } }] },
+    });
+    expect(send.status).toBe(202);
+    await h.fanout.drain();
+    expect((await h.api('GET', `/v1/broadcasts/${send.body.id}`, { key })).body.status).toBe('completed');
+
+    const deliverer = createWebhookDeliverer({
+      db: h.database.db,
+      log: h.app.log,
+      keyring: h.wiring.keyring,
+      allowHosts: ['127.0.0.1'],
+    });
+    const worker = startWorker([deliverer.task], h.app.log);
+    try {
+      const types = () => receiver.at(hook.path).map((request) => verify(hook.secret, request).type as string);
+      const before = await waitUntil(
+        () => {
+          const at = types().indexOf('broadcast.finished');
+          return at === -1 ? undefined : types().slice(0, at);
+        },
+        { message: 'broadcast.finished', timeoutMs: 20_000 },
+      );
+      // Ahead of it only what was in flight or claimed beside it, not the 200 contact events queued first.
+      expect(before.filter((type) => type === 'contact.created').length).toBeLessThan(40);
+      expect(types()).toContain('broadcast.recipient.updated');
+      // Every event arrives once: the lanes change the order, not what is delivered.
+      const all = await receiver.waitFor(hook.path, 202);
+      const ids = all.map((request) => verify(hook.secret, request).id);
+      expect(new Set(ids).size).toBe(ids.length);
+    } finally {
+      await worker.stop();
+      await deliverer.stop();
+    }
+  });
+});
+
+describe('migration 0036 (D229)', () => {
+  it('down puts pending deliveries back in two lanes and the rule with them; up gives each type its lane', async () => {
+    const { org, key } = await h.createOrg();
+    await endpoint(key, 'http://127.0.0.1:9');
+    expect((await h.api('POST', '/v1/contacts', { key, body: { first_name: 'Ana' } })).status).toBe(201);
+    const lanes = async () =>
+      (
+        await h.database.db
+          .selectFrom('webhook_deliveries')
+          .select(['event_type', 'lane'])
+          .where('org_id', '=', org.id)
+          .where('status', '=', 'pending')
+          .orderBy('event_type')
+          .execute()
+      ).map((row) => [row.event_type, row.lane]);
+    expect(await lanes()).toEqual([['contact.created', 1]]);
+    const migration = migrations['0036-delivery-type-lanes'];
+    if (!migration?.down) throw new Error('migration 0036 has no down');
+    try {
+      await migration.down(h.database.db);
+      expect(
+        await h.api('POST', '/v1/contacts', { key, body: { first_name: 'Bo', phone: '+15550405001' } }),
+      ).toMatchObject({ status: 201 });
+      const contact = (await h.api('GET', '/v1/contacts?limit=1', { key })).body.items[0];
+      expect((await h.api('DELETE', `/v1/contacts/${contact.id}`, { key })).status).toBe(204);
+      expect(await lanes()).toEqual([
+        ['contact.created', 1],
+        ['contact.created', 1],
+        ['contact.deleted', 1],
+      ]);
+    } finally {
+      await migration.up(h.database.db);
+    }
+    expect(await lanes()).toEqual([
+      ['contact.created', 1],
+      ['contact.created', 1],
+      ['contact.deleted', 3],
+    ]);
   });
 });
