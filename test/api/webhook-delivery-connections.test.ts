@@ -173,18 +173,51 @@ describe('the deliveries log', () => {
   });
 });
 
+/** Runs the deliveries task as the worker runs it (its own deliverer, so the harness's stays usable) around `check`. */
+async function withDeliveryWorker(check: () => Promise<void>) {
+  const deliverer = createWebhookDeliverer({
+    db: h.database.db,
+    log: h.app.log,
+    keyring: h.wiring.keyring,
+    allowHosts: ['127.0.0.1'],
+  });
+  const worker = startWorker([deliverer.task], h.app.log);
+  try {
+    await check();
+  } finally {
+    await worker.stop();
+    await deliverer.stop();
+  }
+}
+
+/** The event types an endpoint received before the first `type`, once it has arrived. */
+const typesBefore = (hook: { path: string; secret: string }, type: string) =>
+  waitUntil(
+    () => {
+      const types = receiver.at(hook.path).map((request) => verify(hook.secret, request).type as string);
+      const at = types.indexOf(type);
+      return at === -1 ? undefined : types.slice(0, at);
+    },
+    { message: type, timeoutMs: 20_000 },
+  );
+
+/** A backlog of 200 `contact.created` at an endpoint (an import), each answered in 20 ms. */
+async function contactBacklog(key: string, hook: { path: string }, prefix: string) {
+  receiver.answer(hook.path, { status: 200, delayMs: 20 });
+  for (const start of [0, 100]) {
+    const items = Array.from({ length: 100 }, (_, index) => ({ phone: `${prefix}${start + index + 1000}` }));
+    const batch = await h.api('POST', '/v1/contacts/batch-upsert', { key, body: { match_on: 'phone', items } });
+    expect(batch.status).toBe(200);
+  }
+}
+
 describe('conversational events and a bulk backlog at one endpoint', () => {
   it('a message.received is delivered before the backlog of contact.created ahead of it drains', async () => {
     const { org, key } = await h.createOrg();
     const account = await h.createAccount(org.id);
     const hook = await endpoint(key);
-    // A backlog of bulk events (an import), then an inbound message; the receiver answers in 20 ms.
-    receiver.answer(hook.path, { status: 200, delayMs: 20 });
-    for (const start of [0, 100]) {
-      const items = Array.from({ length: 100 }, (_, index) => ({ phone: `+1555030${start + index + 1000}` }));
-      const batch = await h.api('POST', '/v1/contacts/batch-upsert', { key, body: { match_on: 'phone', items } });
-      expect(batch.status).toBe(200);
-    }
+    // A backlog of bulk events (an import), then an inbound message.
+    await contactBacklog(key, hook, '+1555030');
     const inbound = await h.admin('POST', '/sandbox/inbound', {
       channel_id: account.numbers[0].id,
       from: '+15550399999',
@@ -192,30 +225,12 @@ describe('conversational events and a bulk backlog at one endpoint', () => {
     });
     expect(inbound.status).toBe(200);
 
-    // The deliveries task as the worker runs it (its own deliverer, so the harness's stays usable).
-    const deliverer = createWebhookDeliverer({
-      db: h.database.db,
-      log: h.app.log,
-      keyring: h.wiring.keyring,
-      allowHosts: ['127.0.0.1'],
-    });
-    const worker = startWorker([deliverer.task], h.app.log);
-    try {
-      const received = await waitUntil(
-        () => {
-          const types = receiver.at(hook.path).map((request) => verify(hook.secret, request).type);
-          const at = types.indexOf('message.received');
-          return at === -1 ? undefined : types.slice(0, at);
-        },
-        { message: 'message.received', timeoutMs: 20_000 },
-      );
+    await withDeliveryWorker(async () => {
+      const received = await typesBefore(hook, 'message.received');
       // Ahead of it only what was already in flight or claimed beside it: far from the 201 bulk events queued first.
       expect(received.length).toBeLessThan(40);
       await receiver.waitFor(hook.path, 202);
-    } finally {
-      await worker.stop();
-      await deliverer.stop();
-    }
+    });
   });
 
   it('a broadcast.finished is delivered before the backlog of contact.created ahead of it drains (D229)', async () => {
@@ -223,12 +238,7 @@ describe('conversational events and a bulk backlog at one endpoint', () => {
     await h.createAccount(org.id);
     const template = await approvedTemplate(h, key);
     const hook = await endpoint(key);
-    receiver.answer(hook.path, { status: 200, delayMs: 20 });
-    for (const start of [0, 100]) {
-      const items = Array.from({ length: 100 }, (_, index) => ({ phone: `+1555040${start + index + 1000}` }));
-      const batch = await h.api('POST', '/v1/contacts/batch-upsert', { key, body: { match_on: 'phone', items } });
-      expect(batch.status).toBe(200);
-    }
+    await contactBacklog(key, hook, '+1555040');
     // A send to one of them: its recipient's move and its end are events of other types, queued after the backlog.
     const send = await h.api('POST', `/v1/templates/${template.id}/send`, {
       key,
@@ -238,33 +248,16 @@ describe('conversational events and a bulk backlog at one endpoint', () => {
     await h.fanout.drain();
     expect((await h.api('GET', `/v1/broadcasts/${send.body.id}`, { key })).body.status).toBe('completed');
 
-    const deliverer = createWebhookDeliverer({
-      db: h.database.db,
-      log: h.app.log,
-      keyring: h.wiring.keyring,
-      allowHosts: ['127.0.0.1'],
-    });
-    const worker = startWorker([deliverer.task], h.app.log);
-    try {
-      const types = () => receiver.at(hook.path).map((request) => verify(hook.secret, request).type as string);
-      const before = await waitUntil(
-        () => {
-          const at = types().indexOf('broadcast.finished');
-          return at === -1 ? undefined : types().slice(0, at);
-        },
-        { message: 'broadcast.finished', timeoutMs: 20_000 },
-      );
+    await withDeliveryWorker(async () => {
+      const before = await typesBefore(hook, 'broadcast.finished');
       // Ahead of it only what was in flight or claimed beside it, not the 200 contact events queued first.
       expect(before.filter((type) => type === 'contact.created').length).toBeLessThan(40);
-      expect(types()).toContain('broadcast.recipient.updated');
       // Every event arrives once: the lanes change the order, not what is delivered.
       const all = await receiver.waitFor(hook.path, 202);
-      const ids = all.map((request) => verify(hook.secret, request).id);
-      expect(new Set(ids).size).toBe(ids.length);
-    } finally {
-      await worker.stop();
-      await deliverer.stop();
-    }
+      const events = all.map((request) => verify(hook.secret, request));
+      expect(events.map((event) => event.type)).toContain('broadcast.recipient.updated');
+      expect(new Set(events.map((event) => event.id)).size).toBe(events.length);
+    });
   });
 });
 
