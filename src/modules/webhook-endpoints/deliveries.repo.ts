@@ -137,37 +137,35 @@ export async function claimDeliveries(
   const result = await executePrepared(
     db,
     sql<ClaimedDelivery>`
-    with recursive pending_endpoints as (
-      -- Each endpoint with pending deliveries, found by skipping through the per-endpoint index: the cost follows
-      -- the number of such endpoints, not the size of the backlog.
-      (select org_id, endpoint_id from webhook_deliveries where status = 'pending'
-        order by org_id, endpoint_id limit 1)
+    with recursive pending_lanes as (
+      -- Each endpoint's lanes with pending deliveries, found by skipping through the per-endpoint index: the cost
+      -- follows the number of such lanes, not the size of the backlog, nor the number of lanes there could be.
+      (select org_id, endpoint_id, lane from webhook_deliveries where status = 'pending'
+        order by org_id, endpoint_id, lane limit 1)
       union all
-      select n.org_id, n.endpoint_id from pending_endpoints p
+      select n.org_id, n.endpoint_id, n.lane from pending_lanes p
       cross join lateral (
-        select d.org_id, d.endpoint_id from webhook_deliveries d
-        where d.status = 'pending' and (d.org_id, d.endpoint_id) > (p.org_id, p.endpoint_id)
-        order by d.org_id, d.endpoint_id limit 1
+        select d.org_id, d.endpoint_id, d.lane from webhook_deliveries d
+        where d.status = 'pending' and (d.org_id, d.endpoint_id, d.lane) > (p.org_id, p.endpoint_id, p.lane)
+        order by d.org_id, d.endpoint_id, d.lane limit 1
       ) n
     ),
-    lanes as (
-      select lane from generate_series(0, ${sql.lit(OTHER_LANE)}) as l(lane)
+    due_lanes as (
+      -- Each such lane's oldest due row, from its index.
+      select p.org_id, p.endpoint_id, p.lane, oldest.at
+      from pending_lanes p
+      cross join lateral (
+        select d.next_attempt_at as at from webhook_deliveries d
+        where d.org_id = p.org_id and d.endpoint_id = p.endpoint_id and d.status = 'pending' and d.lane = p.lane
+          and d.next_attempt_at <= now()
+        order by d.next_attempt_at limit 1
+      ) oldest
     ),
     ready as (
-      -- The endpoints with something due, the longest-waiting first (each lane's oldest due row, from its index).
-      select p.org_id, p.endpoint_id, due.at as due
-      from pending_endpoints p
-      cross join lateral (
-        select min(oldest.at) as at from lanes l
-        cross join lateral (
-          select d.next_attempt_at as at from webhook_deliveries d
-          where d.org_id = p.org_id and d.endpoint_id = p.endpoint_id and d.status = 'pending' and d.lane = l.lane
-            and d.next_attempt_at <= now()
-          order by d.next_attempt_at limit 1
-        ) oldest
-      ) due
-      where due.at is not null
-      order by due.at
+      -- The endpoints with something due, the longest-waiting first.
+      select org_id, endpoint_id, min(at) as due from due_lanes
+      group by org_id, endpoint_id
+      order by due
       limit ${Math.max(limit * 4, 64)}
     ),
     candidates as (
@@ -180,7 +178,7 @@ export async function claimDeliveries(
         where e.org_id = r.org_id and e.id = r.endpoint_id and e.enabled
         for no key update skip locked
       ) e
-      cross join lanes l
+      join due_lanes l on l.org_id = r.org_id and l.endpoint_id = r.endpoint_id
       cross join lateral (
         select d.org_id, d.id, row_number() over (order by d.next_attempt_at) as turn
         from (
