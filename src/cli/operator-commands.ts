@@ -6,6 +6,7 @@ import type { Config } from '../config.ts';
 import type {
   ApiKeyInput,
   MessagingAccountInput,
+  MessagingAccountPatch,
   OrganizationInput,
   OrganizationPatch,
 } from '../modules/operator/operator.schemas.ts';
@@ -15,11 +16,11 @@ import { announceDatabase, refuseNewDatabase } from './database-choice.ts';
 import { print, required, UsageError } from './output.ts';
 
 /** The operator commands that only read: they never create a database (issue 23 point 8). */
-const READ_ONLY = new Set(['org list', 'org show', 'key list']);
+const READ_ONLY = new Set(['org list', 'org show', 'key list', 'account list']);
 
 export const OPERATOR_USAGE = `Operator records (same rules as /admin/v1; prints JSON). On the embedded database (DATA_DIR) they refuse to run
 while another process, such as a running server, holds it: use that server's /admin/v1 API instead. The ones
-that only read (org list, org show, key list) refuse a DATA_DIR that holds no database rather than create one.
+that only read (org list, org show, key list, account list) refuse a DATA_DIR that holds no database rather than create one.
   org list                      every organization
   org create --name NAME [--plan scale] [--trial] [--trial-ends-at ISO] [--subscription-status active]
              [--timezone UTC] [--language en]
@@ -29,8 +30,10 @@ that only read (org list, org show, key list) refuse a DATA_DIR that holds no da
   key create --org ORG_ID [--name NAME] [--scopes contacts:read,broadcasts:read] [--expires-at ISO]
                                             prints the key once; every scope ("*") unless --scopes
   key revoke --org ORG_ID KEY_ID
+  account list --org ORG_ID                 the organization's messaging accounts, balances, limits and numbers
   account create --org ORG_ID [--business-account-id ID] [--balance 100] [--limit 1000]
                  [--phone +15551234567 [--phone-number-id ID]]...
+  account update ACCOUNT_ID [--balance 500] [--limit 1000]   a top-up, or a new 24-hour limit
   user add --org ORG_ID --email EMAIL --role admin|agent [--name NAME]
                                 a person of the console; prints a one-time sign-in link (valid 24 hours)`;
 
@@ -92,9 +95,8 @@ type Action = (services: Services) => Promise<unknown>;
  * error (exit 2) that never creates, locks or migrates a database.
  */
 async function prepare(name: string, rest: string[], values: OperatorValues): Promise<Action> {
-  const { ApiKeyInput, MessagingAccountInput, OrganizationInput, OrganizationPatch } = await import(
-    '../modules/operator/operator.schemas.ts'
-  );
+  const { ApiKeyInput, MessagingAccountInput, MessagingAccountPatch, OrganizationInput, OrganizationPatch } =
+    await import('../modules/operator/operator.schemas.ts');
   switch (name) {
     case 'org create': {
       const input = await check<OrganizationInput>(OrganizationInput, organizationFields(values));
@@ -133,6 +135,20 @@ async function prepare(name: string, rest: string[], values: OperatorValues): Pr
         await operator.revokeApiKey(orgId, keyId);
         return { revoked: keyId };
       };
+    }
+    case 'account list': {
+      const orgId = required(values.org, '--org');
+      return ({ operator }) => operator.listOrganizationMessagingAccounts(orgId);
+    }
+    case 'account update': {
+      const accountId = required(rest[0], 'ACCOUNT_ID');
+      const balance = number(values.balance, '--balance');
+      const limit = number(values.limit, '--limit');
+      const patch = await check<MessagingAccountPatch>(MessagingAccountPatch, {
+        ...(balance !== undefined ? { balance } : {}),
+        ...(limit !== undefined ? { messaging_limit_24h: limit } : {}),
+      });
+      return ({ operator }) => operator.updateMessagingAccount(accountId, patch);
     }
     case 'account create': {
       const orgId = required(values.org, '--org');

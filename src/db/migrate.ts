@@ -31,6 +31,7 @@ import * as recipientRoom from './migrations/0032-recipient-room.ts';
 import * as recipientListingOrder from './migrations/0033-recipient-listing-order.ts';
 import * as messageKeys from './migrations/0034-message-keys.ts';
 import * as recipientValues from './migrations/0035-recipient-values.ts';
+import * as deliveryTypeLanes from './migrations/0036-delivery-type-lanes.ts';
 import * as teamInbox from './migrations/0037-team-inbox.ts';
 import * as conversationFilters from './migrations/0038-conversation-filters.ts';
 import * as automation from './migrations/0040-automation.ts';
@@ -68,6 +69,7 @@ export const migrations: Record<string, Migration> = {
   '0033-recipient-listing-order': recipientListingOrder,
   '0034-message-keys': messageKeys,
   '0035-recipient-values': recipientValues,
+  '0036-delivery-type-lanes': deliveryTypeLanes,
   '0025-late-reports': lateReports,
   '0037-team-inbox': teamInbox,
   '0038-conversation-filters': conversationFilters,

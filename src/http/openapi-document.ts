@@ -4,6 +4,7 @@
 // and 415; array query parameters say that a comma-separated value works too (decisions §2).
 import { DETAIL_CODES, ErrorBody, OPEN_ENUM, ValidationIssueSchema } from './schemas.ts';
 import { scopeOf } from './scopes.ts';
+import { CHECKED_IN_ORDER } from './validation.ts';
 
 // biome-ignore lint/suspicious/noExplicitAny: the document is plain JSON walked generically.
 type Json = any;
@@ -289,6 +290,7 @@ export function finishDocument(document: Json): Json {
           operation.requestBody.required = false;
           delete body.schema['x-optional-body'];
         }
+        delete body.schema[CHECKED_IN_ORDER];
         body.schema = hoist(body.schema, components);
         if (body.example === undefined && body.examples === undefined)
           body.example = exampleOf(body.schema, components);

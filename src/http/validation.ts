@@ -19,7 +19,7 @@ const baseOptions: Options = {
 /** issue 23 point 10: the ISO 3166-1 alpha-2 codes in use, from a maintained list (i18n-iso-countries). */
 const ALPHA2 = new Set(Object.keys(countries.getAlpha2Codes()));
 
-function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
+export function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {
   const ajv = new Ajv({ ...baseOptions, coerceTypes });
   // ajv-formats ships a CommonJS default export.
   (addFormats as unknown as (ajv: Ajv) => void)(ajv);
@@ -33,10 +33,17 @@ export function addCountryFormat(ajv: { addFormat(name: string, format: (value: 
   ajv.addFormat(COUNTRY_FORMAT, (value: string) => !/^[A-Z]{2}$/.test(value) || ALPHA2.has(value));
 }
 
+/**
+ * A route's body schema marked so (see src/http/ordered-body.ts) is checked by its service at the place the decisions'
+ * ordered checks give the body: the route's validator lets every body through.
+ */
+export const CHECKED_IN_ORDER = 'x-checked-in-order';
+
 export function registerValidation(app: FastifyInstance): void {
   const strict = makeAjv(false);
   const parsing = makeAjv('array');
   const compiler: FastifySchemaCompiler<unknown> = ({ schema, httpPart }) => {
+    if (httpPart === 'body' && (schema as Record<string, unknown>)[CHECKED_IN_ORDER]) return () => true;
     const validate = (httpPart === 'body' ? strict : parsing).compile(schema as object);
     return validate as ReturnType<FastifySchemaCompiler<unknown>>;
   };
@@ -250,6 +257,10 @@ export function validationIssues(
         : context === 'headers'
           ? request.headers
           : request.body;
+  return issuesAt(errors, part, root);
+}
+
+export function issuesAt(errors: ErrorObject[] | unknown[], part: string, root: unknown): ValidationIssue[] {
   const isBody = part === 'body';
   const ajvErrors = errors as ErrorObject[];
   // A nullable field fails both branches of its anyOf; the issue worth reporting is the non-null branch's.

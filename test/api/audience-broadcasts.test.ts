@@ -335,6 +335,64 @@ describe('pacing by the rolling 24-hour limit', () => {
   });
 });
 
+describe('held recipients are looked at again when room comes early (D226)', () => {
+  /** A broadcast of 8 to an account with room for 2: 2 sent, 6 held until the window's next room (24 h). */
+  async function held() {
+    const setup = await sender(h, { limit: 2 });
+    await contacts(
+      setup.key,
+      phones(8).map((phone) => ({ phone })),
+    );
+    const accepted = await create(setup.key, {
+      template_id: setup.template.id,
+      audience: {},
+      variables: { 'body.1': 'x' },
+    });
+    expect(accepted.status).toBe(202);
+    await h.audiences.drain();
+    await h.fanout.drain();
+    const id = accepted.body.id as string;
+    expect(await read(setup.key, id)).toMatchObject({ sent: 2, pending: 6, held_until: expect.any(String) });
+    return { ...setup, id };
+  }
+
+  it('a raised limit releases them at the worker’s next round, not 24 hours later', async () => {
+    const { key, account, id } = await held();
+    // One more of room: one released, the rest held again until the window's next room.
+    expect((await h.admin('PATCH', `/messaging-accounts/${account.id}`, { messaging_limit_24h: 3 })).status).toBe(200);
+    await h.audiences.drain();
+    await h.fanout.drain();
+    const partly = await read(key, id);
+    expect(partly).toMatchObject({ status: 'in_progress', sent: 3, pending: 5 });
+    expect(new Date(partly.held_until).getTime()).toBeGreaterThan(Date.now() + 23 * 3_600_000);
+    // Room for all: every one released at once, though a release takes 3 rows at a time (the chunk).
+    expect((await h.admin('PATCH', `/messaging-accounts/${account.id}`, { messaging_limit_24h: 100 })).status).toBe(
+      200,
+    );
+    await h.audiences.drain();
+    await h.fanout.drain();
+    const done = await read(key, id);
+    expect(done).toMatchObject({ status: 'completed', sent: 8, pending: 0, held_until: null });
+    invariant(done);
+  });
+
+  it('a resume looks again: room the window gained while paused is used at once', async () => {
+    const { org, key, account, id } = await held();
+    expect((await h.api('POST', `/v1/broadcasts/${id}/pause`, { key })).status).toBe(200);
+    // The window's phones age out (their 24 hours pass) while the broadcast is paused.
+    await h.database.db
+      .updateTable('messaging_window_phones')
+      .set({ last_queued_at: new Date(Date.now() - 25 * 3_600_000) })
+      .where('org_id', '=', org.id)
+      .where('account_id', '=', account.id)
+      .execute();
+    expect((await h.api('POST', `/v1/broadcasts/${id}/resume`, { key })).status).toBe(200);
+    await h.audiences.drain();
+    await h.fanout.drain();
+    expect(await read(key, id)).toMatchObject({ status: 'in_progress', sent: 4, pending: 4 });
+  });
+});
+
 describe('migration 0035 (D219)', () => {
   it('down puts each audience recipient’s components back from its values; up keeps them, and they are sent', async () => {
     const { key, template } = await sender(h, { components: NAMED_BODY });

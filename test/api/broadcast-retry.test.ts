@@ -45,6 +45,16 @@ const rowsOf = (orgId: string, broadcastId: string) =>
     .orderBy('position')
     .execute();
 
+/** Gives the original's third recipient (…0500, `platform_error`) another failure code. */
+const failAs = (orgId: string, broadcastId: string, error: string, errorMessage: string | null = null) =>
+  h.database.db
+    .updateTable('broadcast_recipients')
+    .set({ error, error_message: errorMessage })
+    .where('org_id', '=', orgId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('position', '=', 2)
+    .execute();
+
 describe('retrying a broadcast’s failures', () => {
   it('queues only the failures another try can fix, with their original send components', async () => {
     const { org, key, template, broadcastId, broken } = await failedBroadcast();
@@ -81,25 +91,29 @@ describe('retrying a broadcast’s failures', () => {
   it('never retries opted_out failures, unavailable contacts, or errors outside error_codes', async () => {
     const { org, key, broadcastId } = await failedBroadcast();
     expect((await retry(key, broadcastId, { error_codes: ['rate_limited'] })).status).toBe(409);
-    await h.database.db
-      .updateTable('broadcast_recipients')
-      .set({ error: 'opted_out' })
-      .where('org_id', '=', org.id)
-      .where('broadcast_id', '=', broadcastId)
-      .where('position', '=', 2)
-      .execute();
+    await failAs(org.id, broadcastId, 'opted_out');
     const refused = await retry(key, broadcastId);
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toEqual({ code: 'nothing_to_retry', broadcast_id: broadcastId });
-    await h.database.db
-      .updateTable('broadcast_recipients')
-      .set({ error: 'rate_limited', error_message: 'too many' })
-      .where('org_id', '=', org.id)
-      .where('broadcast_id', '=', broadcastId)
-      .where('position', '=', 2)
-      .execute();
+    await failAs(org.id, broadcastId, 'rate_limited', 'too many');
     expect((await retry(key, broadcastId, { error_codes: ['other'] })).status).toBe(409);
     expect((await retry(key, broadcastId, { error_codes: ['rate_limited'] })).status).toBe(202);
+  });
+
+  it('leaves handoff_unconfirmed failures out unless error_codes names them (decisions §13)', async () => {
+    const { org, key, broadcastId, broken } = await failedBroadcast();
+    // The platform took it and its answer was lost: it may have reached the contact.
+    await failAs(org.id, broadcastId, 'handoff_unconfirmed', 'the platform never confirmed this message');
+    const refused = await retry(key, broadcastId);
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toEqual({ code: 'nothing_to_retry', broadcast_id: broadcastId });
+    expect((await retry(key, broadcastId, { error_codes: ['platform_error'] })).status).toBe(409);
+    const named = await retry(key, broadcastId, { error_codes: ['handoff_unconfirmed'] });
+    expect(named.status).toBe(202);
+    expect(named.body).toMatchObject({ retry_of: broadcastId, requested: 1 });
+    expect(await rowsOf(org.id, named.body.id)).toEqual([
+      expect.objectContaining({ phone: broken, retry_of_broadcast_id: broadcastId, retry_of_position: 2 }),
+    ]);
   });
 
   it('shows a stable code with the platform’s words beside it, and error_codes targets platform_error (issue 23 point 10)', async () => {

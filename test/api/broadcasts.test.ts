@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../src/modules/broadcasts/idempotency.ts';
 import { chargeClaims, claimBatch } from '../../src/modules/broadcasts/recipient-claim.ts';
+import { recordedEvents } from '../helpers/events.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -163,6 +164,48 @@ describe('the fan-out', () => {
     // Topping up does not restart a stopped broadcast.
     await h.admin('PATCH', `/messaging-accounts/${account.id}`, { balance: 50 });
     expect(await h.fanout.drain()).toBe(0);
+  });
+
+  it('resumes a broadcast stopped by the balance once a top-up pays a message, and it finishes again (D227)', async () => {
+    const { org, key, account, template } = await sender(h, { balance: 2 });
+    const hook = await h.api('POST', '/v1/webhook-endpoints', {
+      key,
+      body: { url: 'http://127.0.0.1:9/hook', events: ['broadcast.finished'] },
+    });
+    expect(hook.status).toBe(201);
+    const response = await send(key, template.id, { recipients: recipientsFor(phones(5)) });
+    expect(response.status).toBe(202);
+    const id = response.body.id as string;
+    await h.fanout.drain();
+    const view = async () => (await h.api('GET', `/v1/broadcasts/${id}`, { key })).body;
+    expect(await view()).toMatchObject({ status: 'stopped_low_balance', sent: 2, pending: 3 });
+    const resume = () => h.api('POST', `/v1/broadcasts/${id}/resume`, { key });
+    // Nothing to pay with: 402, and it stays stopped.
+    const unpaid = await resume();
+    expect(unpaid.status).toBe(402);
+    expect(unpaid.body.detail).toEqual({ code: 'messaging_insufficient_balance', balance: 0, price: 1 });
+    expect(await view()).toMatchObject({ status: 'stopped_low_balance', pending: 3 });
+    expect(await h.fanout.drain()).toBe(0);
+
+    // A top-up of one message more: it goes on, and stops again after that message.
+    await h.admin('PATCH', `/messaging-accounts/${account.id}`, { balance: 1 });
+    const resumed = await resume();
+    expect(resumed.status).toBe(200);
+    expect(resumed.body).toMatchObject({ status: 'in_progress', status_reason: null, sent: 2, pending: 3 });
+    await h.fanout.drain();
+    expect(await view()).toMatchObject({ status: 'stopped_low_balance', sent: 3, pending: 2 });
+    await h.admin('PATCH', `/messaging-accounts/${account.id}`, { balance: 10 });
+    expect((await resume()).status).toBe(200);
+    await h.fanout.drain();
+    const done = await view();
+    expect(done).toMatchObject({ status: 'completed', sent: 5, failed: 0, pending: 0 });
+    expect((await h.admin('GET', `/messaging-accounts/${account.id}`)).body.balance).toBe(8);
+    // Each stop and the completion announced its end, once each.
+    const finished = await recordedEvents(h, org.id, 'broadcast.finished');
+    expect(finished.map((event) => event.status)).toEqual(['stopped_low_balance', 'stopped_low_balance', 'completed']);
+    const again = await resume();
+    expect(again.status).toBe(409);
+    expect(again.body.detail).toMatchObject({ code: 'broadcast_not_resumable', status: 'completed' });
   });
 
   it('charges once when a claim dies before its hand-offs and the rows are claimed again', async () => {

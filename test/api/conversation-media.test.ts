@@ -57,6 +57,20 @@ async function messagesOf(key: string) {
   return { conversationId: conversation.id as string, messages: messages as any[] };
 }
 
+/** Whether the OpenAPI document lists a download's `Content-Type` (D225): the range of its type. */
+async function documented(contentType: unknown) {
+  const document = (await h.api('GET', '/v1/openapi.json')).body;
+  const content = document.paths['/v1/conversations/{conversation_id}/messages/{message_id}/media'].get.responses['200']
+    .content as Record<string, unknown>;
+  const type =
+    String(contentType ?? '')
+      .split(';')[0]
+      ?.trim() ?? '';
+  return Object.keys(content).some(
+    (range) => range === type || (range.endsWith('/*') && type.startsWith(range.slice(0, -1))),
+  );
+}
+
 const mediaPath = (conversationId: string, messageId: string) =>
   `/v1/conversations/${conversationId}/messages/${messageId}/media`;
 
@@ -96,6 +110,7 @@ describe('inbound media', () => {
     const file = await h.api('GET', mediaPath(conversationId, messages[0].id), { key });
     expect(file.status).toBe(200);
     expect(file.headers['content-type']).toBe('image/png');
+    expect(await documented(file.headers['content-type'])).toBe(true);
     expect(file.headers['content-length']).toBe(String(PNG.length));
     expect(file.headers['content-disposition']).toBe('attachment');
     expect(file.headers['x-content-type-options']).toBe('nosniff');
@@ -135,6 +150,7 @@ describe('inbound media', () => {
     });
     expect(file.statusCode).toBe(200);
     expect(file.headers['content-type']).toBe('application/pdf');
+    expect(await documented(file.headers['content-type'])).toBe(true);
     expect(file.headers['content-disposition']).toBe(
       `attachment; filename*=UTF-8''${encodeURIComponent('Contrato año 2025.pdf')}`,
     );
@@ -280,6 +296,7 @@ describe('GET …/messages/{message_id}/media', () => {
     });
     expect(file.statusCode).toBe(200);
     expect(file.headers['content-type']).toBe('application/pdf');
+    expect(await documented(file.headers['content-type'])).toBe(true);
     expect(file.headers['content-disposition']).toBe("attachment; filename*=UTF-8''contract.pdf");
     expect(file.rawPayload.equals(PDF)).toBe(true);
 
@@ -291,13 +308,39 @@ describe('GET …/messages/{message_id}/media', () => {
     expect((await h.api('GET', mediaPath(conversationId, text.body.id), { key })).status).toBe(404);
   });
 
+  it('answers a type outside the documented ranges as application/octet-stream (D225)', async () => {
+    const { key, channelId, phone } = await setup();
+    const body = {
+      type: 'document',
+      media_url: `${base}/contract`,
+      filename: 'scene.gltf',
+      mime_type: 'model/gltf+json',
+    };
+    expect((await inbound({ channel_id: channelId, from: phone, ...body })).status).toBe(200);
+    const { conversationId, messages } = await messagesOf(key);
+    const file = await h.app.inject({
+      method: 'GET',
+      url: mediaPath(conversationId, messages[0].id),
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(file.statusCode).toBe(200);
+    expect(file.headers['content-type']).toBe('application/octet-stream');
+    expect(await documented(file.headers['content-type'])).toBe(true);
+    expect(file.rawPayload.equals(PDF)).toBe(true);
+  });
+
   it('is documented as a binary answer with its error codes', async () => {
     const document = (await h.api('GET', '/v1/openapi.json')).body;
     const operation = document.paths['/v1/conversations/{conversation_id}/messages/{message_id}/media'].get;
     expect(operation.operationId).toBe('downloadConversationMessageMedia');
     expect(operation.security).toEqual([{ apiKey: ['conversations:read'] }]);
+    const binary = { schema: { type: 'string', format: 'binary' } };
     expect(operation.responses['200'].content).toEqual({
-      'application/octet-stream': { schema: { type: 'string', format: 'binary' } },
+      'image/*': binary,
+      'video/*': binary,
+      'audio/*': binary,
+      'application/*': binary,
+      'text/*': binary,
     });
     expect(operation.responses['502']['x-detail-codes']).toContain('media_not_found');
     expect(operation.responses['503']['x-detail-codes']).toEqual(

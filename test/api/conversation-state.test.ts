@@ -64,6 +64,27 @@ describe('conversation state', () => {
     expect(receipts().length).toBe(before + 1);
   });
 
+  it('takes no body or an empty object, as documented, and refuses anything else without marking (D225)', async () => {
+    const { key, channelId } = await setup();
+    const { conversation } = await conversationOf(key, channelId, '+15557000003');
+    const path = `/v1/conversations/${conversation.id}/read`;
+    const refused = await h.api('POST', path, { key, body: { unread_count: 5 } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'unread_count'], type: 'extra_forbidden' }),
+    ]);
+    for (const body of [[], 'read', null]) expect((await h.api('POST', path, { key, body })).status).toBe(422);
+    const untouched = await h.api('GET', `/v1/conversations/${conversation.id}`, { key });
+    expect(untouched.body.unread_count).toBe(1);
+    const empty = await h.api('POST', path, { key, body: {} });
+    expect(empty.status).toBe(200);
+    expect(empty.body.unread_count).toBe(0);
+    expect((await h.api('POST', path, { key })).status).toBe(200);
+    const document = (await h.api('GET', '/v1/openapi.json')).body;
+    const requestBody = document.paths['/v1/conversations/{conversation_id}/read'].post.requestBody;
+    expect(requestBody.required).toBe(false);
+  });
+
   it('answers 404 for a read of an unknown conversation or one of another organization', async () => {
     const { key } = await setup();
     const other = await setup();

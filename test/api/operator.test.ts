@@ -202,6 +202,30 @@ describe('messaging accounts and numbers', () => {
     expect(duplicate.body.detail.code).toBe('business_account_id_taken');
   });
 
+  it('are listed for their organization as each one is shown (D223)', async () => {
+    const { org } = await h.createOrg();
+    const empty = await h.admin('GET', `/organizations/${org.id}/messaging-accounts`);
+    expect(empty.status).toBe(200);
+    expect(empty.body).toEqual({ items: [] });
+    const first = (await h.admin('POST', `/organizations/${org.id}/messaging-accounts`, { balance: 7 })).body;
+    const second = (
+      await h.admin('POST', `/organizations/${org.id}/messaging-accounts`, {
+        messaging_limit_24h: 40,
+        numbers: [{ phone: '+15550003333' }],
+      })
+    ).body;
+    // Another organization's accounts are not listed.
+    const other = await h.createOrg();
+    await h.admin('POST', `/organizations/${other.org.id}/messaging-accounts`, {});
+    const listed = await h.admin('GET', `/organizations/${org.id}/messaging-accounts`);
+    expect(listed.status).toBe(200);
+    const shown = await Promise.all(
+      [first, second].map(async (account) => (await h.admin('GET', `/messaging-accounts/${account.id}`)).body),
+    );
+    expect(listed.body).toEqual({ items: shown });
+    expect((await h.admin('GET', '/organizations/org_unknown/messaging-accounts')).status).toBe(404);
+  });
+
   it('add and remove numbers; a removed number is no longer live', async () => {
     const { org } = await h.createOrg();
     const account = (await h.admin('POST', `/organizations/${org.id}/messaging-accounts`, { numbers: [] })).body;

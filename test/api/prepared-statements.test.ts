@@ -81,7 +81,7 @@ describe.skipIf(process.env.TEST_DB !== 'postgres')("the workers' polls on Postg
         });
       };
       // The webhook-delivery claim, run at least once per drain: after the five custom plans PostgreSQL makes first, it was not planned again.
-      const { generic, custom } = plans('pending_endpoints');
+      const { generic, custom } = plans('pending_lanes');
       expect(generic + custom).toBeGreaterThanOrEqual(16);
       expect(generic).toBeGreaterThan(custom);
       // D209: a group's record statement (contacts, conversation messages, events, the next group's marks) and its

@@ -82,7 +82,11 @@ describe('bad input: every body route', () => {
   // A body the document leaves untyped (cancel's: not read) accepts any JSON value: only malformed JSON is refused.
   const typedBodyOperations = () =>
     bodyOperations().filter((operation) => (operation.body as Record<string, unknown>).type !== undefined);
-  const urlOf = (operation: Operation) => fillPath(operation, () => 'id_from_nowhere');
+  // D224: a send and a reply check their template or conversation before the body (decisions §7, §15): their
+  // bodies are judged on the owner's own resource; every other route's on an id from nowhere.
+  const CHECKED_IN_ORDER = new Set(['sendTemplate', 'replyToConversation']);
+  const urlOf = (operation: Operation) =>
+    fillPath(operation, CHECKED_IN_ORDER.has(operation.operationId) ? ownerId : () => 'id_from_nowhere');
 
   it('is listed', () => {
     expect(bodyOperations().length).toBeGreaterThan(5);

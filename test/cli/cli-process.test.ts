@@ -297,7 +297,7 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
 });
 
 describe.skipIf(onPGlite)('on a PostgreSQL server', { timeout: 120_000 }, () => {
-  it('lists organizations and keys (crm org list, crm key list)', async () => {
+  it('lists organizations, keys and accounts (crm org list, crm key list, crm account list)', async () => {
     const database = await createPostgresDatabase();
     try {
       const env = { DATABASE_URL: database.url };
@@ -321,6 +321,14 @@ describe.skipIf(onPGlite)('on a PostgreSQL server', { timeout: 120_000 }, () => 
         'scopes',
       ]);
       expect(JSON.stringify(keys)).not.toContain(key.key);
+      // D223: an organization's messaging accounts, as the operator API lists them.
+      const account = json(
+        runCli(['account', 'create', '--org', orgId, '--balance', '5', '--limit', '30'], env).stdout,
+      );
+      expect(json(runCli(['account', 'list', '--org', orgId], env).stdout)).toEqual([account]);
+      // D227: a top-up from the terminal.
+      const topped = json(runCli(['account', 'update', account.id, '--balance', '50', '--limit', '40'], env).stdout);
+      expect(topped).toMatchObject({ id: account.id, balance: 50, messaging_limit_24h: 40 });
       // decisions §18: scopes and expiry, with the operator API's checks.
       const scoped = runCli(
         [

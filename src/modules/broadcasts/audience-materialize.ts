@@ -249,7 +249,30 @@ export async function releaseHeld(db: Kysely<DB>, chunkSize: number): Promise<nu
       .where('status', '=', 'held')
       .limit(1)
       .executeTakeFirst();
-    await setHeldUntil(trx, b.org_id, b.id, more ? await nextRoom(trx, b.org_id, b.account_id) : null);
+    // Rows left beyond this chunk with room to spare are looked at again at once; else when the window has room.
+    const heldUntil = !more ? null : outcome.left ? await nextRoom(trx, b.org_id, b.account_id) : new Date();
+    await setHeldUntil(trx, b.org_id, b.id, heldUntil);
     return Math.max(outcome.released, 1);
   });
+}
+
+/**
+ * decisions §16 (D226): room may come before `held_until` — the operator raises the limit, a broadcast resumes — so
+ * the held broadcasts of an account (or one broadcast) are looked at again now, in the transaction of that change:
+ * the worker's next round (`releaseHeld`, every poll) queues what the window has room for and sets `held_until`
+ * again for the rest.
+ */
+export async function lookAgainAtHeld(
+  db: Kysely<DB>,
+  orgId: string,
+  which: { account_id: string } | { id: string },
+): Promise<void> {
+  const [column, value] = Object.entries(which)[0] as ['account_id' | 'id', string];
+  await db
+    .updateTable('broadcasts')
+    .set({ held_until: sql<Date>`now()` })
+    .where('org_id', '=', orgId)
+    .where(column, '=', value)
+    .where('held_until', '>', sql<Date>`now()`)
+    .execute();
 }

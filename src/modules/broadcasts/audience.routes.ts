@@ -2,6 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
+import { checkedInOrder } from '../../http/ordered-body.ts';
 import { described, v1Errors } from '../../http/schemas.ts';
 import { AUDIENCE_ERRORS, AudienceBroadcastBody } from './audience.schemas.ts';
 import type { AudienceService } from './audience.service.ts';
@@ -34,7 +35,8 @@ export function audienceRoutes(parent: FastifyInstance, audience: AudienceServic
         description,
         operationId: 'createBroadcast',
         headers: SendHeaders,
-        body: AudienceBroadcastBody,
+        // decisions §16: the template and the channel are checked before the rest of the body (D224).
+        body: checkedInOrder(AudienceBroadcastBody),
         response: { 202: BroadcastSchema, ...v1Errors(AUDIENCE_ERRORS) },
       },
     },
@@ -72,16 +74,23 @@ export function audienceRoutes(parent: FastifyInstance, audience: AudienceServic
     {
       schema: {
         tags,
-        summary: 'Resume a paused broadcast',
+        summary: 'Resume a paused broadcast, or one stopped by the balance',
         description:
           'decisions §16: from `paused`; back to `scheduled` while `send_at` is ahead, otherwise on. The template ' +
-          'must be APPROVED (409 `template_not_sendable`). Takes no body.',
+          'must be APPROVED (409 `template_not_sendable`). D227: also from `stopped_low_balance` once the balance ' +
+          'pays one message of it (else 402 `messaging_insufficient_balance`): its unsent remainder goes on, ' +
+          '`in_progress` again. Takes no body.',
         operationId: 'resumeBroadcast',
         params: BroadcastParams,
         body: CancelBody,
         response: {
-          200: described('The broadcast, no longer paused.', BroadcastSchema),
-          ...v1Errors({ 404: [], 409: ['broadcast_not_resumable', 'template_not_sendable'], 422: [] }),
+          200: described('The broadcast, no longer paused or stopped.', BroadcastSchema),
+          ...v1Errors({
+            402: ['messaging_insufficient_balance'],
+            404: [],
+            409: ['broadcast_not_resumable', 'template_not_sendable'],
+            422: [],
+          }),
         },
       },
     },

@@ -4,11 +4,12 @@
 // No work per contact: the worker starts it (at `send_at`) and adds its recipients in chunks.
 import type { Static } from 'typebox';
 import { ApiError, validationError } from '../../http/errors.ts';
+import { anywhere, orderedBody, under } from '../../http/ordered-body.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MediaFetcher } from '../../messaging/media/media-fetcher.ts';
 import { audienceCondition } from '../contacts/contact-audience.ts';
 import { type AdmittedBroadcast, admitBroadcast, type IdempotencyHold } from './admission.ts';
-import { type AudienceBroadcastBody, SEND_AT_MAX_DAYS } from './audience.schemas.ts';
+import { AudienceBroadcastBody, SEND_AT_MAX_DAYS } from './audience.schemas.ts';
 import { audienceComponents } from './audience-components.ts';
 import type { BroadcastsService } from './broadcasts.service.ts';
 import { withIdempotencyKey } from './idempotency.ts';
@@ -21,6 +22,8 @@ export interface AudienceDeps extends SendableDeps {
 }
 
 type Body = Static<typeof AudienceBroadcastBody>;
+
+const checkBody = orderedBody(AudienceBroadcastBody);
 
 /** A `send_at` this far in the past still means "now" (the client's clock and the request's travel). */
 const SEND_AT_SLACK_MS = 60_000;
@@ -46,22 +49,29 @@ export function createAudienceService(deps: AudienceDeps) {
     return at;
   }
 
-  async function queue(orgId: string, body: Body, idempotency?: IdempotencyHold): Promise<AdmittedBroadcast> {
+  async function queue(orgId: string, raw: unknown, idempotency?: IdempotencyHold): Promise<AdmittedBroadcast> {
+    // The body's schema at its places in the order of checks (D224): `template_id` with the template, `channel_id`
+    // with the channel, the rest as the body.
+    const checked = checkBody(raw);
+    checked.check((loc) => loc.length === 1 || under('body', 'template_id')(loc));
+    const body = raw as Body;
     const { template, components, catalogSendDefaults, requirements } = await sendableTemplate(
       deps,
       orgId,
       body.template_id,
     );
+    checked.check(under('body', 'channel_id'));
     const channelId = await channelFor(db, orgId, template.account_id, body.channel_id);
+    checked.check(anywhere);
     await audienceCondition(db, orgId, body.audience);
     const sendAt = checkSendAt(body.send_at);
     const input = sharedInput(body);
     // Tokens that no contact can fill (no shared value, no contact field or property of that name) are refused here:
     // every recipient would fail.
-    const checked = audienceComponents(requirements, components, input, catalogSendDefaults);
-    if (!checked.ok) throw new ApiError(422, checked.error);
+    const filled = audienceComponents(requirements, components, input, catalogSendDefaults);
+    if (!filled.ok) throw new ApiError(422, filled.error);
     for (const surface of requirements.media) {
-      const url = checked.parameters.media[surface.token];
+      const url = filled.parameters.media[surface.token];
       if (!url) continue;
       const media = await deps.media.check(url, surface.type);
       if (!media.ok) throw new ApiError(422, { code: media.code, token: surface.token, url, reason: media.reason });
@@ -87,7 +97,8 @@ export function createAudienceService(deps: AudienceDeps) {
   }
 
   return {
-    create(orgId: string, body: Body, idempotencyKey?: string) {
+    /** `body` is an AudienceBroadcastBody, validated at its places in the order of checks (D224). */
+    create(orgId: string, body: unknown, idempotencyKey?: string) {
       return withIdempotencyKey(
         db,
         orgId,

@@ -133,12 +133,21 @@ export const markCancelled = (db: Kysely<DB>, orgId: string, broadcastId: string
     .where('id', '=', broadcastId)
     .execute();
 
+/** The account a broadcast sends from and its template's category (what one of its messages costs, D227). */
+export const findBroadcastAccount = (db: Kysely<DB>, orgId: string, broadcastId: string) =>
+  db
+    .selectFrom('broadcasts')
+    .select(['account_id', 'template_category'])
+    .where('org_id', '=', orgId)
+    .where('id', '=', broadcastId)
+    .executeTakeFirstOrThrow();
+
 /** Sets the stored status and its reason (decisions §16: `paused` with `requested` or `template_not_sendable`). */
 export const markStored = (
   db: Kysely<DB>,
   orgId: string,
   broadcastId: string,
-  stored: { stored_status: string | null; status_reason: string | null },
+  stored: { stored_status: string | null; status_reason: string | null; finished_at?: null },
 ) =>
   db
     .updateTable('broadcasts')

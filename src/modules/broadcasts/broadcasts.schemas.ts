@@ -176,7 +176,8 @@ export const RetryBody = Type.Object(
         maxItems: 50,
         description:
           'Only recipients whose `error` is one of these (or starts with one followed by `:`, as in ' +
-          '`rate_limited: …`). Left out: every failure another try can fix.',
+          '`rate_limited: …`). Left out: every failure another try can fix, except `handoff_unconfirmed` ' +
+          '(it may have reached the contact), which is retried only when named here.',
       }),
     ),
   },

@@ -6,10 +6,12 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import { findTemplate } from '../templates/templates.repo.ts';
+import { lookAgainAtHeld } from './audience-materialize.ts';
 import { broadcastView } from './broadcast-view.ts';
 import {
   type BroadcastRow,
   findBroadcast,
+  findBroadcastAccount,
   listBroadcasts,
   lockBroadcast,
   markCancelled,
@@ -22,8 +24,9 @@ import type {
   RecipientListQuery,
 } from './broadcasts.schemas.ts';
 import { recordFinished } from './recipient-events.ts';
-import { RECIPIENT_LISTED_STATUSES } from './recipient-rules.ts';
-import { cancelTail, listRecipients } from './recipients.repo.ts';
+import { canPay, priceOf, RECIPIENT_LISTED_STATUSES } from './recipient-rules.ts';
+import { cancelTail, listRecipients, unparkRemainder } from './recipients.repo.ts';
+import { readAccount } from './sends.repo.ts';
 
 export type { BroadcastStatus };
 
@@ -34,6 +37,7 @@ export type RecipientListFilter = RecipientListQuery & { limit: number };
 
 const CANCELLABLE: readonly BroadcastStatus[] = ['scheduled', 'preparing', 'in_progress', 'paused'];
 const PAUSABLE: readonly BroadcastStatus[] = ['scheduled', 'preparing', 'in_progress'];
+const RESUMABLE: readonly BroadcastStatus[] = ['paused', 'stopped_low_balance'];
 
 export function createBroadcastsService(db: Kysely<DB>) {
   async function get(orgId: string, broadcastId: string) {
@@ -152,9 +156,13 @@ export function createBroadcastsService(db: Kysely<DB>) {
       return get(orgId, broadcastId);
     },
 
-    /** decisions §16: back to `scheduled` while `send_at` is ahead (its phase never left it), otherwise on. */
+    /**
+     * decisions §16: back to `scheduled` while `send_at` is ahead (its phase never left it), otherwise on. D227: a
+     * broadcast stopped by the balance resumes too, once the balance pays one message of it (else 402); its unsent
+     * remainder goes on and it finishes again (a second `broadcast.finished`) when nothing is pending.
+     */
     async resume(orgId: string, broadcastId: string) {
-      await transition(orgId, broadcastId, ['paused'], 'broadcast_not_resumable', async (trx, current) => {
+      await transition(orgId, broadcastId, RESUMABLE, 'broadcast_not_resumable', async (trx, current) => {
         const template = await findTemplate(trx, orgId, current.template_id);
         if (template?.status !== 'APPROVED') {
           throw new ApiError(409, {
@@ -163,7 +171,22 @@ export function createBroadcastsService(db: Kysely<DB>) {
             reason: 'only a broadcast of an APPROVED template can resume',
           });
         }
-        await markStored(trx, orgId, broadcastId, { stored_status: null, status_reason: null });
+        if (current.stored_status === 'stopped_low_balance') {
+          const sending = await findBroadcastAccount(trx, orgId, broadcastId);
+          const account = await readAccount(trx, orgId, sending.account_id);
+          const price = priceOf(account.prices, sending.template_category);
+          if (!canPay(Number(account.balance), price)) {
+            throw new ApiError(402, {
+              code: 'messaging_insufficient_balance',
+              balance: Number(account.balance),
+              price,
+            });
+          }
+          await unparkRemainder(trx, orgId, broadcastId);
+        }
+        await markStored(trx, orgId, broadcastId, { stored_status: null, status_reason: null, finished_at: null });
+        // Recipients held for the 24-hour limit are looked at again now, not at `held_until` (D226).
+        await lookAgainAtHeld(trx, orgId, { id: broadcastId });
         // A broadcast whose last recipients ended while it was paused ends now.
         await recordFinished(trx, orgId, [broadcastId]);
       });

@@ -97,6 +97,21 @@ export async function cancelTail(db: Kysely<DB>, orgId: string, broadcastId: str
     .execute();
 }
 
+/**
+ * D227: a broadcast stopped by the balance goes on: its parked remainder (queued, never due; recipient-claim.ts's
+ * stopForBalance) is due again now.
+ */
+export async function unparkRemainder(db: Kysely<DB>, orgId: string, broadcastId: string): Promise<void> {
+  await db
+    .updateTable('broadcast_recipients')
+    .set({ next_attempt_at: sql`now()`, updated_at: sql`now()` })
+    .where('org_id', '=', orgId)
+    .where('broadcast_id', '=', broadcastId)
+    .where('status', '=', 'queued')
+    .where('next_attempt_at', '=', sql<Date>`'infinity'::timestamptz`)
+    .execute();
+}
+
 type StatusReport = PlatformEventOf<'message_status'>;
 
 const lockRecipient = (db: Kysely<DB>, orgId: string) =>

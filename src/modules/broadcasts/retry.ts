@@ -11,9 +11,15 @@ import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from
 
 /** decisions §13: failures another try cannot fix. */
 const FINAL_ERRORS = ['opted_out', 'not_on_network'];
+/** decisions §13: a hand-off whose answer was lost may have reached the contact: retried only when named (D222). */
+const UNCONFIRMED = 'handoff_unconfirmed';
 
 /** issue 23 point 10: `error` is a stable code alone (the platform's words are in `error_message`). */
 const errorMatches = (codes: readonly string[]) => sql<boolean>`r.error = any(${[...codes]}::text[])`;
+
+/** Failures a retry leaves out: the final ones, and an unconfirmed hand-off unless `error_codes` names it. */
+const excludedErrors = (errorCodes: readonly string[] | undefined) =>
+  errorCodes?.includes(UNCONFIRMED) ? FINAL_ERRORS : [...FINAL_ERRORS, UNCONFIRMED];
 
 /**
  * The original's recipients a retry takes, in their order: `failed`, not for a final reason, their contact not
@@ -27,7 +33,7 @@ function retryable(db: Kysely<DB>, orgId: string, broadcastId: string, errorCode
     .where('r.org_id', '=', orgId)
     .where('r.broadcast_id', '=', broadcastId)
     .where('r.status', '=', 'failed')
-    .where(sql<boolean>`not coalesce(${errorMatches(FINAL_ERRORS)}, false)`)
+    .where(sql<boolean>`not coalesce(${errorMatches(excludedErrors(errorCodes))}, false)`)
     .$if(errorCodes !== undefined, (query) => query.where(errorMatches(errorCodes ?? [])))
     .where('c.deleted_at', 'is', null)
     .where('c.messaging_status', '!=', 'unavailable')

@@ -3,6 +3,7 @@
 
 import type { Static } from 'typebox';
 import { ApiError, validationError } from '../../http/errors.ts';
+import { anywhere, type Loc, orderedBody, under } from '../../http/ordered-body.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MediaCheck, MediaFetcher } from '../../messaging/media/media-fetcher.ts';
 import type { MediaKind } from '../../messaging/media/media-types.ts';
@@ -13,10 +14,12 @@ import { type AdmittedBroadcast, admitBroadcast, type IdempotencyHold } from './
 import type { BroadcastsService } from './broadcasts.service.ts';
 import { withIdempotencyKey } from './idempotency.ts';
 import { queueRetry } from './retry.ts';
-import type { SendBody, SendRecipient } from './send.schemas.ts';
+import { SendBody, type SendRecipient } from './send.schemas.ts';
 import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from './sendable.ts';
 
 const MEDIA_FETCH_CONCURRENCY = 8;
+
+const checkSendBody = orderedBody(SendBody);
 
 /** Runs at most `max` of the given tasks at a time. */
 function concurrencyLimit(max: number) {
@@ -65,27 +68,51 @@ export function createSendService(deps: SendDeps) {
   async function queue(
     orgId: string,
     templateId: string,
-    body: Static<typeof SendBody>,
+    raw: unknown,
     idempotency?: IdempotencyHold,
   ): Promise<Broadcast> {
+    // decisions §7: template sendable; channel; recipient count; each recipient in order; 24-hour limit; balance.
+    // The body's schema is run here, each part at its place in that list (D224).
+    const body = checkSendBody(raw);
     const { template, components, catalogSendDefaults, requirements } = await sendableTemplate(deps, orgId, templateId);
-    // The list's length (1–100) is the schema's; the channel and the recipients' contacts are read at once.
-    const recipients: Recipient[] = Array.isArray(body.recipients) ? body.recipients : [body.recipients];
-    const ids = recipients.flatMap((recipient) => (recipient.contact_id ? [recipient.contact_id] : []));
-    const byPhoneOnly = recipients.flatMap((recipient) =>
+    body.check((loc) => loc.length === 1 || under('body', 'channel_id')(loc));
+    const { channel_id: named } = raw as Static<typeof SendBody>;
+    // The recipients as given: one, or a list; a recipient with an issue of its own answers at its place.
+    const given = (raw as Static<typeof SendBody>).recipients;
+    const recipients: Recipient[] = Array.isArray(given)
+      ? given
+      : given !== null && typeof given === 'object'
+        ? [given]
+        : [];
+    const recipientLoc = (index: number) =>
+      Array.isArray(given)
+        ? under('body', 'recipients', index)
+        : (loc: Loc) => index === 0 && loc.length > 2 && under('body', 'recipients')(loc);
+    const shaped = recipients.filter((_recipient, index) => body.valid(recipientLoc(index)));
+    const ids = shaped.flatMap((recipient) => (recipient.contact_id ? [recipient.contact_id] : []));
+    const byPhoneOnly = shaped.flatMap((recipient) =>
       recipient.phone && !recipient.contact_id ? [recipient.phone] : [],
     );
     const [channelId, byId, byPhone] = await Promise.all([
-      channelFor(db, orgId, template.account_id, body.channel_id),
+      channelFor(db, orgId, template.account_id, named),
       contactsById(db, orgId, ids),
       contactsByPhone(db, orgId, byPhoneOnly),
     ]);
+    // The count (1–100) and every issue that is not a recipient's own. `recipients` is one recipient or a list: a
+    // list with a bad item also fails the one-recipient branch (`dict_type` at `recipients`), and one bad
+    // recipient the list branch (`list_type`); those issues are the recipient's, listed with it as the schema did.
+    const otherBranch = Array.isArray(given) ? 'dict_type' : 'list_type';
+    body.check(
+      (loc, type) =>
+        !(loc.length === 2 && type === otherBranch && recipients.length > 0) &&
+        !recipients.some((_recipient, index) => recipientLoc(index)(loc)),
+    );
 
     const mediaChecks = new Map<string, Promise<MediaCheck>>();
     const limit = concurrencyLimit(MEDIA_FETCH_CONCURRENCY);
     // Fetch every media URL the recipients name at once (a few at a time) rather than one after another; the
     // checks below still answer the first failure in recipient order.
-    for (const recipient of recipients) {
+    for (const recipient of shaped) {
       const contact = recipient.contact_id
         ? byId.get(recipient.contact_id)
         : (byPhone.get(recipient.phone ?? '') ?? { id: '', phone: recipient.phone ?? null });
@@ -100,6 +127,7 @@ export function createSendService(deps: SendDeps) {
     const prepared: { phone: string; contact: SendContact | null; sendComponents: unknown; optedOut: boolean }[] = [];
 
     for (const [index, recipient] of recipients.entries()) {
+      body.check(recipientLoc(index));
       if ((recipient.contact_id === undefined) === (recipient.phone === undefined)) {
         throw validationError(['body', 'recipients', index], 'Give either contact_id or phone', 'value_error', {
           input: recipient,
@@ -141,6 +169,7 @@ export function createSendService(deps: SendDeps) {
       });
     }
 
+    body.check(anywhere);
     return admitBroadcast(db, {
       orgId,
       broadcast: { id: newId('bc'), ...templateColumns(template), channel_id: channelId, origin: 'api' },
@@ -177,7 +206,8 @@ export function createSendService(deps: SendDeps) {
     send(
       orgId: string,
       templateId: string,
-      body: Static<typeof SendBody>,
+      // A SendBody, validated by `queue` at the body's places in the order of checks (D224).
+      body: unknown,
       idempotencyKey?: string,
     ): Promise<{ broadcast: Broadcast; replayed: boolean }> {
       const request = { body: { template_id: templateId, body }, key: idempotencyKey };

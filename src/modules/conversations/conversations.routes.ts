@@ -1,5 +1,6 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
 import { authOf } from '../../http/auth.ts';
 import { described, v1Errors } from '../../http/schemas.ts';
 import {
@@ -14,6 +15,18 @@ import {
 import type { ConversationsService } from './conversations.service.ts';
 
 const tags = ['Conversations'];
+
+/** D225: the read call takes no fields; a JSON body, when sent, is `{}` (anything in it is a 422). */
+const MarkReadBody = Type.Object(
+  {},
+  {
+    additionalProperties: false,
+    title: 'MarkReadRequest',
+    description: 'No fields: leave the body out, or send `{}`.',
+    'x-optional-body': true,
+    examples: [{}],
+  },
+);
 
 export function conversationRoutes(parent: FastifyInstance, conversations: ConversationsService): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
@@ -98,10 +111,15 @@ export function conversationRoutes(parent: FastifyInstance, conversations: Conve
         summary: 'Mark a conversation read',
         description:
           'decisions §15: `unread_count` becomes 0 and the platform is told that the contact’s newest message was ' +
-          'read (its read receipt). Calling it again changes nothing. No body.',
+          'read (its read receipt). Calling it again changes nothing. No body, or an empty JSON object (D225).',
         operationId: 'markConversationRead',
         params: ConversationIdParams,
+        body: MarkReadBody,
         response: { 200: described('The conversation, read.', ConversationSchema), ...v1Errors({ 404: [], 422: [] }) },
+      },
+      // The body is optional: none at all is the same request as `{}`.
+      preValidation: async (request) => {
+        if (request.body === undefined) request.body = {};
       },
     },
     async (request) => conversations.markRead(authOf(request).orgId, request.params.conversation_id),

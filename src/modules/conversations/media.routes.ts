@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { authOf } from '../../http/auth.ts';
 import { v1Errors } from '../../http/schemas.ts';
-import type { ConversationMediaService } from './media.service.ts';
+import { type ConversationMediaService, FILE_TYPE_RANGES } from './media.service.ts';
 
 const Params = Type.Object(
   {
@@ -15,11 +15,18 @@ const Params = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * The types a file is answered with (D225): the platform's (or the URL's) own type, `image/png`, `audio/ogg`,
+ * `application/pdf`, …; a type outside these ranges, or none, is answered `application/octet-stream`.
+ */
+const FILE_RANGES = FILE_TYPE_RANGES.map((top) => `${top}/*`);
+
 const FileResponse = {
   description:
-    'The file’s bytes, with its type in `Content-Type` (and its size in `Content-Length` when known). Always an ' +
-    'attachment, never run by a browser.',
-  // `Content-Type` is the file's own (`image/jpeg`, `application/pdf`, …); OpenAPI describes it by the content map.
+    'The file’s bytes, with its own type in `Content-Type` (`image/jpeg`, `audio/ogg`, `application/pdf`, …; ' +
+    '`application/octet-stream` when unknown) and its size in `Content-Length` when known. Always an attachment, ' +
+    'never run by a browser.',
+  // `Content-Type` is the file's own (`image/jpeg`, `application/pdf`, …), of one of these ranges (D225).
   headers: {
     'Content-Length': { type: 'integer', description: 'The file’s size in bytes, when known.' },
     'Content-Disposition': {
@@ -27,7 +34,7 @@ const FileResponse = {
       description: '`attachment`, with the file’s name (`filename*`) when it has one.',
     },
   },
-  content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary' } } },
+  content: Object.fromEntries(FILE_RANGES.map((range) => [range, { schema: { type: 'string', format: 'binary' } }])),
 };
 
 /** RFC 6266 with the RFC 8187 encoding: any file name, safely. */

@@ -21,6 +21,12 @@ export interface MediaFile {
 /** A type that may go into a header as it is: `type/subtype` with optional parameters, nothing else. */
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(?:\s*;\s*[\w.+-]+=(?:[\w.+-]+|"[^"\\\r\n]*"))*$/;
 
+/** The top-level types a file is answered with, as the OpenAPI document lists them (D225). */
+export const FILE_TYPE_RANGES = ['image', 'video', 'audio', 'application', 'text'] as const;
+
+const answerable = (type: string) =>
+  MEDIA_TYPE.test(type) && (FILE_TYPE_RANGES as readonly string[]).includes(type.split('/')[0]?.toLowerCase() ?? '');
+
 export function createConversationMediaService(deps: {
   db: Kysely<DB>;
   platform: Pick<MessagingPlatform, 'downloadMedia'>;
@@ -46,7 +52,7 @@ export function createConversationMediaService(deps: {
         download = await media.stream(file.url);
       }
       if (!download.ok) throw unavailable(download, row.direction === 'inbound' ? 'platform' : 'media_url');
-      const contentType = MEDIA_TYPE.test(download.mimeType) ? download.mimeType : 'application/octet-stream';
+      const contentType = answerable(download.mimeType) ? download.mimeType : 'application/octet-stream';
       return {
         contentType,
         ...(download.contentLength !== undefined ? { contentLength: download.contentLength } : {}),

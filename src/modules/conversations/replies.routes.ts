@@ -2,6 +2,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
 import { authOf } from '../../http/auth.ts';
+import { checkedInOrder } from '../../http/ordered-body.ts';
 import { described, v1Errors } from '../../http/schemas.ts';
 import { ConversationIdParams, MessageSchema } from './conversations.schemas.ts';
 import { REPLY_ERRORS, ReplyBody, ReplyHeaders } from './replies.schemas.ts';
@@ -34,7 +35,8 @@ export function replyRoutes(parent: FastifyInstance, replies: RepliesService): v
         operationId: 'replyToConversation',
         params: ConversationIdParams,
         headers: ReplyHeaders,
-        body: ReplyBody,
+        // decisions §15: the conversation is checked before the body (D224).
+        body: checkedInOrder(ReplyBody),
         response: { 202: described('The reply, queued.', MessageSchema), ...v1Errors(REPLY_ERRORS) },
       },
     },

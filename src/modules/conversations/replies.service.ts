@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound, validationError } from '../../http/errors.ts';
+import { anywhere, orderedBody } from '../../http/ordered-body.ts';
 import { withArticle } from '../../lib/article.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
@@ -23,7 +24,7 @@ import { buildSendComponents, validateRecipientInput } from '../templates/send-r
 import { type MessageRow, WINDOW_MS } from './conversations.repo.ts';
 import { type MessageMedia, messageView } from './message-view.ts';
 import * as repo from './replies.repo.ts';
-import { MEDIA_REPLY_TYPES, type MediaReplyType, type ReplyBody } from './replies.schemas.ts';
+import { MEDIA_REPLY_TYPES, type MediaReplyType, ReplyBody } from './replies.schemas.ts';
 import type { ReplyRequest } from './reply-handoffs.repo.ts';
 
 export interface RepliesDeps extends SendableDeps {
@@ -33,6 +34,8 @@ export interface RepliesDeps extends SendableDeps {
   /** Wakes this process's reply hand-off loop at once (other processes hear the commit's notification). */
   wake(): void;
 }
+
+const checkReplyBody = orderedBody(ReplyBody);
 
 const isMedia = (type: string): type is MediaReplyType => (MEDIA_REPLY_TYPES as readonly string[]).includes(type);
 
@@ -111,12 +114,15 @@ export function createRepliesService(deps: RepliesDeps) {
   async function accept(
     orgId: string,
     conversationId: string,
-    body: ReplyBody,
+    raw: unknown,
     authorId: string | null,
     idempotency?: IdempotencyHold,
   ) {
     const context = await repo.findReplyContext(db, orgId, conversationId);
     if (!context) throw notFound();
+    // decisions §15: the conversation, then the body (D224).
+    checkReplyBody(raw).check(anywhere);
+    const body = raw as ReplyBody;
     checkShape(body);
     let replyTo: { id: string; platform_message_id: string | null } | undefined;
     if (body.reply_to !== undefined) {
@@ -258,10 +264,11 @@ export function createRepliesService(deps: RepliesDeps) {
 
   return {
     /** Accepts a reply; answers the Message (`sending`) and whether it is an idempotent replay. */
+    /** `body` is a ReplyBody, validated once the conversation is found (D224). */
     async reply(
       orgId: string,
       conversationId: string,
-      body: ReplyBody,
+      body: unknown,
       idempotencyKey: string | undefined,
       authorId: string | null,
     ) {

@@ -12,6 +12,7 @@ import {
   ApiKeyList,
   CreatedApiKey,
   MessagingAccountInput,
+  MessagingAccountList,
   MessagingAccountPatch,
   MessagingAccountSchema,
   NumberInput,
@@ -133,6 +134,12 @@ export function operatorRoutes(parent: FastifyInstance, deps: OperatorRouteDeps)
     async (request, reply) => {
       return reply.code(201).send(await operator.createMessagingAccount(request.params.org_id, request.body));
     },
+  );
+  // The organization's accounts, each as GET /messaging-accounts/{account_id} shows it (D223).
+  app.get(
+    '/organizations/:org_id/messaging-accounts',
+    { schema: { ...hide, params: OrgParams, response: { 200: MessagingAccountList, ...errors(404) } } },
+    async (request) => ({ items: await operator.listOrganizationMessagingAccounts(request.params.org_id) }),
   );
   app.get(
     '/messaging-accounts/:account_id',

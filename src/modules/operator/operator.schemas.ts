@@ -140,6 +140,12 @@ export const MessagingAccountSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** GET /admin/v1/organizations/{org_id}/messaging-accounts: every account of the organization, oldest first (D223). */
+export const MessagingAccountList = Type.Object(
+  { items: Type.Array(MessagingAccountSchema) },
+  { additionalProperties: false, title: 'MessagingAccountList' },
+);
+
 /** decisions §17 (settings): what an admin sees of the organization's messaging accounts in the console (D169). */
 export const ConsoleMessagingAccount = Type.Object(
   {

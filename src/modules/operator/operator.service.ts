@@ -8,6 +8,7 @@ import { ALL_SCOPES } from '../../http/scopes.ts';
 import { generateApiKey } from '../../lib/api-keys.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
+import { lookAgainAtHeld } from '../broadcasts/audience-materialize.ts';
 import * as repo from './operator.repo.ts';
 import type {
   ApiKeyInput,
@@ -74,6 +75,20 @@ export function createOperatorService(deps: OperatorDeps) {
     prices: { ...DEFAULT_PRICES, ...account.prices },
     numbers: channels.map((channel) => ({ ...channel, business_account_id: account.business_account_id })),
   });
+
+  async function listMessagingAccounts(orgId: string) {
+    // Two statements whatever the number of accounts: the accounts, then all their numbers.
+    const [accounts, channels] = await Promise.all([
+      repo.listAccounts(db, orgId),
+      repo.listOrganizationChannels(db, orgId),
+    ]);
+    return accounts.map((account) =>
+      viewOf(
+        account,
+        channels.filter((channel) => channel.account_id === account.id),
+      ),
+    );
+  }
 
   async function accountView(orgId: string, accountId: string) {
     const account = await repo.findAccount(db, orgId, accountId);
@@ -243,18 +258,12 @@ export function createOperatorService(deps: OperatorDeps) {
     },
 
     /** The organization's messaging accounts with their numbers, oldest first (the console's settings, D169). */
-    async listMessagingAccounts(orgId: string) {
-      // Two statements whatever the number of accounts: the accounts, then all their numbers.
-      const [accounts, channels] = await Promise.all([
-        repo.listAccounts(db, orgId),
-        repo.listOrganizationChannels(db, orgId),
-      ]);
-      return accounts.map((account) =>
-        viewOf(
-          account,
-          channels.filter((channel) => channel.account_id === account.id),
-        ),
-      );
+    listMessagingAccounts,
+
+    /** The operator's list of an organization's accounts (D223): an unknown organization is a 404. */
+    async listOrganizationMessagingAccounts(orgId: string) {
+      await getOrganization(orgId);
+      return listMessagingAccounts(orgId);
     },
 
     async getMessagingAccount(accountId: string) {
@@ -263,12 +272,19 @@ export function createOperatorService(deps: OperatorDeps) {
 
     async updateMessagingAccount(accountId: string, patch: MessagingAccountPatch) {
       const account = await accountById(accountId);
-      await repo.updateAccount(db, account.org_id, accountId, {
-        ...(patch.balance !== undefined ? { balance: patch.balance } : {}),
-        ...(patch.messaging_limit_24h !== undefined ? { messaging_limit_24h: patch.messaging_limit_24h } : {}),
-        ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
-        ...(patch.prices ? { prices: JSON.stringify({ ...DEFAULT_PRICES, ...account.prices, ...patch.prices }) } : {}),
-        updated_at: clock.now(),
+      await db.transaction().execute(async (trx) => {
+        await repo.updateAccount(trx, account.org_id, accountId, {
+          ...(patch.balance !== undefined ? { balance: patch.balance } : {}),
+          ...(patch.messaging_limit_24h !== undefined ? { messaging_limit_24h: patch.messaging_limit_24h } : {}),
+          ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
+          ...(patch.prices
+            ? { prices: JSON.stringify({ ...DEFAULT_PRICES, ...account.prices, ...patch.prices }) }
+            : {}),
+          updated_at: clock.now(),
+        });
+        // decisions §16 (D226): a new limit may give held recipients room before their `held_until`.
+        if (patch.messaging_limit_24h !== undefined)
+          await lookAgainAtHeld(trx, account.org_id, { account_id: accountId });
       });
       return accountView(account.org_id, accountId);
     },

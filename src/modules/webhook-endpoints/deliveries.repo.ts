@@ -1,7 +1,7 @@
 // SQL of webhook deliveries (decisions §11), all of it: the subscription rule that queues them, the queue's claim
 // and record, the endpoint's disabling, the deliveries log, manual retry and pruning. Every query filters by the
 // organization first, except the claim, the queue depth and pruning, which serve every organization at once.
-import { type Kysely, type Selectable, sql } from 'kysely';
+import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { executePrepared } from '../../db/prepared-statements.ts';
 import type { DB, DeliveryAttempt, WebhookDeliveriesTable } from '../../db/schema.ts';
 
@@ -17,12 +17,44 @@ export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 export const SUBSCRIPTION_RULE = 'webhook_record_events';
 
 /**
+ * The delivery lanes (D229), by event type (`%` as in LIKE): an endpoint's claim takes each lane in its own due order
+ * with its own in-flight allowance, so no event type waits behind another's backlog at the same endpoint. Lane 0 is
+ * the conversational one (`message.*`, and the test `ping`, which a person waits for): claimed first, with slots of
+ * the pool kept for it. A type not listed takes the lane after these (`OTHER_LANE`).
+ */
+export const DELIVERY_LANES: readonly (readonly string[])[] = [
+  ['message.%', 'ping'],
+  ['contact.created'],
+  ['contact.updated'],
+  ['contact.deleted'],
+  ['broadcast.recipient.updated'],
+  ['broadcast.started'],
+  ['broadcast.finished'],
+  ['template.status_updated'],
+];
+export const OTHER_LANE = DELIVERY_LANES.length;
+
+/** The lane of an event type as SQL (`lanes` and the other lane after them). */
+export function laneOf(type: RawBuilder<unknown>, lanes: readonly (readonly string[])[] = DELIVERY_LANES) {
+  const whens = lanes.map((types, lane) => {
+    const matches = types.map((name) =>
+      name.includes('%') ? sql`${type} like ${sql.lit(name)}` : sql`${type} = ${sql.lit(name)}`,
+    );
+    return sql`when ${sql.join(matches, sql` or `)} then ${sql.lit(lane)}`;
+  });
+  return sql`case ${sql.join(whens, sql` `)} else ${sql.lit(lanes.length)} end`;
+}
+
+/**
  * Installs (or replaces) the rule: each event goes to every enabled endpoint of the organization subscribed to its
  * type or to `*`; p_only_endpoint (the test ping) targets one endpoint whatever it subscribes to. Only the events
- * that some endpoint takes are stored. Each delivery gets its lane: 0 for conversational events (`message.*`, and
- * the test `ping`, which a person waits for), 1 for the rest. Answers how many deliveries were queued.
+ * that some endpoint takes are stored. Each delivery gets its type's lane (`lanes`, D229). Answers how many
+ * deliveries were queued.
  */
-export async function installSubscriptionRule(db: Kysely<unknown>): Promise<void> {
+export async function installSubscriptionRule(
+  db: Kysely<unknown>,
+  lanes: readonly (readonly string[])[] = DELIVERY_LANES,
+): Promise<void> {
   await sql`
     create or replace function webhook_record_events(p_org text, p_events jsonb, p_now timestamptz,
       p_only_endpoint text)
@@ -50,11 +82,11 @@ export async function installSubscriptionRule(db: Kysely<unknown>): Promise<void
         from input i
         where i.id in (select event_id from targets)
       )
-      -- The lane (migration 0018): conversational events never queue behind bulk ones at the same endpoint.
+      -- The lane (D229): no event type queues behind another's backlog at the same endpoint.
       insert into webhook_deliveries (org_id, id, endpoint_id, event_id, event_type, lane, next_attempt_at,
         created_at, updated_at)
       select p_org, 'whd_' || replace(gen_random_uuid()::text, '-', ''), t.endpoint_id, t.event_id, t.type,
-        case when t.type like 'message.%' or t.type = 'ping' then 0 else 1 end, now(), now(), now()
+        ${laneOf(sql.ref('t.type'), lanes)}, now(), now(), now()
       from targets t;
       get diagnostics queued = row_count;
       return queued;
@@ -74,7 +106,7 @@ export interface ClaimedDelivery {
   id: string;
   endpoint_id: string;
   event_id: string;
-  /** 0: conversational, 1: bulk (the subscription rule's lanes). */
+  /** 0: conversational; any other: one of the other types' lanes (DELIVERY_LANES). */
   lane: number;
   attempts: number;
   attempt_limit: number | null;
@@ -91,8 +123,9 @@ export interface ClaimedDelivery {
 
 /**
  * Claims up to `limit` due deliveries under `token` for `leaseMs`, at most `perEndpoint` in flight per endpoint and
- * lane (counting those already leased), conversational rows first, then the longest-waiting endpoints, skipping rows
- * and endpoints another claim holds; at most `bulkLimit` rows of lane 1.
+ * lane (counting those already leased), conversational rows first, then the lanes in turn (each lane's first row,
+ * then each one's second, …) of the longest-waiting endpoints, skipping rows and endpoints another claim holds; at
+ * most `bulkLimit` rows of the other lanes (D229).
  */
 export async function claimDeliveries(
   db: Kysely<DB>,
@@ -104,62 +137,67 @@ export async function claimDeliveries(
   const result = await executePrepared(
     db,
     sql<ClaimedDelivery>`
-    with recursive pending_endpoints as (
-      -- Each endpoint with pending deliveries, found by skipping through the per-endpoint index: the cost follows
-      -- the number of such endpoints, not the size of the backlog.
-      (select org_id, endpoint_id from webhook_deliveries where status = 'pending'
-        order by org_id, endpoint_id limit 1)
+    with recursive pending_lanes as (
+      -- Each endpoint's lanes with pending deliveries, found by skipping through the per-endpoint index: the cost
+      -- follows the number of such lanes, not the size of the backlog, nor the number of lanes there could be.
+      (select org_id, endpoint_id, lane from webhook_deliveries where status = 'pending'
+        order by org_id, endpoint_id, lane limit 1)
       union all
-      select n.org_id, n.endpoint_id from pending_endpoints p
+      select n.org_id, n.endpoint_id, n.lane from pending_lanes p
       cross join lateral (
-        select d.org_id, d.endpoint_id from webhook_deliveries d
-        where d.status = 'pending' and (d.org_id, d.endpoint_id) > (p.org_id, p.endpoint_id)
-        order by d.org_id, d.endpoint_id limit 1
+        select d.org_id, d.endpoint_id, d.lane from webhook_deliveries d
+        where d.status = 'pending' and (d.org_id, d.endpoint_id, d.lane) > (p.org_id, p.endpoint_id, p.lane)
+        order by d.org_id, d.endpoint_id, d.lane limit 1
       ) n
     ),
+    due_lanes as (
+      -- Each such lane's oldest due row, from its index.
+      select p.org_id, p.endpoint_id, p.lane, oldest.at
+      from pending_lanes p
+      cross join lateral (
+        select d.next_attempt_at as at from webhook_deliveries d
+        where d.org_id = p.org_id and d.endpoint_id = p.endpoint_id and d.status = 'pending' and d.lane = p.lane
+          and d.next_attempt_at <= now()
+        order by d.next_attempt_at limit 1
+      ) oldest
+    ),
     ready as (
-      -- The endpoints with something due, the longest-waiting first (each lane's oldest due row, from its index).
-      select p.org_id, p.endpoint_id, least(conversational.at, bulk.at) as due
-      from pending_endpoints p
-      cross join lateral (
-        select min(d.next_attempt_at) as at from webhook_deliveries d
-        where d.org_id = p.org_id and d.endpoint_id = p.endpoint_id and d.status = 'pending' and d.lane = 0
-          and d.next_attempt_at <= now()
-      ) conversational
-      cross join lateral (
-        select min(d.next_attempt_at) as at from webhook_deliveries d
-        where d.org_id = p.org_id and d.endpoint_id = p.endpoint_id and d.status = 'pending' and d.lane = 1
-          and d.next_attempt_at <= now()
-      ) bulk
-      where coalesce(conversational.at, bulk.at) is not null
-      order by least(conversational.at, bulk.at)
+      -- The endpoints with something due, the longest-waiting first.
+      select org_id, endpoint_id, min(at) as due from due_lanes
+      group by org_id, endpoint_id
+      order by due
       limit ${Math.max(limit * 4, 64)}
     ),
     candidates as (
-      select d.org_id, d.id, l.lane, r.due, row_number() over (partition by l.lane order by r.due) as rank
+      -- turn: the row's place in its endpoint's lane; bulk_rank orders the other lanes' rows turn by turn.
+      select d.org_id, d.id, l.lane, r.due, d.turn,
+        row_number() over (partition by l.lane = 0 order by d.turn, r.due, l.lane) as rank
       from ready r
       cross join lateral (
         select e.id from webhook_endpoints e
         where e.org_id = r.org_id and e.id = r.endpoint_id and e.enabled
         for no key update skip locked
       ) e
-      cross join (values (0), (1)) as l(lane)
+      join due_lanes l on l.org_id = r.org_id and l.endpoint_id = r.endpoint_id
       cross join lateral (
-        select d.org_id, d.id from webhook_deliveries d
-        where d.org_id = r.org_id and d.endpoint_id = r.endpoint_id and d.lane = l.lane
-          and d.status = 'pending' and d.next_attempt_at <= now()
-        order by d.next_attempt_at
-        limit greatest(0, ${perEndpoint} - (
-          select count(*) from webhook_deliveries f
-          where f.org_id = r.org_id and f.endpoint_id = r.endpoint_id and f.lane = l.lane and f.status = 'pending'
-            and f.lease_token is not null and f.next_attempt_at > now()))
-        for update skip locked
+        select d.org_id, d.id, row_number() over (order by d.next_attempt_at) as turn
+        from (
+          select d.org_id, d.id, d.next_attempt_at from webhook_deliveries d
+          where d.org_id = r.org_id and d.endpoint_id = r.endpoint_id and d.lane = l.lane
+            and d.status = 'pending' and d.next_attempt_at <= now()
+          order by d.next_attempt_at
+          limit greatest(0, ${perEndpoint} - (
+            select count(*) from webhook_deliveries f
+            where f.org_id = r.org_id and f.endpoint_id = r.endpoint_id and f.lane = l.lane and f.status = 'pending'
+              and f.lease_token is not null and f.next_attempt_at > now()))
+          for update skip locked
+        ) d
       ) d
     ),
     picked as (
       select org_id, id from candidates
       where lane = 0 or rank <= ${bulkLimit}
-      order by lane, due
+      order by lane <> 0, turn, due, lane
       limit ${limit}
     )
     update webhook_deliveries w

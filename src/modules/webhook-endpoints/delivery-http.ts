@@ -3,10 +3,10 @@
 // `{id}.{timestamp}.{body}`, keyed with the base64-decoded part of the secret after `whsec_`; one signature per
 // valid secret, space-separated). The address policy applies at connect time (the same one as media fetching);
 // redirects are not followed; the whole attempt has a deadline.
-// Kept-alive connections (issue 23 point 5): an idle connection is closed after `idleSocketMs`, below the
-// keep-alive timeouts of common servers (Node's and Apache's 5 s), so that we rarely write to one the server is
-// closing; and a request that fails with a reset on a reused connection (the server closed it as we wrote: nothing
-// was read) is sent again at once on another connection, within the same attempt.
+// Kept-alive connections (D97): an idle connection is closed after `idleSocketMs`, below the keep-alive timeouts of
+// common servers (Node's and Apache's 5 s), so that we rarely write to one the server is closing. One request per
+// attempt, whatever happens to it (D228): a reset cannot tell a request the server never read from one it read and
+// then dropped, so it is a failed attempt, in the log and retried on §11's schedule, never sent again unseen.
 import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
@@ -26,18 +26,6 @@ export interface WebhookSender {
   send(input: { url: string; eventId: string; body: string; secrets: string[] }): Promise<AttemptAnswer>;
   close(): void;
 }
-
-/** A reset on a connection that had served an earlier request: the request never reached the application. */
-class ResetOnReusedSocket extends Error {
-  readonly code: string;
-  constructor(code: string) {
-    super(`${code} on a reused connection`);
-    this.code = code;
-  }
-}
-
-/** Sends again after a reset on a reused connection at most this many times (each takes another connection). */
-const RESENDS_AFTER_RESET = 3;
 
 export function createWebhookSender(options: {
   allowHosts: readonly string[];
@@ -92,12 +80,7 @@ export function createWebhookSender(options: {
           response.once('close', settle);
         },
       );
-      request.once('error', (error: NodeJS.ErrnoException) => {
-        const reset = error.code === 'ECONNRESET' || error.code === 'EPIPE';
-        reject(
-          reset && request.reusedSocket && !signal.aborted ? new ResetOnReusedSocket(error.code as string) : error,
-        );
-      });
+      request.once('error', reject);
       request.end(body);
     });
   }
@@ -121,13 +104,7 @@ export function createWebhookSender(options: {
       const controller = new AbortController();
       const timer = setTimeout(() => controller.abort(), options.timeoutMs);
       try {
-        for (let resend = 0; ; resend++) {
-          try {
-            return await post(target, headers, body, controller.signal);
-          } catch (error) {
-            if (!(error instanceof ResetOnReusedSocket) || resend >= RESENDS_AFTER_RESET) throw error;
-          }
-        }
+        return await post(target, headers, body, controller.signal);
       } catch (error) {
         if (controller.signal.aborted)
           return { statusCode: null, error: `timeout: no answer within ${options.timeoutMs} ms` };
