@@ -166,7 +166,13 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a conversation
+         * @description decisions §19: status (`snoozed_until` only with `snoozed`: in the future, at most 90 days ahead; without it, until the contact’s next message), assignee (a user of the organization, or `{type: "ai"}` while the assistant is enabled), team, priority and labels (replacing the set). One `conversation.updated` event lists every field the request changed; a request that changes nothing answers 200, keeps `updated_at` and records no event. Resolving clears `waiting_since` and the snooze.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        patch: operations["updateConversation"];
         trace?: never;
     };
     "/v1/conversations/{conversation_id}/messages": {
@@ -249,6 +255,28 @@ export interface paths {
         get: operations["downloadConversationMessageMedia"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add a private note
+         * @description decisions §19: a Message with `type: "note"`, `private: true`, `sender: "agent"`, `status: null` and `author_id` (the console’s person; null for a key). It is listed among the conversation’s messages, never goes to the platform and counts for no unread, wait or reply time; it moves `last_activity_at` and `last_message`. Event `conversation.note_created` (the note with its `mention_ids`).
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        post: operations["createConversationNote"];
         delete?: never;
         options?: never;
         head?: never;
@@ -895,6 +923,336 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the organization’s people
+         * @description decisions §19: every person of the organization with their role and whether they are available, oldest first, whole (not paginated): the assignees, team members and mentions a conversation can name.
+         *
+         *     Needs the `account:read` scope.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List teams
+         * @description decisions §19: every team of the organization, oldest first, whole (at most 100).
+         *
+         *     Needs the `teams:read` scope.
+         */
+        get: operations["listTeams"];
+        put?: never;
+        /**
+         * Create a team
+         * @description decisions §19: `name` (1–100, unique ignoring case), `member_ids` (users of the organization), `auto_assign` (false by default) and `max_open_per_member` (1–1,000, default 20). The 101st team is a 422 `{code: "team_limit"}`.
+         *
+         *     Needs the `teams:write` scope.
+         */
+        post: operations["createTeam"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{team_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a team
+         * @description decisions §19: one team with its members.
+         *
+         *     Needs the `teams:read` scope.
+         */
+        get: operations["getTeam"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a team
+         * @description decisions §19: its conversations stay, with `team_id: null` (each a `conversation.updated`).
+         *
+         *     Needs the `teams:write` scope.
+         */
+        delete: operations["deleteTeam"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a team
+         * @description decisions §19: any of `name`, `member_ids` (replaces the members), `auto_assign`, `max_open_per_member`. Conversations waiting for the team are given out at once to members with room.
+         *
+         *     Needs the `teams:write` scope.
+         */
+        patch: operations["updateTeam"];
+        trace?: never;
+    };
+    "/v1/canned-responses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List canned responses
+         * @description decisions §19: every canned response by short code, whole (at most 1,000); `q` keeps those whose short code starts with it or whose text holds it, ignoring case.
+         *
+         *     Needs the `conversations:read` scope.
+         */
+        get: operations["listCannedResponses"];
+        put?: never;
+        /**
+         * Create a canned response
+         * @description decisions §19: `short_code` (`^[a-z0-9_-]{1,30}$`, unique) and `text` (1–4,096). The 1,001st is a 422 `{code: "canned_response_limit"}`.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        post: operations["createCannedResponse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/canned-responses/{canned_response_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a canned response
+         * @description decisions §19: one canned response.
+         *
+         *     Needs the `conversations:read` scope.
+         */
+        get: operations["getCannedResponse"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a canned response
+         * @description decisions §19.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        delete: operations["deleteCannedResponse"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a canned response
+         * @description decisions §19: its short code or text.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        patch: operations["updateCannedResponse"];
+        trace?: never;
+    };
+    "/v1/business-hours": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the business hours and away message
+         * @description Disabled, with an empty week and no away message, until first saved.
+         *
+         *     Needs the `automation:read` scope.
+         */
+        get: operations["getBusinessHours"];
+        /**
+         * Replace the business hours and away message
+         * @description In the organization’s timezone. A `close` not after its `open` is a 422 on `["body","week",i,"close"]`; an unknown `day` or a time not `HH:MM` is a 422 at its place.
+         *
+         *     Needs the `automation:write` scope.
+         */
+        put: operations["putBusinessHours"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automation-rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List automation rules (not paginated), in the order they run
+         * @description List automation rules (not paginated), in the order they run
+         *
+         *     Needs the `automation:read` scope.
+         */
+        get: operations["listAutomationRules"];
+        put?: never;
+        /**
+         * Create an automation rule
+         * @description An unknown field, operator or action, a user or team not of the organization, or a pattern that does not compile is a 422 at its place (`["body","conditions",i,"operator"]`, `["body","actions",i,"team_id"]`); at most 20 conditions and 10 actions. At most 100 rules per organization: the 101st is a 422 `{code: "automation_rule_limit"}`.
+         *
+         *     Needs the `automation:write` scope.
+         */
+        post: operations["createAutomationRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/automation-rules/{rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an automation rule
+         * @description Read an automation rule
+         *
+         *     Needs the `automation:read` scope.
+         */
+        get: operations["getAutomationRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete an automation rule and its runs
+         * @description Delete an automation rule and its runs
+         *
+         *     Needs the `automation:write` scope.
+         */
+        delete: operations["deleteAutomationRule"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an automation rule
+         * @description Any of its fields; `conditions` and `actions` replace the lists. An unknown field, operator or action, a user or team not of the organization, or a pattern that does not compile is a 422 at its place (`["body","conditions",i,"operator"]`, `["body","actions",i,"team_id"]`); at most 20 conditions and 10 actions.
+         *
+         *     Needs the `automation:write` scope.
+         */
+        patch: operations["updateAutomationRule"];
+        trace?: never;
+    };
+    "/v1/automation-rules/{rule_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A rule’s runs, newest first (kept 30 days)
+         * @description A rule’s runs, newest first (kept 30 days)
+         *
+         *     Needs the `automation:read` scope.
+         */
+        get: operations["listAutomationRuleRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ai-assistant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the AI assistant’s settings
+         * @description The provider’s `api_key` is never shown: `has_api_key` says whether one is stored.
+         *
+         *     Needs the `automation:read` scope.
+         */
+        get: operations["getAiAssistant"];
+        /**
+         * Replace the AI assistant’s settings
+         * @description A `provider.base_url` that is not `https://` to a public address (unless its host is in `WEBHOOK_ALLOW_HOSTS`) is a 422 on `["body","provider","base_url"]`; a number or team not of the organization is a 422 at its place. The `api_key` is sealed at rest.
+         *
+         *     Needs the `automation:write` scope.
+         */
+        put: operations["putAiAssistant"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/ai-assistant/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What the assistant would answer a contact’s message (sends nothing)
+         * @description What the assistant would answer a contact’s message (sends nothing)
+         *
+         *     Needs the `automation:write` scope.
+         */
+        post: operations["testAiAssistant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/conversations/{conversation_id}/ai-draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A suggested reply from the AI assistant (sends nothing)
+         * @description From the conversation’s recent messages (never a private note). A person edits it and sends it as `agent`. Empty `text` when the assistant would hand off.
+         *
+         *     Needs the `conversations:write` scope.
+         */
+        post: operations["draftConversationReply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/app/api/session": {
         parameters: {
             query?: never;
@@ -961,6 +1319,26 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/app/api/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Mark yourself available or away
+         * @description decisions §19: any signed-in person (admin or agent) sets their own `available`. Becoming available gives them at once the waiting conversations of their auto-assigning teams that they have room for.
+         */
+        patch: operations["consoleUpdateMe"];
         trace?: never;
     };
     "/app/api/users": {
@@ -1297,6 +1675,46 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "conversation.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A conversation’s state changed
+         * @description decisions §19: Data: `{conversation, changed, previous}`, exactly once for each change of status, snooze, assignee, team, priority or labels, whatever made it (a person, a key, a contact’s message, a snooze ending, auto-assignment). Sent as `POST` to each enabled endpoint subscribed to `conversation.updated` when the event is recorded.
+         */
+        post: operations["event_conversation_updated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "conversation.note_created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A private note was added
+         * @description decisions §19: Data: the note (a Message with `type: "note"`, `private: true`) and `mention_ids`. Sent as `POST` to each enabled endpoint subscribed to `conversation.note_created` when the event is recorded.
+         */
+        post: operations["event_conversation_note_created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     ping: {
         parameters: {
             query?: never;
@@ -1321,12 +1739,91 @@ export interface webhooks {
 export interface components {
     schemas: {
         /**
+         * AiAssistant
+         * @description The AI assistant’s settings (decisions §20). Disabled by default.
+         */
+        AiAssistant: {
+            /** @description False by default: no assistant messages, drafts or test calls. */
+            enabled: boolean;
+            mode: ("draft" | "autonomous") | string;
+            /** @description What the model is told about the business. */
+            instructions: string;
+            faqs: {
+                question: string;
+                answer: string;
+            }[];
+            /** @description The numbers (`channel_id`) it serves in autonomous mode; empty: all. */
+            channel_ids: string[];
+            handoff_team_id: string | null;
+            handoff_message: string;
+            max_replies_per_conversation: number;
+            /** @description The organization’s own model; null uses the deployment’s (`AI_BASE_URL`, or the sandbox). */
+            provider: {
+                base_url: string;
+                model: string;
+                /** @description Whether a key is stored (it is never shown). */
+                has_api_key: boolean;
+            } | null;
+        };
+        /**
+         * AiAssistantInput
+         * @description Replaces the settings: a field left out takes its default (`mode` draft, `instructions` empty, no FAQs, every number, no team, the default handoff message, 10 replies, no provider).
+         */
+        AiAssistantInput: {
+            /** @description False by default: no assistant messages, drafts or test calls. */
+            enabled: boolean;
+            /**
+             * @description `draft`: only suggests replies to people; `autonomous`: answers contacts on the numbers it serves.
+             * @enum {string}
+             */
+            mode?: "draft" | "autonomous";
+            /** @description What the model is told about the business. */
+            instructions?: string;
+            faqs?: {
+                question: string;
+                answer: string;
+            }[];
+            /** @description The numbers (`channel_id`) it serves in autonomous mode; empty: all. */
+            channel_ids?: string[];
+            handoff_team_id?: string | null;
+            handoff_message?: string;
+            max_replies_per_conversation?: number;
+            provider?: {
+                /** @description An OpenAI-compatible API, e.g. `https://api.openai.com/v1`: `https://` to a public address, like webhook endpoints (`http://` and private addresses only for hosts in `WEBHOOK_ALLOW_HOSTS`). */
+                base_url: string;
+                model: string;
+                api_key?: string | null;
+            } | null;
+        };
+        /**
+         * AiAssistantTestAnswer
+         * @description What the assistant would do with the message.
+         */
+        AiAssistantTestAnswer: {
+            action: ("reply" | "handoff" | "resolve") | string;
+            text: string | null;
+            reason: string | null;
+        };
+        /** AiAssistantTestInput */
+        AiAssistantTestInput: {
+            /** @description A contact’s message. */
+            text: string;
+        };
+        /**
+         * AiDraft
+         * @description A suggested reply; nothing was sent.
+         */
+        AiDraft: {
+            /** @description A suggested reply for a person to edit and send; empty when the assistant would hand off. */
+            text: string;
+        };
+        /**
          * ApiKeyInput
          * @description A new API key (decisions §18).
          */
         ApiKeyInput: {
             name?: string | null;
-            scopes?: ("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write")[];
+            scopes?: ("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write" | "teams:read" | "teams:write" | "automation:read" | "automation:write")[];
             expires_at?: string | null;
         };
         /**
@@ -1343,9 +1840,33 @@ export interface components {
         ApiKeyView: {
             id: string;
             name: string | null;
-            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`. A `:write` scope includes its `:read`. */
-            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write") | string)[];
+            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`, `teams:read`, `teams:write`, `automation:read`, `automation:write`. A `:write` scope includes its `:read`. */
+            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write" | "teams:read" | "teams:write" | "automation:read" | "automation:write") | string)[];
             expires_at: string | null;
+        };
+        /**
+         * Assignee
+         * @description A user of the organization (`{type: "user", id}`) or the assistant (`{type: "ai"}`).
+         */
+        Assignee: {
+            /** @enum {string} */
+            type: "user";
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "ai";
+        };
+        /**
+         * AssigneeInput
+         * @description A user of the organization (`{type: "user", id}`) or the assistant (`{type: "ai"}`).
+         */
+        AssigneeInput: {
+            /** @enum {string} */
+            type: "user";
+            id: string;
+        } | {
+            /** @enum {string} */
+            type: "ai";
         };
         /**
          * AudienceBroadcastRequest
@@ -1380,6 +1901,226 @@ export interface components {
              */
             send_at?: string;
             name?: string;
+        };
+        /**
+         * AutomationAction
+         * @description One action; its fields depend on its `type`.
+         */
+        AutomationAction: {
+            /** @enum {string} */
+            type: "send_text";
+            text: string;
+        } | {
+            /** @enum {string} */
+            type: "add_labels";
+            labels: string[];
+        } | {
+            /** @enum {string} */
+            type: "assign";
+            assignee: ({
+                /** @enum {string} */
+                type: "user";
+                id: string;
+            } | {
+                /** @enum {string} */
+                type: "ai";
+            }) | null;
+        } | {
+            /** @enum {string} */
+            type: "assign_team";
+            team_id: string | null;
+        } | {
+            /** @enum {string} */
+            type: "set_status";
+            status: ("open" | "pending" | "snoozed" | "resolved") | string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            snoozed_until?: string;
+        } | {
+            /** @enum {string} */
+            type: "set_priority";
+            priority: ("none" | "low" | "medium" | "high" | "urgent") | string;
+        } | {
+            /** @enum {string} */
+            type: "add_note";
+            text: string;
+        };
+        /** AutomationActionInput */
+        AutomationActionInput: {
+            /** @description One of `send_text`, `add_labels`, `assign`, `assign_team`, `set_status`, `set_priority`, `add_note`. */
+            type: string;
+            /** @description `send_text` (1–4,096) and `add_note` (1–10,000). */
+            text?: string;
+            /** @description `add_labels`: 1–20 labels. */
+            labels?: string[];
+            /** @description `assign`: null, `{"type": "user", "id"}` or `{"type": "ai"}`. */
+            assignee?: unknown;
+            team_id?: string | null;
+            /** @description `set_status`. */
+            status?: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            snoozed_until?: string;
+            /** @description `set_priority`. */
+            priority?: string;
+        };
+        /** AutomationCondition */
+        AutomationCondition: {
+            /** @description One of `message.text`, `message.type`, `within_business_hours`, `contact.country`, `contact.funnel_stage_id`, `conversation.status`, `conversation.labels`, `conversation.assignee`, `contact.properties.KEY`. */
+            field: string;
+            /**
+             * @description `message.text` takes `equals`, `contains`, `starts_with` and `matches` (a regular expression of at most 200 characters, RE2 syntax); the contact fields `equals` and `contains`; `conversation.labels` `contains`; the others `equals`. All ignore case.
+             * @enum {string}
+             */
+            operator: "equals" | "contains" | "starts_with" | "matches";
+            /** @description A string; `true`/`false` for `within_business_hours`; `unassigned`, `ai` or a user id for `conversation.assignee`. */
+            value: string | boolean;
+        };
+        /**
+         * AutomationRule
+         * @description A rule run on every contact message (decisions §20).
+         * @example {
+         *       "id": "rule_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+         *       "name": "Spanish speakers to the Spanish team",
+         *       "active": true,
+         *       "event": "conversation.created",
+         *       "conditions": [
+         *         {
+         *           "field": "message.text",
+         *           "operator": "matches",
+         *           "value": "\\b(hola|gracias)\\b"
+         *         }
+         *       ],
+         *       "actions": [
+         *         {
+         *           "type": "assign_team",
+         *           "team_id": "team_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+         *         },
+         *         {
+         *           "type": "add_labels",
+         *           "labels": [
+         *             "es"
+         *           ]
+         *         }
+         *       ],
+         *       "stop": false,
+         *       "position": 0,
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "updated_at": "2026-01-15T09:30:00.000Z"
+         *     }
+         */
+        AutomationRule: {
+            id: string;
+            name: string;
+            active: boolean;
+            event: ("message.received" | "conversation.created") | string;
+            /** @description All must hold; none: every message. */
+            conditions: components["schemas"]["AutomationCondition"][];
+            actions: components["schemas"]["AutomationAction"][];
+            /** @description When the rule matched, no later rule runs for this message. */
+            stop: boolean;
+            /** @description Rules run by position, lowest first (ties: the older rule first). */
+            position: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /** AutomationRuleInput */
+        AutomationRuleInput: {
+            name: string;
+            /** @default true */
+            active: boolean;
+            /** @enum {string} */
+            event: "message.received" | "conversation.created";
+            conditions?: components["schemas"]["AutomationCondition"][];
+            actions: components["schemas"]["AutomationActionInput"][];
+            /** @default false */
+            stop: boolean;
+            /** @description After the last rule when left out. */
+            position?: number;
+        };
+        /**
+         * AutomationRuleList
+         * @description Every rule of the organization (at most 100), in the order they run.
+         */
+        AutomationRuleList: {
+            items: components["schemas"]["AutomationRule"][];
+        };
+        /** AutomationRulePatch */
+        AutomationRulePatch: {
+            name?: string;
+            active?: boolean;
+            /** @enum {string} */
+            event?: "message.received" | "conversation.created";
+            conditions?: components["schemas"]["AutomationCondition"][];
+            actions?: components["schemas"]["AutomationActionInput"][];
+            stop?: boolean;
+            /** @description After the last rule when left out. */
+            position?: number;
+        };
+        /**
+         * AutomationRuleRun
+         * @description What a rule did for one contact message; kept 30 days.
+         * @example {
+         *       "id": "run_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+         *       "conversation_id": "conv_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+         *       "message_id": "msg_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+         *       "actions": [
+         *         {
+         *           "type": "send_text",
+         *           "outcome": "skipped",
+         *           "reason": "opted_out"
+         *         },
+         *         {
+         *           "type": "add_labels",
+         *           "outcome": "done"
+         *         }
+         *       ],
+         *       "created_at": "2026-01-15T09:30:00.000Z"
+         *     }
+         */
+        AutomationRuleRun: {
+            id: string;
+            conversation_id: string;
+            /** @description The contact message that ran the rule. */
+            message_id: string;
+            actions: {
+                type: ("send_text" | "add_labels" | "assign" | "assign_team" | "set_status" | "set_priority" | "add_note") | string;
+                outcome: ("done" | "skipped" | "failed") | string;
+                /** @description Why it was skipped or failed, e.g. `window_closed`, `opted_out`. */
+                reason?: string;
+            }[];
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /**
+         * AutomationRuleRunPage
+         * @description A page of a rule’s runs, newest first.
+         */
+        AutomationRuleRunPage: {
+            items: components["schemas"]["AutomationRuleRun"][];
+            next_cursor: string | null;
+        };
+        /**
+         * AvailabilityPatch
+         * @description decisions §19: the signed-in person marks themselves available (true) or away (false).
+         */
+        AvailabilityPatch: {
+            available: boolean;
         };
         /**
          * Broadcast
@@ -1463,36 +2204,6 @@ export interface components {
             next_cursor: string | null;
         };
         /**
-         * BroadcastRecipient
-         * @description One recipient of a broadcast that the worker has reached.
-         * @example {
-         *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
-         *       "phone": "+15551234567",
-         *       "status": "delivered",
-         *       "error": null,
-         *       "error_message": null,
-         *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
-         *       "delivered_at": "2026-01-15T09:30:04.000Z",
-         *       "read_at": null,
-         *       "created_at": "2026-01-15T09:30:00.000Z"
-         *     }
-         */
-        BroadcastRecipient: {
-            contact_id: string;
-            phone: string;
-            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
-            error: string | null;
-            error_message: string | null;
-            platform_message_id: string | null;
-            delivered_at: string | null;
-            read_at: string | null;
-            /**
-             * Format: date-time
-             * @example 2026-01-15T09:30:00.000Z
-             */
-            created_at: string;
-        };
-        /**
          * BroadcastRecipientEventData
          * @description A broadcast recipient as the recipients list shows it, with its broadcast’s id.
          * @example {
@@ -1529,7 +2240,7 @@ export interface components {
          * @description A page of reached recipients, with the total.
          */
         BroadcastRecipientPage: {
-            items: components["schemas"]["BroadcastRecipient"][];
+            items: components["schemas"]["ListedRecipient"][];
             next_cursor: string | null;
             /** @description Exact number of items matching the filter. */
             total_count: number;
@@ -1565,6 +2276,113 @@ export interface components {
              */
             created_at: string;
             data: components["schemas"]["Broadcast"];
+        };
+        /**
+         * BusinessHours
+         * @description The organization’s opening hours and away message (decisions §20). Disabled by default.
+         */
+        BusinessHours: {
+            /** @description While false the organization is always open (no away message). */
+            enabled: boolean;
+            /** @description Opening intervals in the organization’s timezone (`GET /v1/me`). A day may appear more than once; a day not listed is closed. */
+            week: {
+                /** @enum {string} */
+                day: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
+                /**
+                 * @description `HH:MM`, local time.
+                 * @example 09:00
+                 */
+                open: string;
+                /**
+                 * @description `HH:MM` after `open` (`24:00`: until midnight).
+                 * @example 17:00
+                 */
+                close: string;
+            }[];
+            /** @description Sent (`sender: "system"`) to a contact who writes while closed, in a conversation no user or assistant owns, at most once per closed period per conversation; null sends none. */
+            away_message: {
+                text: string;
+            } | null;
+        };
+        /**
+         * BusinessHoursInput
+         * @description Replaces the whole setting: a `week` left out is empty, an `away_message` left out is null.
+         */
+        BusinessHoursInput: {
+            /** @description While false the organization is always open (no away message). */
+            enabled: boolean;
+            /** @description Opening intervals in the organization’s timezone (`GET /v1/me`). A day may appear more than once; a day not listed is closed. */
+            week?: {
+                /** @enum {string} */
+                day: "mon" | "tue" | "wed" | "thu" | "fri" | "sat" | "sun";
+                /**
+                 * @description `HH:MM`, local time.
+                 * @example 09:00
+                 */
+                open: string;
+                /**
+                 * @description `HH:MM` after `open` (`24:00`: until midnight).
+                 * @example 17:00
+                 */
+                close: string;
+            }[];
+            /** @description Sent (`sender: "system"`) to a contact who writes while closed, in a conversation no user or assistant owns, at most once per closed period per conversation; null sends none. */
+            away_message?: {
+                text: string;
+            } | null;
+        };
+        /**
+         * CannedResponse
+         * @description A saved reply.
+         * @example {
+         *       "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+         *       "short_code": "thanks",
+         *       "text": "Thank you, {{contact.first_name}}!",
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "updated_at": "2026-01-15T09:30:00.000Z"
+         *     }
+         */
+        CannedResponse: {
+            id: string;
+            short_code: string;
+            text: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * CannedResponseInput
+         * @description A new canned response.
+         */
+        CannedResponseInput: {
+            /** @description Unique in the organization. */
+            short_code: string;
+            /** @description May hold `{{contact.first_name}}`, `{{contact.last_name}}` and `{{contact.properties.KEY}}`, which the console fills from the contact when inserting it. */
+            text: string;
+        };
+        /**
+         * CannedResponseList
+         * @description Canned responses by short code.
+         */
+        CannedResponseList: {
+            items: components["schemas"]["CannedResponse"][];
+        };
+        /**
+         * CannedResponsePatch
+         * @description The fields to change.
+         */
+        CannedResponsePatch: {
+            /** @description Unique in the organization. */
+            short_code?: string;
+            /** @description May hold `{{contact.first_name}}`, `{{contact.last_name}}` and `{{contact.properties.KEY}}`, which the console fills from the contact when inserting it. */
+            text?: string;
         };
         /**
          * CatalogSendDefaults
@@ -1722,6 +2540,46 @@ export interface components {
             updated_at: string;
         };
         /**
+         * ContactBatchItem
+         * @description PATCH semantics for an update; `null` clears a field, and in `properties` removes that value.
+         */
+        ContactBatchItem: {
+            first_name?: string | null;
+            last_name?: string | null;
+            email?: string | null;
+            phone?: string | null;
+            country?: string | null;
+            city?: string | null;
+            social_handle?: string | null;
+            sub_origin_id?: string | null;
+            sub_origin_key?: string | null;
+            funnel_stage_id?: string | null;
+            owner_id?: string | null;
+            /** @description Custom property values keyed by property **key**; `null` removes a value (PATCH). */
+            properties?: {
+                [key: string]: {
+                    property_id?: string | null;
+                    /**
+                     * @description CrmPropertyKind.
+                     * @enum {string}
+                     */
+                    kind: "TEXT" | "NUMBER" | "RADIO" | "DROPDOWN" | "BOOLEAN" | "DATE" | "TEXTAREA" | "MULTI_SELECT" | "EMAIL" | "MONEY" | "FILE" | "URL" | "MULTI_FILE";
+                    value_text?: string | null;
+                    value_number?: number | null;
+                    value_bool?: boolean | null;
+                    value_date?: string | null;
+                    value_json?: unknown;
+                } | null;
+            };
+            /** @description decisions §14: `true` opts the contact out, `false` opts it back in. */
+            opted_out?: boolean;
+            /**
+             * @description ContactOrigin of a contact this item creates (default `API`); ignored when it updates one.
+             * @enum {string}
+             */
+            origin?: "SOCIAL" | "ADS" | "WEB" | "EVENT" | "REFERRAL" | "OUTBOUND" | "IMPORT" | "MANUAL" | "API" | "OTHER";
+        };
+        /**
          * ContactBatchUpsert
          * @description decisions §12: each item updates the live contact with its `match_on` value (PATCH semantics, properties merged) or creates one as `POST /v1/contacts`. All or nothing.
          */
@@ -1731,7 +2589,7 @@ export interface components {
              * @enum {string}
              */
             match_on: "email" | "phone";
-            items: components["schemas"]["ContactPatch"][];
+            items: components["schemas"]["ContactBatchItem"][];
         };
         /**
          * ContactBatchUpsertResult
@@ -1860,11 +2718,6 @@ export interface components {
         /**
          * ContactPatch
          * @description Partial update: `null` clears a field; in `properties`, `null` removes that value and other values stay.
-         * @example {
-         *       "city": "Monterrey",
-         *       "social_handle": null,
-         *       "opted_out": true
-         *     }
          */
         ContactPatch: {
             first_name?: string | null;
@@ -1919,11 +2772,39 @@ export interface components {
          * @example {
          *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
          *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *       "contact": {
+         *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *         "first_name": "Ana",
+         *         "last_name": "García",
+         *         "phone": "+5215512345678"
+         *       },
+         *       "last_message": {
+         *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+         *         "sender": "contact",
+         *         "type": "text",
+         *         "text": "Is my order on its way?",
+         *         "private": false,
+         *         "created_at": "2026-01-15T09:31:00.000Z"
+         *       },
          *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
          *       "last_message_at": "2026-01-15T09:31:00.000Z",
          *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
          *       "window_expires_at": "2026-01-16T09:31:00.000Z",
          *       "unread_count": 1,
+         *       "status": "open",
+         *       "snoozed_until": null,
+         *       "assignee": {
+         *         "type": "user",
+         *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+         *       },
+         *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+         *       "priority": "high",
+         *       "labels": [
+         *         "shipping"
+         *       ],
+         *       "waiting_since": "2026-01-15T09:31:00.000Z",
+         *       "first_reply_at": null,
+         *       "last_activity_at": "2026-01-15T09:31:00.000Z",
          *       "created_at": "2026-01-15T09:30:00.000Z",
          *       "updated_at": "2026-01-15T09:31:00.000Z"
          *     }
@@ -1931,6 +2812,8 @@ export interface components {
         Conversation: {
             id: string;
             contact_id: string;
+            contact: components["schemas"]["ConversationContact"];
+            last_message: components["schemas"]["LastMessage"] | null;
             /** @description The connected number of the conversation. */
             channel_id: string;
             /**
@@ -1942,6 +2825,22 @@ export interface components {
             window_expires_at: string | null;
             /** @description Inbound messages since the last read call. */
             unread_count: number;
+            /** @description decisions §19: a new conversation starts `open`. */
+            status: ("open" | "pending" | "snoozed" | "resolved") | string;
+            snoozed_until: string | null;
+            assignee: components["schemas"]["Assignee"] | null;
+            team_id: string | null;
+            priority: ("none" | "low" | "medium" | "high" | "urgent") | string;
+            /** @description decisions §19: in the order given. */
+            labels: string[];
+            waiting_since: string | null;
+            first_reply_at: string | null;
+            /**
+             * Format: date-time
+             * @description The newest message’s time (notes included), else the creation.
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            last_activity_at: string;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -1954,12 +2853,82 @@ export interface components {
             updated_at: string;
         };
         /**
+         * ConversationContact
+         * @description The contact of a conversation.
+         */
+        ConversationContact: {
+            id: string;
+            first_name: string | null;
+            last_name: string | null;
+            phone: string | null;
+        };
+        /**
+         * ConversationNoteCreatedEvent
+         * @description The body of a `conversation.note_created` delivery.
+         */
+        ConversationNoteCreatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "conversation.note_created";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["NoteCreatedData"];
+        };
+        /**
          * ConversationPage
          * @description A page of conversations.
          */
         ConversationPage: {
             items: components["schemas"]["Conversation"][];
             next_cursor: string | null;
+        };
+        /**
+         * ConversationPatch
+         * @description decisions §19: the fields to change; a field left out stays as it is.
+         */
+        ConversationPatch: {
+            /** @enum {string} */
+            status?: "open" | "pending" | "snoozed" | "resolved";
+            snoozed_until?: string | null;
+            assignee?: components["schemas"]["AssigneeInput"] | null;
+            team_id?: string | null;
+            /** @enum {string} */
+            priority?: "none" | "low" | "medium" | "high" | "urgent";
+            /** @description Replaces the set: at most 20, unique ignoring case. */
+            labels?: string[];
+        };
+        /**
+         * ConversationUpdatedData
+         * @description decisions §19: a conversation after a change of its state, what changed and what it was.
+         */
+        ConversationUpdatedData: {
+            conversation: components["schemas"]["Conversation"];
+            /** @description The fields that changed: `status`, `snoozed_until`, `assignee`, `team_id`, `priority`, `labels`. */
+            changed: string[];
+            /** @description Each changed field’s value before the change. */
+            previous: {
+                [key: string]: unknown;
+            };
+        };
+        /**
+         * ConversationUpdatedEvent
+         * @description The body of a `conversation.updated` delivery.
+         */
+        ConversationUpdatedEvent: {
+            /** @description `evt_…`; also the `webhook-id` header, the same on every retry. */
+            id: string;
+            /** @constant */
+            type: "conversation.updated";
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            data: components["schemas"]["ConversationUpdatedData"];
         };
         /**
          * CreatedApiKey
@@ -1970,8 +2939,8 @@ export interface components {
             name: string | null;
             /** @description The first characters of the key, for recognising it later. */
             prefix: string;
-            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`. A `:write` scope includes its `:read`. */
-            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write") | string)[];
+            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`, `teams:read`, `teams:write`, `automation:read`, `automation:write`. A `:write` scope includes its `:read`. */
+            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write" | "teams:read" | "teams:write" | "automation:read" | "automation:write") | string)[];
             expires_at: string | null;
             /**
              * Format: date-time
@@ -2076,6 +3045,8 @@ export interface components {
              */
             created_at: string;
             last_sign_in_at: string | null;
+            /** @description decisions §19: available for conversations (true) or away. */
+            available: boolean;
             /**
              * @description An absolute, one-time link to choose a password (valid 24 hours). Shown only in this response.
              * @example http://127.0.0.1:8080/app/set-password#token=sil_x1
@@ -2088,6 +3059,23 @@ export interface components {
             sign_in_url_expires_at: string;
         };
         /**
+         * LastMessage
+         * @description The newest message of a conversation.
+         */
+        LastMessage: {
+            id: string;
+            sender: ("contact" | "agent" | "ai" | "system") | string;
+            type: string;
+            text: string | null;
+            /** @description True for a private note. */
+            private: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+        };
+        /**
          * ListedApiKey
          * @description An API key as listed: never its secret.
          */
@@ -2096,8 +3084,8 @@ export interface components {
             name: string | null;
             /** @description The first characters of the key, for recognising it later. */
             prefix: string;
-            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`. A `:write` scope includes its `:read`. */
-            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write") | string)[];
+            /** @description `["*"]` (every operation) or some of: `account:read`, `contacts:read`, `contacts:write`, `properties:read`, `properties:write`, `conversations:read`, `conversations:write`, `templates:read`, `templates:write`, `broadcasts:read`, `broadcasts:write`, `webhooks:read`, `webhooks:write`, `teams:read`, `teams:write`, `automation:read`, `automation:write`. A `:write` scope includes its `:read`. */
+            scopes: (("*" | "account:read" | "contacts:read" | "contacts:write" | "properties:read" | "properties:write" | "conversations:read" | "conversations:write" | "templates:read" | "templates:write" | "broadcasts:read" | "broadcasts:write" | "webhooks:read" | "webhooks:write" | "teams:read" | "teams:write" | "automation:read" | "automation:write") | string)[];
             expires_at: string | null;
             /**
              * Format: date-time
@@ -2106,6 +3094,44 @@ export interface components {
             created_at: string;
             last_used_at: string | null;
             revoked_at: string | null;
+        };
+        /**
+         * ListedRecipient
+         * @description One recipient of a broadcast that the worker has reached, with its contact.
+         * @example {
+         *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *       "phone": "+15551234567",
+         *       "status": "delivered",
+         *       "error": null,
+         *       "error_message": null,
+         *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+         *       "delivered_at": "2026-01-15T09:30:04.000Z",
+         *       "read_at": null,
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "contact": {
+         *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+         *         "first_name": "Ana",
+         *         "last_name": "Lima",
+         *         "phone": "+15551234567"
+         *       }
+         *     }
+         */
+        ListedRecipient: {
+            contact_id: string;
+            phone: string;
+            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
+            error: string | null;
+            error_message: string | null;
+            platform_message_id: string | null;
+            delivered_at: string | null;
+            read_at: string | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /** @description The contact as it is now (name and current phone), so that the list needs no request per row. */
+            contact: components["schemas"]["ConversationContact"];
         };
         /**
          * MarkReadRequest
@@ -2148,7 +3174,7 @@ export interface components {
          *       "direction": "outbound",
          *       "sender": "system",
          *       "type": "template",
-         *       "text": null,
+         *       "text": "Hello Ana, your order is on its way.",
          *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
          *       "phone": "+5215512345678",
          *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -2161,7 +3187,9 @@ export interface components {
          *       "read_at": null,
          *       "failed_at": null,
          *       "media": null,
-         *       "reply_to": null
+         *       "reply_to": null,
+         *       "author_id": null,
+         *       "private": false
          *     }
          */
         Message: {
@@ -2179,11 +3207,14 @@ export interface components {
             /** @description The contact’s number in this exchange (sender or recipient), E.164. */
             phone: string;
             platform_message_id: string | null;
-            status: ("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string;
+            status: (("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string) | null;
             error: string | null;
             error_message: string | null;
             media: components["schemas"]["MessageMedia"] | null;
             reply_to: string | null;
+            author_id: string | null;
+            /** @description decisions §19: true for a private note (never sent to the contact). */
+            private: boolean;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -2281,6 +3312,80 @@ export interface components {
          */
         MessagingPhoneList: {
             items: components["schemas"]["MessagingPhone"][];
+        };
+        /**
+         * NoteCreatedData
+         * @description decisions §19: a private note (a Message of `type: "note"`) with the users it mentions.
+         */
+        NoteCreatedData: {
+            id: string;
+            conversation_id: string;
+            contact_id: string;
+            channel_id: string;
+            direction: ("inbound" | "outbound") | string;
+            /** @description `contact` for inbound messages; `system` for template messages sent by a broadcast; `agent` (default) or `ai` for replies sent through `POST /v1/conversations/{conversation_id}/messages`. */
+            sender: ("contact" | "agent" | "ai" | "system") | string;
+            /** @description The platform’s message type: `text`, `template`, `image`, `button`, … */
+            type: string;
+            text: string | null;
+            template_id: string | null;
+            /** @description The contact’s number in this exchange (sender or recipient), E.164. */
+            phone: string;
+            platform_message_id: string | null;
+            status: (("received" | "sending" | "sent" | "delivered" | "read" | "failed") | string) | null;
+            error: string | null;
+            error_message: string | null;
+            media: components["schemas"]["MessageMedia"] | null;
+            reply_to: string | null;
+            author_id: string | null;
+            /** @description decisions §19: true for a private note (never sent to the contact). */
+            private: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            sent_at: string | null;
+            delivered_at: string | null;
+            read_at: string | null;
+            failed_at: string | null;
+            /** @description The users the note mentions. */
+            mention_ids: string[];
+        };
+        /**
+         * NoteInput
+         * @description A private note: never sent to the contact.
+         */
+        NoteInput: {
+            text: string;
+            /** @description Users of the organization the note mentions (another id: 422). */
+            mention_ids?: string[];
+        };
+        /**
+         * Person
+         * @description A person of the organization.
+         * @example {
+         *       "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+         *       "name": "Ana Lima",
+         *       "email": "ana@example.com",
+         *       "role": "agent",
+         *       "available": true
+         *     }
+         */
+        Person: {
+            id: string;
+            name: string | null;
+            email: string;
+            role: ("admin" | "agent") | string;
+            /** @description Available for conversations (true, the default) or away. */
+            available: boolean;
+        };
+        /**
+         * PersonList
+         * @description The organization’s people, oldest first.
+         */
+        PersonList: {
+            items: components["schemas"]["Person"][];
         };
         /**
          * PingData
@@ -2656,6 +3761,74 @@ export interface components {
             items: components["schemas"]["SubOrigin"][];
         };
         /**
+         * Team
+         * @description People who work conversations together.
+         * @example {
+         *       "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+         *       "name": "Support",
+         *       "member_ids": [
+         *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+         *       ],
+         *       "auto_assign": true,
+         *       "max_open_per_member": 20,
+         *       "created_at": "2026-01-15T09:30:00.000Z",
+         *       "updated_at": "2026-01-15T09:30:00.000Z"
+         *     }
+         */
+        Team: {
+            id: string;
+            name: string;
+            /** @description The members’ user ids, in id order. */
+            member_ids: string[];
+            auto_assign: boolean;
+            max_open_per_member: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updated_at: string;
+        };
+        /**
+         * TeamInput
+         * @description A new team; `name` is unique ignoring case.
+         */
+        TeamInput: {
+            name: string;
+            /** @description Users of the organization (another id: 422). Replaces the members when changed. */
+            member_ids?: string[];
+            /** @default false */
+            auto_assign: boolean;
+            /**
+             * @description Auto-assignment gives a member a conversation only while they have fewer open and pending ones.
+             * @default 20
+             */
+            max_open_per_member: number;
+        };
+        /**
+         * TeamList
+         * @description Every team, oldest first.
+         */
+        TeamList: {
+            items: components["schemas"]["Team"][];
+        };
+        /**
+         * TeamPatch
+         * @description The fields to change.
+         */
+        TeamPatch: {
+            name?: string;
+            /** @description Users of the organization (another id: 422). Replaces the members when changed. */
+            member_ids?: string[];
+            auto_assign?: boolean;
+            /** @description Auto-assignment gives a member a conversation only while they have fewer open and pending ones. */
+            max_open_per_member?: number;
+        };
+        /**
          * Template
          * @description A message template and its review state at the messaging platform.
          * @example {
@@ -2766,7 +3939,8 @@ export interface components {
          *       "name": "Ana Lima",
          *       "role": "admin",
          *       "created_at": "2026-01-15T09:30:00.000Z",
-         *       "last_sign_in_at": null
+         *       "last_sign_in_at": null,
+         *       "available": true
          *     }
          */
         User: {
@@ -2780,6 +3954,8 @@ export interface components {
              */
             created_at: string;
             last_sign_in_at: string | null;
+            /** @description decisions §19: available for conversations (true) or away. */
+            available: boolean;
         };
         /**
          * UserInput
@@ -2910,7 +4086,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "*")[];
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "conversation.note_created" | "*")[];
             description?: string | null;
         };
         /**
@@ -2925,7 +4101,7 @@ export interface components {
             /** @description `https://` to a public address. `http://` and hosts on private, loopback or link-local addresses only for hosts listed in the server’s `WEBHOOK_ALLOW_HOSTS`. */
             url?: string;
             /** @description Event types this endpoint receives, or `["*"]` for all. */
-            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "*")[];
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "template.status_updated" | "broadcast.recipient.updated" | "broadcast.started" | "broadcast.finished" | "message.received" | "message.updated" | "conversation.updated" | "conversation.note_created" | "*")[];
             description?: string | null;
             /** @description `false` stops deliveries (pending ones fail with `endpoint_disabled`); `true` enables it again and clears `disabled_reason`. */
             enabled?: boolean;
@@ -4074,6 +5250,16 @@ export interface operations {
                 unread?: boolean;
                 /** @description decisions §15: only conversations whose customer-service window is open, or closed. */
                 window?: "open" | "closed";
+                /** @description decisions §19: any of these statuses. Repeat the parameter (`?status=A&status=B`) or separate values by commas (`?status=A,B`). */
+                status?: (("open" | "pending" | "snoozed" | "resolved") | string)[];
+                /** @description decisions §19: `unassigned`, `ai`, or a user id (that user’s conversations). */
+                assignee?: string;
+                team_id?: string;
+                /** @description decisions §19: carrying this label, ignoring case. */
+                label?: string;
+                priority?: "none" | "low" | "medium" | "high" | "urgent";
+                /** @description decisions §19: `last_activity_at` (newest first, the default) or `waiting_since` (oldest waiting first, then oldest; conversations not waiting last). */
+                sort?: "last_activity_at" | "waiting_since";
             };
             header?: never;
             path?: never;
@@ -4097,11 +5283,39 @@ export interface operations {
                      *         {
                      *           "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
                      *           "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *           "contact": {
+                     *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *             "first_name": "Ana",
+                     *             "last_name": "García",
+                     *             "phone": "+5215512345678"
+                     *           },
+                     *           "last_message": {
+                     *             "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *             "sender": "contact",
+                     *             "type": "text",
+                     *             "text": "Is my order on its way?",
+                     *             "private": false,
+                     *             "created_at": "2026-01-15T09:31:00.000Z"
+                     *           },
                      *           "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *           "last_message_at": "2026-01-15T09:31:00.000Z",
                      *           "last_inbound_at": "2026-01-15T09:31:00.000Z",
                      *           "window_expires_at": "2026-01-16T09:31:00.000Z",
                      *           "unread_count": 1,
+                     *           "status": "open",
+                     *           "snoozed_until": null,
+                     *           "assignee": {
+                     *             "type": "user",
+                     *             "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *           },
+                     *           "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *           "priority": "high",
+                     *           "labels": [
+                     *             "shipping"
+                     *           ],
+                     *           "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *           "first_reply_at": null,
+                     *           "last_activity_at": "2026-01-15T09:31:00.000Z",
                      *           "created_at": "2026-01-15T09:30:00.000Z",
                      *           "updated_at": "2026-01-15T09:31:00.000Z"
                      *         }
@@ -4233,11 +5447,39 @@ export interface operations {
                      * @example {
                      *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
                      *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "contact": {
+                     *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *         "first_name": "Ana",
+                     *         "last_name": "García",
+                     *         "phone": "+5215512345678"
+                     *       },
+                     *       "last_message": {
+                     *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *         "sender": "contact",
+                     *         "type": "text",
+                     *         "text": "Is my order on its way?",
+                     *         "private": false,
+                     *         "created_at": "2026-01-15T09:31:00.000Z"
+                     *       },
                      *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *       "last_message_at": "2026-01-15T09:31:00.000Z",
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
                      *       "window_expires_at": "2026-01-16T09:31:00.000Z",
                      *       "unread_count": 1,
+                     *       "status": "open",
+                     *       "snoozed_until": null,
+                     *       "assignee": {
+                     *         "type": "user",
+                     *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *       },
+                     *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *       "priority": "high",
+                     *       "labels": [
+                     *         "shipping"
+                     *       ],
+                     *       "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *       "first_reply_at": null,
+                     *       "last_activity_at": "2026-01-15T09:31:00.000Z",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:31:00.000Z"
                      *     }
@@ -4367,6 +5609,247 @@ export interface operations {
             };
         };
     };
+    updateConversation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description decisions §19: the fields to change; a field left out stays as it is. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "status": "snoozed",
+                 *       "snoozed_until": "2026-01-16T09:00:00.000Z",
+                 *       "priority": "high",
+                 *       "labels": [
+                 *         "vip"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationPatch"];
+            };
+        };
+        responses: {
+            /** @description The conversation after the change. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                     *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "contact": {
+                     *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *         "first_name": "Ana",
+                     *         "last_name": "García",
+                     *         "phone": "+5215512345678"
+                     *       },
+                     *       "last_message": {
+                     *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *         "sender": "contact",
+                     *         "type": "text",
+                     *         "text": "Is my order on its way?",
+                     *         "private": false,
+                     *         "created_at": "2026-01-15T09:31:00.000Z"
+                     *       },
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "last_message_at": "2026-01-15T09:31:00.000Z",
+                     *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
+                     *       "window_expires_at": "2026-01-16T09:31:00.000Z",
+                     *       "unread_count": 1,
+                     *       "status": "open",
+                     *       "snoozed_until": null,
+                     *       "assignee": {
+                     *         "type": "user",
+                     *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *       },
+                     *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *       "priority": "high",
+                     *       "labels": [
+                     *         "shipping"
+                     *       ],
+                     *       "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *       "first_reply_at": null,
+                     *       "last_activity_at": "2026-01-15T09:31:00.000Z",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:31:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Conversation"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflict with the current state. `detail` codes: `ai_disabled`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listConversationMessages: {
         parameters: {
             query?: {
@@ -4404,7 +5887,7 @@ export interface operations {
                      *           "direction": "outbound",
                      *           "sender": "system",
                      *           "type": "template",
-                     *           "text": null,
+                     *           "text": "Hello Ana, your order is on its way.",
                      *           "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                      *           "phone": "+5215512345678",
                      *           "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -4417,7 +5900,9 @@ export interface operations {
                      *           "read_at": null,
                      *           "failed_at": null,
                      *           "media": null,
-                     *           "reply_to": null
+                     *           "reply_to": null,
+                     *           "author_id": null,
+                     *           "private": false
                      *         }
                      *       ],
                      *       "next_cursor": "string"
@@ -4593,7 +6078,7 @@ export interface operations {
                      *       "direction": "outbound",
                      *       "sender": "system",
                      *       "type": "template",
-                     *       "text": null,
+                     *       "text": "Hello Ana, your order is on its way.",
                      *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                      *       "phone": "+5215512345678",
                      *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -4606,7 +6091,9 @@ export interface operations {
                      *       "read_at": null,
                      *       "failed_at": null,
                      *       "media": null,
-                     *       "reply_to": null
+                     *       "reply_to": null,
+                     *       "author_id": null,
+                     *       "private": false
                      *     }
                      */
                     "application/json": components["schemas"]["Message"];
@@ -4817,11 +6304,39 @@ export interface operations {
                      * @example {
                      *       "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
                      *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "contact": {
+                     *         "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *         "first_name": "Ana",
+                     *         "last_name": "García",
+                     *         "phone": "+5215512345678"
+                     *       },
+                     *       "last_message": {
+                     *         "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                     *         "sender": "contact",
+                     *         "type": "text",
+                     *         "text": "Is my order on its way?",
+                     *         "private": false,
+                     *         "created_at": "2026-01-15T09:31:00.000Z"
+                     *       },
                      *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
                      *       "last_message_at": "2026-01-15T09:31:00.000Z",
                      *       "last_inbound_at": "2026-01-15T09:31:00.000Z",
                      *       "window_expires_at": "2026-01-16T09:31:00.000Z",
                      *       "unread_count": 1,
+                     *       "status": "open",
+                     *       "snoozed_until": null,
+                     *       "assignee": {
+                     *         "type": "user",
+                     *         "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *       },
+                     *       "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                     *       "priority": "high",
+                     *       "labels": [
+                     *         "shipping"
+                     *       ],
+                     *       "waiting_since": "2026-01-15T09:31:00.000Z",
+                     *       "first_reply_at": null,
+                     *       "last_activity_at": "2026-01-15T09:31:00.000Z",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "updated_at": "2026-01-15T09:31:00.000Z"
                      *     }
@@ -5129,6 +6644,218 @@ export interface operations {
                 };
             };
             /** @description The platform (or the file’s URL) could not give the file now; try again later. `detail` codes: `service_unavailable`, `service_busy`, `media_unavailable`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createConversationNote: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A private note: never sent to the contact. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Refund approved, @Ana please confirm",
+                 *       "mention_ids": [
+                 *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["NoteInput"];
+            };
+        };
+        responses: {
+            /** @description The note. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N6",
+                     *       "conversation_id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                     *       "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *       "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                     *       "direction": "outbound",
+                     *       "sender": "system",
+                     *       "type": "template",
+                     *       "text": "Hello Ana, your order is on its way.",
+                     *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
+                     *       "phone": "+5215512345678",
+                     *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
+                     *       "status": "delivered",
+                     *       "error": null,
+                     *       "error_message": null,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "sent_at": "2026-01-15T09:30:01.000Z",
+                     *       "delivered_at": "2026-01-15T09:30:04.000Z",
+                     *       "read_at": null,
+                     *       "failed_at": null,
+                     *       "media": null,
+                     *       "reply_to": null,
+                     *       "author_id": null,
+                     *       "private": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Message"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
             503: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
@@ -6207,7 +7934,13 @@ export interface operations {
                      *           "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
                      *           "delivered_at": "2026-01-15T09:30:04.000Z",
                      *           "read_at": null,
-                     *           "created_at": "2026-01-15T09:30:00.000Z"
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "contact": {
+                     *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                     *             "first_name": "Ana",
+                     *             "last_name": "Lima",
+                     *             "phone": "+15551234567"
+                     *           }
                      *         }
                      *       ],
                      *       "next_cursor": "string",
@@ -11958,6 +13691,3820 @@ export interface operations {
             };
         };
     };
+    listUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The people. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *           "name": "Ana Lima",
+                     *           "email": "ana@example.com",
+                     *           "role": "agent",
+                     *           "available": true
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PersonList"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listTeams: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The teams. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *           "name": "Support",
+                     *           "member_ids": [
+                     *             "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                     *           ],
+                     *           "auto_assign": true,
+                     *           "max_open_per_member": 20,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TeamList"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new team; `name` is unique ignoring case. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Support",
+                 *       "member_ids": [
+                 *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                 *       ],
+                 *       "auto_assign": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["TeamInput"];
+            };
+        };
+        responses: {
+            /** @description The team. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "name": "Support",
+                     *       "member_ids": [
+                     *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                     *       ],
+                     *       "auto_assign": true,
+                     *       "max_open_per_member": 20,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A team of this name exists (ignoring case): `{code, field: "name"}`. `detail` codes: `duplicate`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input, or 100 teams. `detail` codes: `validation_error`, `team_limit`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The team. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "name": "Support",
+                     *       "member_ids": [
+                     *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                     *       ],
+                     *       "auto_assign": true,
+                     *       "max_open_per_member": 20,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateTeam: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "auto_assign": true,
+                 *       "max_open_per_member": 10
+                 *     }
+                 */
+                "application/json": components["schemas"]["TeamPatch"];
+            };
+        };
+        responses: {
+            /** @description The team. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "team_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "name": "Support",
+                     *       "member_ids": [
+                     *         "usr_01jd3q8w4y2n7r6t9v0b1c2d3e"
+                     *       ],
+                     *       "auto_assign": true,
+                     *       "max_open_per_member": 20,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Team"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A team of this name exists (ignoring case): `{code, field: "name"}`. `detail` codes: `duplicate`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCannedResponses: {
+        parameters: {
+            query?: {
+                /** @description Matches the short code’s start or anywhere in the text, ignoring case. */
+                q?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canned responses. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *           "short_code": "thanks",
+                     *           "text": "Thank you, {{contact.first_name}}!",
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponseList"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A new canned response. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "short_code": "thanks",
+                 *       "text": "Thank you, {{contact.first_name}}!"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CannedResponseInput"];
+            };
+        };
+        responses: {
+            /** @description The canned response. */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "short_code": "thanks",
+                     *       "text": "Thank you, {{contact.first_name}}!",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponse"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The short code is taken: `{code: "duplicate", field: "short_code"}`. `detail` codes: `duplicate`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Invalid input, or 1,000 canned responses. `detail` codes: `validation_error`, `canned_response_limit`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                canned_response_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The canned response. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "short_code": "thanks",
+                     *       "text": "Thank you, {{contact.first_name}}!",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponse"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                canned_response_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCannedResponse: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                canned_response_id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "Thanks a lot, {{contact.first_name}}!"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CannedResponsePatch"];
+            };
+        };
+        responses: {
+            /** @description The canned response. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "cr_01jh5zq6d7e8f9g0h1j2k3l4m5",
+                     *       "short_code": "thanks",
+                     *       "text": "Thank you, {{contact.first_name}}!",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CannedResponse"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The short code is taken: `{code: "duplicate", field: "short_code"}`. `detail` codes: `duplicate`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBusinessHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The organization’s opening hours and away message (decisions §20). Disabled by default. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "week": [
+                     *         {
+                     *           "day": "mon",
+                     *           "open": "09:00",
+                     *           "close": "12:30"
+                     *         },
+                     *         {
+                     *           "day": "mon",
+                     *           "open": "13:30",
+                     *           "close": "18:00"
+                     *         },
+                     *         {
+                     *           "day": "sat",
+                     *           "open": "10:00",
+                     *           "close": "14:00"
+                     *         }
+                     *       ],
+                     *       "away_message": {
+                     *         "text": "Thanks for writing! We are closed now and answer from 09:00."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BusinessHours"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putBusinessHours: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Replaces the whole setting: a `week` left out is empty, an `away_message` left out is null. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "week": [
+                 *         {
+                 *           "day": "mon",
+                 *           "open": "09:00",
+                 *           "close": "12:30"
+                 *         },
+                 *         {
+                 *           "day": "mon",
+                 *           "open": "13:30",
+                 *           "close": "18:00"
+                 *         },
+                 *         {
+                 *           "day": "sat",
+                 *           "open": "10:00",
+                 *           "close": "14:00"
+                 *         }
+                 *       ],
+                 *       "away_message": {
+                 *         "text": "Thanks for writing! We are closed now and answer from 09:00."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["BusinessHoursInput"];
+            };
+        };
+        responses: {
+            /** @description The organization’s opening hours and away message (decisions §20). Disabled by default. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "week": [
+                     *         {
+                     *           "day": "mon",
+                     *           "open": "09:00",
+                     *           "close": "12:30"
+                     *         },
+                     *         {
+                     *           "day": "mon",
+                     *           "open": "13:30",
+                     *           "close": "18:00"
+                     *         },
+                     *         {
+                     *           "day": "sat",
+                     *           "open": "10:00",
+                     *           "close": "14:00"
+                     *         }
+                     *       ],
+                     *       "away_message": {
+                     *         "text": "Thanks for writing! We are closed now and answer from 09:00."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BusinessHours"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAutomationRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every rule of the organization (at most 100), in the order they run. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "rule_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                     *           "name": "Spanish speakers to the Spanish team",
+                     *           "active": true,
+                     *           "event": "conversation.created",
+                     *           "conditions": [
+                     *             {
+                     *               "field": "message.text",
+                     *               "operator": "matches",
+                     *               "value": "\\b(hola|gracias)\\b"
+                     *             }
+                     *           ],
+                     *           "actions": [
+                     *             {
+                     *               "type": "assign_team",
+                     *               "team_id": "team_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *             },
+                     *             {
+                     *               "type": "add_labels",
+                     *               "labels": [
+                     *                 "es"
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "stop": false,
+                     *           "position": 0,
+                     *           "created_at": "2026-01-15T09:30:00.000Z",
+                     *           "updated_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AutomationRuleList"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createAutomationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Spanish speakers to the Spanish team",
+                 *       "event": "conversation.created",
+                 *       "conditions": [
+                 *         {
+                 *           "field": "message.text",
+                 *           "operator": "matches",
+                 *           "value": "\\b(hola|gracias)\\b"
+                 *         }
+                 *       ],
+                 *       "actions": [
+                 *         {
+                 *           "type": "assign_team",
+                 *           "team_id": "team_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                 *         },
+                 *         {
+                 *           "type": "add_labels",
+                 *           "labels": [
+                 *             "es"
+                 *           ]
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["AutomationRuleInput"];
+            };
+        };
+        responses: {
+            /** @description A rule run on every contact message (decisions §20). */
+            201: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rule_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                     *       "name": "Spanish speakers to the Spanish team",
+                     *       "active": true,
+                     *       "event": "conversation.created",
+                     *       "conditions": [
+                     *         {
+                     *           "field": "message.text",
+                     *           "operator": "matches",
+                     *           "value": "\\b(hola|gracias)\\b"
+                     *         }
+                     *       ],
+                     *       "actions": [
+                     *         {
+                     *           "type": "assign_team",
+                     *           "team_id": "team_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *         },
+                     *         {
+                     *           "type": "add_labels",
+                     *           "labels": [
+                     *             "es"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "stop": false,
+                     *       "position": 0,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AutomationRule"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`, `automation_rule_limit`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAutomationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A rule run on every contact message (decisions §20). */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rule_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                     *       "name": "Spanish speakers to the Spanish team",
+                     *       "active": true,
+                     *       "event": "conversation.created",
+                     *       "conditions": [
+                     *         {
+                     *           "field": "message.text",
+                     *           "operator": "matches",
+                     *           "value": "\\b(hola|gracias)\\b"
+                     *         }
+                     *       ],
+                     *       "actions": [
+                     *         {
+                     *           "type": "assign_team",
+                     *           "team_id": "team_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *         },
+                     *         {
+                     *           "type": "add_labels",
+                     *           "labels": [
+                     *             "es"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "stop": false,
+                     *       "position": 0,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AutomationRule"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAutomationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateAutomationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "active": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["AutomationRulePatch"];
+            };
+        };
+        responses: {
+            /** @description A rule run on every contact message (decisions §20). */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "rule_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                     *       "name": "Spanish speakers to the Spanish team",
+                     *       "active": true,
+                     *       "event": "conversation.created",
+                     *       "conditions": [
+                     *         {
+                     *           "field": "message.text",
+                     *           "operator": "matches",
+                     *           "value": "\\b(hola|gracias)\\b"
+                     *         }
+                     *       ],
+                     *       "actions": [
+                     *         {
+                     *           "type": "assign_team",
+                     *           "team_id": "team_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                     *         },
+                     *         {
+                     *           "type": "add_labels",
+                     *           "labels": [
+                     *             "es"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "stop": false,
+                     *       "position": 0,
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "updated_at": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AutomationRule"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listAutomationRuleRuns: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1 to 200. */
+                limit?: number;
+                /** @description Opaque; pass the previous page’s `next_cursor`. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of a rule’s runs, newest first. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "run_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                     *           "conversation_id": "conv_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                     *           "message_id": "msg_01JH5ZP5C6D7E8F9G0H1J2K3L4",
+                     *           "actions": [
+                     *             {
+                     *               "type": "send_text",
+                     *               "outcome": "skipped",
+                     *               "reason": "opted_out"
+                     *             },
+                     *             {
+                     *               "type": "add_labels",
+                     *               "outcome": "done"
+                     *             }
+                     *           ],
+                     *           "created_at": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_cursor": "string"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AutomationRuleRunPage"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAiAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The AI assistant’s settings (decisions §20). Disabled by default. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "mode": "autonomous",
+                     *       "instructions": "We are a bakery in Lisbon. Be brief and friendly.",
+                     *       "faqs": [
+                     *         {
+                     *           "question": "opening hours",
+                     *           "answer": "Every day from 8:00 to 19:00."
+                     *         }
+                     *       ],
+                     *       "channel_ids": [],
+                     *       "handoff_team_id": null,
+                     *       "handoff_message": "Let me get a person to help you.",
+                     *       "max_replies_per_conversation": 10,
+                     *       "provider": {
+                     *         "base_url": "https://api.openai.com/v1",
+                     *         "model": "gpt-4o-mini",
+                     *         "has_api_key": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AiAssistant"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    putAiAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Replaces the settings: a field left out takes its default (`mode` draft, `instructions` empty, no FAQs, every number, no team, the default handoff message, 10 replies, no provider). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "mode": "autonomous",
+                 *       "instructions": "We are a bakery in Lisbon. Be brief and friendly.",
+                 *       "faqs": [
+                 *         {
+                 *           "question": "opening hours",
+                 *           "answer": "Every day from 8:00 to 19:00."
+                 *         }
+                 *       ],
+                 *       "channel_ids": [],
+                 *       "handoff_team_id": null,
+                 *       "handoff_message": "Let me get a person to help you.",
+                 *       "max_replies_per_conversation": 10,
+                 *       "provider": {
+                 *         "base_url": "https://api.openai.com/v1",
+                 *         "model": "gpt-4o-mini",
+                 *         "api_key": "sk-…"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["AiAssistantInput"];
+            };
+        };
+        responses: {
+            /** @description The AI assistant’s settings (decisions §20). Disabled by default. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "mode": "autonomous",
+                     *       "instructions": "We are a bakery in Lisbon. Be brief and friendly.",
+                     *       "faqs": [
+                     *         {
+                     *           "question": "opening hours",
+                     *           "answer": "Every day from 8:00 to 19:00."
+                     *         }
+                     *       ],
+                     *       "channel_ids": [],
+                     *       "handoff_team_id": null,
+                     *       "handoff_message": "Let me get a person to help you.",
+                     *       "max_replies_per_conversation": 10,
+                     *       "provider": {
+                     *         "base_url": "https://api.openai.com/v1",
+                     *         "model": "gpt-4o-mini",
+                     *         "has_api_key": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AiAssistant"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    testAiAssistant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "text": "What are your opening hours?"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AiAssistantTestInput"];
+            };
+        };
+        responses: {
+            /** @description What the assistant would do with the message. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "action": "reply",
+                     *       "text": "Every day from 8:00 to 19:00.",
+                     *       "reason": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AiAssistantTestAnswer"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The assistant is disabled. `detail` codes: `ai_disabled`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The model failed: an error, no answer within 30 seconds, or an answer that is not the JSON asked for. `detail` codes: `ai_provider_error`. */
+            502: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    draftConversationReply: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A suggested reply; nothing was sent. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "text": "We open every day at 8:00."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AiDraft"];
+                };
+            };
+            /** @description Malformed request (e.g. invalid percent-encoding in the path). `detail` codes: `bad_request`. */
+            400: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Key missing, unknown, revoked or expired. `detail` codes: `missing_bearer_token`, `invalid_api_key`, `api_key_expired`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Valid credential, not allowed (`insufficient_scope` names the `required` scope). `detail` codes: `api_key_required`, `insufficient_scope`, `scale_plan_required`, `trial_expired`, `subscription_required`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this organization. `detail` codes: `not_found`. */
+            404: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The assistant is disabled. `detail` codes: `ai_disabled`. */
+            409: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A path parameter too long. `detail` codes: `uri_too_long`. */
+            414: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The model failed: an error, no answer within 30 seconds, or an answer that is not the JSON asked for. `detail` codes: `ai_provider_error`. */
+            502: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The database is unreachable for now (`service_unavailable`), or every connection or every place of the organization's concurrency limit is busy (`service_busy`); `Retry-After` says when to try again. `detail` codes: `service_unavailable`, `service_busy`. */
+            503: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description Seconds to wait before trying again, when known. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     consoleGetSession: {
         parameters: {
             query?: never;
@@ -11985,7 +17532,8 @@ export interface operations {
                      *         "name": "Ana Lima",
                      *         "role": "admin",
                      *         "created_at": "2026-01-15T09:30:00.000Z",
-                     *         "last_sign_in_at": null
+                     *         "last_sign_in_at": null,
+                     *         "available": true
                      *       },
                      *       "organization": {
                      *         "id": "string",
@@ -12093,7 +17641,8 @@ export interface operations {
                      *         "name": "Ana Lima",
                      *         "role": "admin",
                      *         "created_at": "2026-01-15T09:30:00.000Z",
-                     *         "last_sign_in_at": null
+                     *         "last_sign_in_at": null,
+                     *         "available": true
                      *       },
                      *       "organization": {
                      *         "id": "string",
@@ -12474,7 +18023,8 @@ export interface operations {
                      *         "name": "Ana Lima",
                      *         "role": "admin",
                      *         "created_at": "2026-01-15T09:30:00.000Z",
-                     *         "last_sign_in_at": null
+                     *         "last_sign_in_at": null,
+                     *         "available": true
                      *       },
                      *       "organization": {
                      *         "id": "string",
@@ -12609,6 +18159,143 @@ export interface operations {
             };
         };
     };
+    consoleUpdateMe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description decisions §19: the signed-in person marks themselves available (true) or away (false). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "available": false
+                 *     }
+                 */
+                "application/json": components["schemas"]["AvailabilityPatch"];
+            };
+        };
+        responses: {
+            /** @description The signed-in person. */
+            200: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "usr_01jd3q8w4y2n7r6t9v0b1c2d3e",
+                     *       "email": "ana@example.com",
+                     *       "name": "Ana Lima",
+                     *       "role": "admin",
+                     *       "created_at": "2026-01-15T09:30:00.000Z",
+                     *       "last_sign_in_at": null,
+                     *       "available": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            /** @description No live console session (signed out, or ended after 12 hours idle or 7 days). `detail` codes: `session_required`. */
+            401: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A change without the CSRF header and a same-origin `Origin`, or not allowed for the user’s role. `detail` codes: `csrf_failed`, `forbidden_for_role`. */
+            403: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. `detail` codes: `payload_too_large`. */
+            413: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not JSON. `detail` codes: `unsupported_media_type`. */
+            415: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed: an array of `{loc, msg, type, input?, ctx?}` (`validation_error`), or `{code, …}` for a rule. `detail` codes: `validation_error`. */
+            422: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Over the rate limit; `Retry-After` says when to try again. `detail` codes: `rate_limited`. */
+            429: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected fault. `detail` codes: `internal_error`. */
+            500: {
+                headers: {
+                    "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
+                    "X-RateLimit-Remaining": components["headers"]["X-RateLimit-Remaining"];
+                    "X-RateLimit-Reset": components["headers"]["X-RateLimit-Reset"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     consoleListUsers: {
         parameters: {
             query?: never;
@@ -12637,7 +18324,8 @@ export interface operations {
                      *           "name": "Ana Lima",
                      *           "role": "admin",
                      *           "created_at": "2026-01-15T09:30:00.000Z",
-                     *           "last_sign_in_at": null
+                     *           "last_sign_in_at": null,
+                     *           "available": true
                      *         }
                      *       ]
                      *     }
@@ -12739,6 +18427,7 @@ export interface operations {
                      *       "role": "admin",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
                      *       "last_sign_in_at": "2026-01-15T09:30:00.000Z",
+                     *       "available": true,
                      *       "sign_in_url": "http://127.0.0.1:8080/app/set-password#token=sil_x1",
                      *       "sign_in_url_expires_at": "2026-01-15T09:30:00.000Z"
                      *     }
@@ -12995,7 +18684,8 @@ export interface operations {
                      *       "name": "Ana Lima",
                      *       "role": "admin",
                      *       "created_at": "2026-01-15T09:30:00.000Z",
-                     *       "last_sign_in_at": null
+                     *       "last_sign_in_at": null,
+                     *       "available": true
                      *     }
                      */
                     "application/json": components["schemas"]["User"];
@@ -14226,7 +19916,7 @@ export interface operations {
                  *         "direction": "outbound",
                  *         "sender": "system",
                  *         "type": "template",
-                 *         "text": null,
+                 *         "text": "Hello Ana, your order is on its way.",
                  *         "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                  *         "phone": "+5215512345678",
                  *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -14239,7 +19929,9 @@ export interface operations {
                  *         "read_at": null,
                  *         "failed_at": null,
                  *         "media": null,
-                 *         "reply_to": null
+                 *         "reply_to": null,
+                 *         "author_id": null,
+                 *         "private": false
                  *       }
                  *     }
                  */
@@ -14299,7 +19991,7 @@ export interface operations {
                  *         "direction": "outbound",
                  *         "sender": "system",
                  *         "type": "template",
-                 *         "text": null,
+                 *         "text": "Hello Ana, your order is on its way.",
                  *         "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                  *         "phone": "+5215512345678",
                  *         "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
@@ -14312,11 +20004,191 @@ export interface operations {
                  *         "read_at": null,
                  *         "failed_at": null,
                  *         "media": null,
-                 *         "reply_to": null
+                 *         "reply_to": null,
+                 *         "author_id": null,
+                 *         "private": false
                  *       }
                  *     }
                  */
                 "application/json": components["schemas"]["MessageUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled (`disabled_reason: "gone"`) and receives nothing more. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 10 s; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout, a redirect (never followed) or a connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is `failed`. An endpoint whose attempts have all failed for 5 days is disabled (`disabled_reason: "failing"`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_conversation_updated: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation, two signatures separated by a space (new secret, then the previous one for 24 hours). Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "conversation.updated",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "conversation": {
+                 *           "id": "cv_01JH5ZR6D7E8F9G0H1J2K3L4M5",
+                 *           "contact_id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *           "contact": {
+                 *             "id": "ct_01JH5ZN4B5C6D7E8F9G0H1J2K3",
+                 *             "first_name": "Ana",
+                 *             "last_name": "García",
+                 *             "phone": "+5215512345678"
+                 *           },
+                 *           "last_message": {
+                 *             "id": "msg_01JH5ZS7E8F9G0H1J2K3L4M5N7",
+                 *             "sender": "contact",
+                 *             "type": "text",
+                 *             "text": "Is my order on its way?",
+                 *             "private": false,
+                 *             "created_at": "2026-01-15T09:31:00.000Z"
+                 *           },
+                 *           "channel_id": "ch_01JH5ZK9X8W7V6U5T4S3R2Q1P0",
+                 *           "last_message_at": "2026-01-15T09:31:00.000Z",
+                 *           "last_inbound_at": "2026-01-15T09:31:00.000Z",
+                 *           "window_expires_at": "2026-01-16T09:31:00.000Z",
+                 *           "unread_count": 1,
+                 *           "status": "open",
+                 *           "snoozed_until": null,
+                 *           "assignee": {
+                 *             "type": "user",
+                 *             "id": "usr_01JH5ZP5C6D7E8F9G0H1J2K3L4"
+                 *           },
+                 *           "team_id": "team_01JH5ZQ6D7E8F9G0H1J2K3L4M5",
+                 *           "priority": "high",
+                 *           "labels": [
+                 *             "shipping"
+                 *           ],
+                 *           "waiting_since": "2026-01-15T09:31:00.000Z",
+                 *           "first_reply_at": null,
+                 *           "last_activity_at": "2026-01-15T09:31:00.000Z",
+                 *           "created_at": "2026-01-15T09:30:00.000Z",
+                 *           "updated_at": "2026-01-15T09:31:00.000Z"
+                 *         },
+                 *         "changed": [
+                 *           "string"
+                 *         ],
+                 *         "previous": {}
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled (`disabled_reason: "gone"`) and receives nothing more. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Answer within 10 s; the body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other answer, a timeout, a redirect (never followed) or a connection error is retried after 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h, then the delivery is `failed`. An endpoint whose attempts have all failed for 5 days is disabled (`disabled_reason: "failing"`). */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    event_conversation_note_created: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (`evt_…`), the same on every retry: deduplicate by it. */
+                "webhook-id": string;
+                /** @description Unix seconds of this attempt; refuse ones too far from your clock (replays). */
+                "webhook-timestamp": string;
+                /** @description `v1,` + base64 of HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{body}`, keyed with the base64-decoded part of the endpoint secret after `whsec_`. During a rotation, two signatures separated by a space (new secret, then the previous one for 24 hours). Verify with any Standard Webhooks library. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "string",
+                 *       "type": "conversation.note_created",
+                 *       "created_at": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "id": "string",
+                 *         "conversation_id": "string",
+                 *         "contact_id": "string",
+                 *         "channel_id": "string",
+                 *         "direction": "inbound",
+                 *         "sender": "contact",
+                 *         "type": "string",
+                 *         "text": "string",
+                 *         "template_id": "string",
+                 *         "phone": "string",
+                 *         "platform_message_id": "string",
+                 *         "status": "received",
+                 *         "error": "string",
+                 *         "error_message": "string",
+                 *         "media": {
+                 *           "mime_type": "string",
+                 *           "filename": "string",
+                 *           "caption": "string",
+                 *           "url": "string"
+                 *         },
+                 *         "reply_to": "string",
+                 *         "author_id": "string",
+                 *         "private": true,
+                 *         "created_at": "2026-01-15T09:30:00.000Z",
+                 *         "sent_at": "2026-01-15T09:30:00.000Z",
+                 *         "delivered_at": "2026-01-15T09:30:00.000Z",
+                 *         "read_at": "2026-01-15T09:30:00.000Z",
+                 *         "failed_at": "2026-01-15T09:30:00.000Z",
+                 *         "mention_ids": [
+                 *           "string"
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ConversationNoteCreatedEvent"];
             };
         };
         responses: {
