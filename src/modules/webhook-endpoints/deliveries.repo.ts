@@ -19,11 +19,11 @@ export const SUBSCRIPTION_RULE = 'webhook_record_events';
 /**
  * The delivery lanes (D229), by event type (`%` as in LIKE): an endpoint's claim takes each lane in its own due order
  * with its own in-flight allowance, so no event type waits behind another's backlog at the same endpoint. Lane 0 is
- * the conversational one (`message.*`, and the test `ping`, which a person waits for): claimed first, with slots of
+ * the conversational one (`message.*`, `conversation.*` of decisions §19, and the test `ping`, which a person waits for): claimed first, with slots of
  * the pool kept for it. A type not listed takes the lane after these (`OTHER_LANE`).
  */
 export const DELIVERY_LANES: readonly (readonly string[])[] = [
-  ['message.%', 'ping'],
+  ['message.%', 'conversation.%', 'ping'],
   ['contact.created'],
   ['contact.updated'],
   ['contact.deleted'],
