@@ -120,6 +120,24 @@ describe('the autonomous assistant, sandbox provider', () => {
     expect(texts).toEqual(['Every day from 8:00 to 19:00.']);
   });
 
+  it('drops a job whose number it no longer serves when the job is claimed (D270)', async () => {
+    const { orgId, key, channelId } = await assistantOrg();
+    const other = await h.createAccount(orgId, { numbers: [{ phone: '+15550100009' }] });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'opening hours?');
+    const conversation = await conversationOf(key, phone);
+    expect(conversation).toMatchObject({ status: 'pending', assignee: { type: 'ai' } });
+    // The job is queued; before it is claimed the assistant is given only the other number.
+    const moved = await h.api('PUT', '/v1/ai-assistant', {
+      key,
+      body: { enabled: true, mode: 'autonomous', faqs: FAQS, channel_ids: [other.numbers[0].id] },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    expect(await h.wiring.assistantJobs.runOnce()).toBe(1);
+    expect(await h.wiring.assistantJobs.runOnce()).toBe(0); // dropped, not left for its lease
+    expect((await messagesOf(key, conversation.id)).map((m) => m.sender)).toEqual(['contact']);
+  });
+
   it('does not serve numbers it was not given, nor in draft mode', async () => {
     const { key, channelId } = await assistantOrg({ mode: 'draft' });
     const [phone] = phones(1) as [string];
