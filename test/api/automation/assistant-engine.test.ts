@@ -181,6 +181,28 @@ describe('the autonomous assistant, a model', () => {
     expect(texts.at(-1)).toBe('AI handed off: reply_limit');
   });
 
+  it('leases a job for four times the model’s deadline, so a dead worker’s job comes back that soon (D269)', async () => {
+    const { orgId, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'hello');
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    model.script({ content: JSON.stringify({ action: 'reply', text: 'Hi' }), after: gate });
+    const before = model.requests.length;
+    const running = answerAll();
+    await waitUntil(() => model.requests.length > before, { message: 'the model call' });
+    // The harness's deadline is 500 ms: the lease 2 s (it was 120 s whatever the deadline).
+    const { rows } = await sql<{ ms: number }>`select extract(epoch from lease_until - now())::float8 * 1000 as ms
+      from assistant_jobs where org_id = ${orgId}`.execute(h.database.db);
+    release();
+    await running;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.ms).toBeGreaterThan(0);
+    expect(rows[0]?.ms).toBeLessThanOrEqual(2000);
+  });
+
   it('drops the answer when a person is assigned while the model is thinking', async () => {
     const { orgId, key, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
     const user = await addUser(h, orgId);
