@@ -21,7 +21,7 @@ import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
 import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
 import { DEFAULT_DEPLOYMENT_MODEL, type DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
 import { createAutomationServices } from './modules/automation/automation.services.ts';
-import { createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
+import { assistantLeaseMs, createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
 import { automationHandlers } from './modules/automation/engine/inbound-automation.ts';
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
 import { createAudienceRunner } from './modules/broadcasts/audience-runner.ts';
@@ -237,14 +237,16 @@ export function wire(input: WiringInput) {
   );
 
   // decisions §20: the autonomous assistant's answers, from the jobs contact messages queued.
+  const deployment = { ...DEFAULT_DEPLOYMENT_MODEL, ...input.ai };
   const assistantJobs = createAssistantWorker({
     db,
     clock,
     log,
     keyring,
     allowHosts: input.webhookAllowHosts ?? [],
-    deployment: { ...DEFAULT_DEPLOYMENT_MODEL, ...input.ai },
+    deployment,
     wake: replyWaker.wake,
+    options: { leaseMs: assistantLeaseMs(deployment.timeoutMs) },
   });
 
   // decisions §16: starts audience broadcasts and adds their recipients (a worker task; tests drive it directly).

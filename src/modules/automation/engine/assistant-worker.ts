@@ -31,6 +31,13 @@ export interface AssistantWorkerOptions {
 
 export const ASSISTANT_WORKER_DEFAULTS: AssistantWorkerOptions = { leaseMs: 120_000, batch: 8 };
 
+/**
+ * D269: a job's lease is four times the model's deadline (120 s with the default 30 s): longer than a claimed job
+ * can take (its reads, the call, the answer's transaction), and no longer than it must be — a job whose worker died
+ * is answered that soon after.
+ */
+export const assistantLeaseMs = (timeoutMs: number) => 4 * timeoutMs;
+
 export interface AssistantWorkerDeps {
   db: Kysely<DB>;
   clock: Clock;
@@ -53,6 +60,9 @@ export function createAssistantWorker(deps: AssistantWorkerDeps) {
   async function prepare(job: repo.ClaimedJob, settings: AssistantSettings): Promise<Decision | 'ask'> {
     const owner = await repo.conversationOwner(db, job.org_id, job.conversation_id);
     if (owner?.assignee_type !== 'ai' || !settings.enabled || settings.mode !== 'autonomous') return { action: 'drop' };
+    // D270: the numbers it serves may have changed since the message queued the job (decisions §20: `channel_ids`,
+    // empty serves all).
+    if (settings.channelIds.length > 0 && !settings.channelIds.includes(owner.channel_id)) return { action: 'drop' };
     const context = await findReplyContext(db, job.org_id, job.conversation_id);
     const now = clock.now().getTime();
     const windowOpen = context?.last_inbound_at && context.last_inbound_at.getTime() + WINDOW_MS > now;
