@@ -1,10 +1,10 @@
 // The guard of the console's API (/app/api, decisions §17): the session cookie instead of an API key, CSRF
 // protection on every change, the person's own rate budget (§17, D238), and for the /v1 operations mounted there the same
 // plan gates as /v1. Order: session (401), budget (429), CSRF (403), plan gates (403), role (403).
+import { createHash } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../lib/clock.ts';
-import { csrfTokenOf, type ResolvedSession, type SessionsService } from '../modules/sessions/sessions.service.ts';
-import { planGate, type RateBudget, scopeLog } from './auth.ts';
+import { type Organization, planGate, type RateBudget, scopeLog } from './auth.ts';
 import { ApiError } from './errors.ts';
 
 export const CONSOLE_PREFIX = '/app/api';
@@ -14,15 +14,48 @@ export const CSRF_HEADER = 'x-csrf-token';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** The signed-in person of a console session, as the session's answer shows them. */
+export interface ConsolePerson {
+  id: string;
+  email: string;
+  name: string | null;
+  role: 'admin' | 'agent';
+  created_at: Date;
+  last_sign_in_at: Date | null;
+  available: boolean;
+}
+
+/** A live console session: what the guard reads and leaves on the request for the console's routes. */
+export interface ConsoleSession {
+  session_id: string;
+  expires_at: Date;
+  idle_expires_at: Date;
+  user: ConsolePerson;
+  org: Organization;
+}
+
+/**
+ * Where the guard finds the session of a cookie. Declared here so that HTTP does not depend on a feature: the
+ * sessions module's service is one (wired in app.ts).
+ */
+export interface ConsoleSessions {
+  /** The live session a token names, its idle clock restarted; undefined when it has ended or never was. */
+  resolve(token: string): Promise<ConsoleSession | undefined>;
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The console session of an /app/api request, with its token (for the CSRF check and signing out). */
-    consoleSession?: { token: string; session: ResolvedSession };
+    consoleSession?: { token: string; session: ConsoleSession };
   }
 }
 
+/** The CSRF token of a session: derived from its secret, so a page can only hold the one of its own session. */
+export const csrfTokenOf = (sessionToken: string) =>
+  createHash('sha256').update(`csrf\u0000${sessionToken}`).digest('base64url');
+
 export interface ConsoleGuardDeps {
-  sessions: SessionsService;
+  sessions: ConsoleSessions;
   budget: RateBudget;
   clock: Clock;
   /** PUBLIC_URL: its origin is accepted in `Origin` besides the request's own. */

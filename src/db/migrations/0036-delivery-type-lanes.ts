@@ -1,10 +1,10 @@
 import { type Kysely, sql } from 'kysely';
-import { installSubscriptionRule, laneOf } from '../../modules/webhook-endpoints/deliveries.repo.ts';
+import { installSubscriptionRule, laneOf } from '../subscription-rule.ts';
 
-// D229: a delivery lane per event type (DELIVERY_LANES in modules/webhook-endpoints/deliveries.repo.ts), where 0018
-// had two (conversational, and every other type together): `broadcast.finished` no longer waits behind an endpoint's
-// backlog of `contact.*` events. The rule writes the new lanes; pending deliveries take theirs. The indexes already
-// lead with the lane.
+// D229: a delivery lane per event type (DELIVERY_LANES in db/subscription-rule.ts), where 0018 had two
+// (conversational, and every other type together): `broadcast.finished` no longer waits behind an endpoint's backlog
+// of `contact.*` events. The rule writes the new lanes; pending deliveries take theirs. The indexes already lead with
+// the lane.
 const CONVERSATIONAL_ONLY = [['message.%', 'ping']];
 
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and do not use the live row types.

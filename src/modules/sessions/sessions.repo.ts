@@ -2,7 +2,7 @@
 // token alone (its own unique index): the organization is what it tells.
 import type { Kysely, Selectable, Transaction } from 'kysely';
 import type { DB, OrganizationsTable } from '../../db/schema.ts';
-import type { Role } from '../users/users.schemas.ts';
+import type { ConsolePerson } from '../../http/console-guard.ts';
 
 type Db = Kysely<DB> | Transaction<DB>;
 
@@ -21,15 +21,7 @@ export interface SessionRow {
   token_hash: string;
   last_seen_at: Date;
   expires_at: Date;
-  user: {
-    id: string;
-    email: string;
-    name: string | null;
-    role: Role;
-    created_at: Date;
-    last_sign_in_at: Date | null;
-    available: boolean;
-  };
+  user: ConsolePerson;
   org: Selectable<OrganizationsTable>;
 }
 

@@ -3,11 +3,11 @@
 // refused without a same-origin `Origin` by the console guard.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { clearSessionCookies, setSessionCookies } from '../../http/console-guard.ts';
+import { type ConsoleSession, clearSessionCookies, csrfTokenOf, setSessionCookies } from '../../http/console-guard.ts';
 import { ApiError } from '../../http/errors.ts';
 import { consoleErrors, described, NoContent } from '../../http/schemas.ts';
 import { AcceptSignInLink, SessionSchema, SignInInput, SignInLinkInfo, SignInLinkLookup } from './sessions.schemas.ts';
-import { csrfTokenOf, type ResolvedSession, type SessionsService } from './sessions.service.ts';
+import type { SessionsService } from './sessions.service.ts';
 
 const tags = ['Console'];
 const security = [{ consoleSession: [] }];
@@ -21,7 +21,7 @@ const linkErrors = consoleErrors({
   422: [],
 });
 
-const view = (token: string, session: ResolvedSession) => ({
+const view = (token: string, session: ConsoleSession) => ({
   user: session.user,
   organization: { id: session.org.id, name: session.org.name, timezone: session.org.timezone },
   csrf_token: csrfTokenOf(token),
@@ -36,7 +36,7 @@ export function sessionRoutes(parent: FastifyInstance, deps: { sessions: Session
   const signedIn = (
     request: FastifyRequest,
     reply: FastifyReply,
-    opened: { token: string; session: ResolvedSession },
+    opened: { token: string; session: ConsoleSession },
   ) => {
     setSessionCookies(reply, request, opened.token, opened.session.expires_at, deps.publicUrl);
     return reply.code(201).send(view(opened.token, opened.session));

@@ -1,6 +1,5 @@
 // Console sessions (decisions §17): sign-in by email and password, throttled per email; server-side sessions known
 // only by the hash of their token, ending after 12 hours idle or 7 days; sign-in links that set a password.
-import { createHash } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
@@ -23,10 +22,6 @@ export interface SessionsDeps {
   db: Kysely<DB>;
   clock: Clock;
 }
-
-/** The CSRF token of a session: derived from its secret, so a page can only hold the one of its own session. */
-export const csrfTokenOf = (sessionToken: string) =>
-  createHash('sha256').update(`csrf\u0000${sessionToken}`).digest('base64url');
 
 export type ResolvedSession = repo.SessionRow & { idle_expires_at: Date };
 

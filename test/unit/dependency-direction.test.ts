@@ -1,0 +1,79 @@
+// The folders of src/ depend one way (docs/architecture.md): the lower layers (http/, messaging/, lib/, db/) never
+// import a feature (modules/) or the worker, and a feature never imports the worker, which drives features. Biome's
+// cycle rule catches circles; this catches a lower folder reaching up, which is no circle until someone closes it.
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, posix, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+const src = join(root, 'src');
+
+/** Every TypeScript file under a folder, as a path relative to src/ with forward slashes. */
+function sourceFiles(folder: string): string[] {
+  return readdirSync(join(src, folder), { recursive: true, encoding: 'utf8' })
+    .filter((name) => name.endsWith('.ts'))
+    .map((name) => posix.join(folder, name.split('\\').join('/')));
+}
+
+// `import … from '…'` and `export … from '…'` (over several lines, `import type` included), a bare `import '…'`, and
+// `import('…')`. Statements start a line, so a specifier quoted inside a comment's prose does not count.
+const staticImport = /^\s*(?:import|export)\b[^;'"]*?\bfrom\s*['"]([^'"]+)['"]/gm;
+const bareImport = /^\s*import\s*['"]([^'"]+)['"]/gm;
+const dynamicImport = /\bimport\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** The files of src/ that a source file imports, as paths relative to src/ (packages are left out). */
+function importsOf(file: string, text: string): string[] {
+  const specifiers = [staticImport, bareImport, dynamicImport].flatMap((pattern) =>
+    [...text.matchAll(pattern)].map((match) => match[1]!),
+  );
+  return specifiers
+    .filter((specifier) => specifier.startsWith('.'))
+    .map((specifier) =>
+      relative(src, resolve(dirname(join(src, file)), specifier))
+        .split('\\')
+        .join('/'),
+    );
+}
+
+const rules: { from: string; mayNotImport: string[] }[] = [
+  { from: 'http/', mayNotImport: ['modules/', 'worker/'] },
+  { from: 'messaging/', mayNotImport: ['modules/', 'worker/'] },
+  { from: 'lib/', mayNotImport: ['modules/', 'worker/'] },
+  { from: 'modules/', mayNotImport: ['worker/'] },
+  { from: 'db/', mayNotImport: ['modules/'] },
+];
+
+describe('dependency direction', () => {
+  it('reads import statements of every shape', () => {
+    const text = [
+      "import { a } from '../modules/x/a.ts';",
+      "import type {\n  B,\n} from '../worker/b.ts';",
+      "export { c } from './c.ts';",
+      "import './d.ts';",
+      "const e = await import('../lib/e.ts');",
+      "import { f } from 'fastify';",
+      "// a comment that says import { g } from '../modules/g.ts' is not an import",
+    ].join('\n');
+    expect(importsOf('http/file.ts', text)).toEqual([
+      'modules/x/a.ts',
+      'worker/b.ts',
+      'http/c.ts',
+      'http/d.ts',
+      'lib/e.ts',
+    ]);
+  });
+
+  it('no lower folder imports a higher one', () => {
+    const violations: string[] = [];
+    for (const rule of rules) {
+      const files = sourceFiles(rule.from);
+      expect(files.length).toBeGreaterThan(0);
+      for (const file of files) {
+        for (const target of importsOf(file, readFileSync(join(src, file), 'utf8'))) {
+          if (rule.mayNotImport.some((higher) => target.startsWith(higher))) violations.push(`${file} -> ${target}`);
+        }
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+});
