@@ -1,5 +1,5 @@
-// `npm run bench`: every benchmark of issue 9 in turn, each in its own process, then one summary table of their
-// headline rows beside the baselines measured in the same run (bench/summary.ts). BENCH_QUICK=1 is the quick mode
+// `npm run bench`: every benchmark of docs/benchmarks.md in turn, each in its own process, then one summary table of
+// their headline rows beside the baselines measured in the same run (bench/summary.ts). BENCH_QUICK=1 is the quick mode
 // (a few minutes); without it the contact list runs at 1,000,000 contacts. BENCH_SKIP="reads,import" skips some.
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';

@@ -1,5 +1,5 @@
-// `node bench/audience-floor.ts [chunks]`: how far an audience chunk is from the floor of what it must write (issue
-// 22). On the organization that `npm run bench:audience` seeded (its database is kept), chunks of 5,000 in turn:
+// `node bench/audience-floor.ts [chunks]`: how far an audience chunk is from the floor of what it must write.
+// On the organization that `npm run bench:audience` seeded (its database is kept), chunks of 5,000 in turn:
 //   - the product's: a new audience broadcast's chunks, added by the worker's own step (the account's 24-hour window
 //     emptied first, so every phone is new to it, as in a first campaign), no fan-out beside them;
 //   - the same rows written by one bare keyset `INSERT … SELECT` into a copy of the recipients' table with its

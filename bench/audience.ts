@@ -1,4 +1,4 @@
-// `npm run bench:audience` (issue 22, decisions §16): a broadcast to an audience of BENCH_AUDIENCE contacts
+// `npm run bench:audience` (decisions §16): a broadcast to an audience of BENCH_AUDIENCE contacts
 // (1,000,000; BENCH_QUICK=1: 100,000). Rows, each beside a bare baseline measured in the same run:
 //   - POST /v1/broadcasts answering 202 (scheduled, so the request is timed alone), p50/p99, beside one pg
 //     transaction inserting one row;
@@ -284,7 +284,7 @@ async function main(): Promise<void> {
       p50Ms: null,
       p99Ms: null,
       rssMb,
-      target: 'reported (issue 22)',
+      target: 'reported',
       met: null,
     },
   ]);

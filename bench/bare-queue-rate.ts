@@ -1,7 +1,7 @@
 // The fan-out's baseline, shared by the benchmarks: `size` fresh rows in `bare_queue` drained by `processes` bare
 // SKIP LOCKED loops (bench/bare-queue.ts, child processes like `crm worker`s); answers messages per second from the
 // first message marked to the last, as the database saw them (process start-up excluded), and the WAL bytes the
-// server wrote per message meanwhile (issue 20 point 1; the server's counter, so other work on it counts too).
+// server wrote per message meanwhile (the server's counter, so other work on it counts too).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';

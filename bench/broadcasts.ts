@@ -26,7 +26,7 @@
 // minimum per message. Messages/s counts from the first claim to the last recorded answer as the database saw them
 // (worker start-up excluded); the hand-off latency is each recipient's claim → recorded answer (reached_at →
 // sent_at). Bench workers run the sandbox without SANDBOX_AUTO_REPORTS_MS: no delivery reports come back.
-// WAL bytes per message (issue 20 point 1): `pg_stat_reset_shared('wal')` before each run, `pg_stat_wal.wal_bytes`
+// WAL bytes per message: `pg_stat_reset_shared('wal')` before each run, `pg_stat_wal.wal_bytes`
 // after, over the messages of the run. The counter is the server's: other databases' writes meanwhile count too
 // (run it on a quiet server). After the 1-worker run, each hot table's updates (and how many were HOT) and each of
 // its indexes' scans (`pg_stat_user_indexes`) are printed to stderr.
@@ -124,7 +124,7 @@ const cpuSince = (before: Map<string, number>) =>
   [...postgresCpuSeconds()].reduce((sum, [pid, now]) => sum + now - (before.get(pid) ?? 0), 0);
 
 type Queryable = { query: (text: string) => Promise<{ rows: Record<string, unknown>[] }> };
-/** Zeroes the server's WAL counter (issue 20 point 1: WAL bytes per message). */
+/** Zeroes the server's WAL counter (for WAL bytes per message). */
 const resetWal = (client: Queryable) => client.query(`select pg_stat_reset_shared('wal')`);
 /** WAL bytes the server wrote since resetWal. */
 const walSince = async (client: Queryable) =>
@@ -383,7 +383,7 @@ async function main(): Promise<void> {
       p50Ms: null,
       p99Ms: null,
       rssMb: null,
-      target: '>= 1.8x 1 worker (issue 20)',
+      target: '>= 1.8x 1 worker',
       met: scaling >= 1.8,
     },
     {

@@ -1,4 +1,4 @@
-// `node bench/explain-chunk.ts [chunks]`: where an audience chunk's time goes (issue 22). On the organization that
+// `node bench/explain-chunk.ts [chunks]`: where an audience chunk's time goes. On the organization that
 // `npm run bench:audience` seeded (its database is kept), a new audience broadcast is accepted and its first chunks
 // are added by the worker's own step, with PostgreSQL's auto_explain logging every statement of more than 20 ms with
 // its plan, buffers and trigger times (nested statements and triggers included) into the server's log; this prints

@@ -1,4 +1,4 @@
-// `npm run bench:first-start` (issue 20 point 4): a fresh clone → `npm install` → `npm start` → the README's first
+// `npm run bench:first-start`: a fresh clone → `npm install` → `npm start` → the README's first
 // request answered. Clones this checkout's HEAD (commit first) into a temporary directory, runs the README's two
 // commands as a newcomer would, and times each step of the install (from npm's own script banners) and of the start
 // (to the banner with the demo key, then `GET /v1/me` with that key answering 200).

@@ -1,4 +1,4 @@
-// `npm run bench:history` (issue 20 point 3): do the fan-out, a send, the reads and the lists keep their figures with
+// `npm run bench:history`: do the fan-out, a send, the reads and the lists keep their figures with
 // a year of history in the database? A template database is seeded once with other organizations' history —
 // 10,000,000 past recipients of finished broadcasts spread over the last year, 5,000,000 conversation messages and
 // 5,000,000 webhook deliveries with their events inside the 30 days retention keeps (D182) — and each chosen

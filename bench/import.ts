@@ -1,4 +1,4 @@
-// `npm run bench:import` (issue 12 point 1, decisions §12): `crm contacts import` of BENCH_IMPORT_ROWS contacts
+// `npm run bench:import` (decisions §12, D42, D65): `crm contacts import` of BENCH_IMPORT_ROWS contacts
 // (default 100,000; 10,000 with BENCH_QUICK=1) from a CSV, as its own process (the CLI, through the public API over
 // HTTP, within the organization's real rate budget of 20 requests a second) against the app listening on
 // 127.0.0.1 on PostgreSQL, in contacts/s, with the CLI's peak RSS. And the endpoint alone: one batch of 100 new

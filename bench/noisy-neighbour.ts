@@ -1,4 +1,4 @@
-// `npm run bench:noisy`: one organization floods, the others read (issue 19 point 2). A `crm serve --no-worker`
+// `npm run bench:noisy`: one organization floods, the others read (D132, D184). A `crm serve --no-worker`
 // child on PostgreSQL; organization A (100,000 contacts, 4 API keys) sends `GET /v1/contacts?q=…` and batch upserts
 // of 100 contacts at 10× its rate budget (200 requests/s offered against 20/s, at most 40 in flight), while
 // organizations B (3 of them, each within its budget) read their contacts (a page of 20, and one by id). Reports

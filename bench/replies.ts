@@ -1,4 +1,4 @@
-// `node bench/replies.ts` (issue 17, decisions §15): how soon a reply reaches the platform after its 202 on a quiet
+// `node bench/replies.ts` (decisions §15): how soon a reply reaches the platform after its 202 on a quiet
 // server. One text reply at a time (one every 50 ms) into a conversation whose window is open, on the sandbox
 // platform; latency runs from the moment the 202 is in the client's hands to the reply's `sent_at` (written when the
 // platform's answer is recorded; same host clock). Two deployments: the API and the worker in one process (woken in

@@ -1,4 +1,4 @@
-// The contact-list benchmark's rows (issue 9: every sort both ways on page 1 and page 1,000, a selective and a
+// The contact-list benchmark's rows (every sort both ways on page 1 and page 1,000, a selective and a
 // common `q`, two property filters) and its report: each row through HTTP one at a time and N in flight, the same
 // list without HTTP, the ratio to the bare server measured in the same run, and the process's peak RSS.
 import { mb, type Result } from './measure.ts';

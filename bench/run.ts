@@ -1,9 +1,9 @@
 // `npm run bench:contacts`: the contact list at scale. Seeds one organization (1,000,000 contacts; BENCH_QUICK=1:
-// 50,000) on PostgreSQL and measures every list row of issue 9 through real HTTP, one at a time and 8 in flight,
-// beside its baselines measured in the same run: the same list without HTTP (the service, every SQL statement),
-// and a bare Fastify + pg server answering one fixed page of 50 contacts. The API runs as its own process
+// 50,000) on PostgreSQL and measures every contact-list row of docs/benchmarks.md through real HTTP, one at a time
+// and 8 in flight, beside its baselines measured in the same run: the same list without HTTP (the service, every SQL
+// statement), and a bare Fastify + pg server answering one fixed page of 50 contacts. The API runs as its own process
 // (bench/list-server.js, with the heap flags of `crm serve`), so that its peak RSS under the list rows is the API's
-// (target <= 200 MB, issue 20 point 2). Each row also goes to the summary table of `npm run bench`
+// (target <= 200 MB, docs/benchmarks.md). Each row also goes to the summary table of `npm run bench`
 // (bench/summary.ts). `node bench/explain.ts QUERY [PAGE]` explains a row's statements. Not part of `npm test`.
 //
 //   BENCH_DATABASE_URL  default postgres://postgres@127.0.0.1:5432/crm_bench, crm_bench_quick with BENCH_QUICK=1

@@ -1,4 +1,4 @@
-// `npm run bench:sends` (issue 9 point 4): POST /v1/templates/{id}/send with 100 new recipients, one at a time and 4
+// `npm run bench:sends`: POST /v1/templates/{id}/send with 100 new recipients, one at a time and 4
 // in flight, first with an empty 24-hour window, then with 100,000 messages already in the account's window; each
 // beside a bare baseline measured in the same run (one pg transaction inserting 100 rows), with p50/p99 and the RSS
 // of this process (the API runs in it).

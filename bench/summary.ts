@@ -1,4 +1,4 @@
-// The one table `npm run bench` ends with (issue 9 point 5): every benchmark appends its headline rows here, each
+// The one table `npm run bench` ends with (D67): every benchmark appends its headline rows here, each
 // beside the baseline it was measured against in the same run, and `bench/all.ts` prints them together at the end.
 // Rows are JSON lines in BENCH_SUMMARY (default bench/results/summary.jsonl), so each benchmark can also run alone.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -6,7 +6,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export interface SummaryRow {
-  /** The path measured, as issue 9's table names it (e.g. "GET /v1/contacts/{id}"). */
+  /** The path measured, as docs/benchmarks.md's table names it (e.g. "GET /v1/contacts/{id}"). */
   path: string;
   /** The variant of the row (e.g. "recent desc, page 1000, 8 in flight"). */
   row: string;

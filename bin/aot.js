@@ -1,4 +1,4 @@
-// The server compiled ahead of time (issue 20 point 2, decisions D187).
+// The server compiled ahead of time (D187).
 //
 // `node bin/aot.js` (run by `npm install`'s prepare, or `npm run build`) compiles src/ and the sdk/src it imports to
 // dist/ (git-ignored) with the project's TypeScript 7 and tsconfig.build.json, and then writes dist/sources.stamp:

@@ -177,7 +177,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
   return app;
 }
 
-/** issue 19 point 2: a place in the organization's bulkhead from before the handler until its answer is ready. */
+/** D132: a place in the organization's bulkhead from before the handler until its answer is ready. */
 function bulkheadHooks(scope: FastifyInstance, bulkhead: Wiring['bulkhead']): void {
   scope.addHook('preHandler', bulkhead.hooks.preHandler);
   scope.addHook('onSend', bulkhead.hooks.onSend);

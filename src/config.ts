@@ -4,7 +4,7 @@ import { parseKeyring } from './lib/secrets-box.ts';
 import { AI_TIMEOUT_MS, type DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
 
 /**
- * DATA_DIR's default: `data` in the project's directory, whatever the working directory (issue 23 point 8): the
+ * DATA_DIR's default: `data` in the project's directory, whatever the working directory (D291): the
  * server that `npm start` runs there and `bin/crm` run from anywhere open the same database.
  */
 export const DEFAULT_DATA_DIR = projectPath('data');
@@ -49,14 +49,14 @@ export interface Config {
   /** METRICS_TOKEN: /metrics requires `Authorization: Bearer <token>` when set. */
   metricsToken: string | undefined;
   shutdownGraceMs: number;
-  /** The database connections (issue 19 point 2): the pool, and the bounded wait for a busy pool's connection. */
+  /** The database connections (D129): the pool, and the bounded wait for a busy pool's connection. */
   database: {
     poolSize: number;
     /** DATABASE_POOL_WAIT_MS: past it a request is answered 503 `service_busy` (the database is not marked down). */
     poolWaitMs: number;
     poolQueue: number;
   };
-  /** The per-organization bulkhead (issue 19 point 2): expensive requests of one organization at once, per process. */
+  /** The per-organization bulkhead (D132): expensive requests of one organization at once, per process. */
   bulkhead: { limit: number; queue: number; waitMs: number; share: number };
   /** Retention (D182): how long webhook history and the platform's webhook ids are kept. */
   retention: { webhookHistoryMs: number; platformEventsMs: number };
@@ -119,7 +119,7 @@ export const WEBHOOK_DEFAULTS = {
   timeoutMs: 10_000,
   /**
    * A kept-alive connection idle this long is closed by us: below the 5 s keep-alive of Node's and Apache's servers
-   * (nginx 75 s, AWS load balancers 60 s), so that we do not write to one the server is closing (issue 23 point 5).
+   * (nginx 75 s, AWS load balancers 60 s), so that we do not write to one the server is closing (D97).
    */
   idleSocketMs: 4_000,
   leaseMs: 60_000,
@@ -135,7 +135,7 @@ export const WEBHOOK_DEFAULTS = {
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-/** Retention (issue 20 point 3, D182): how long history is kept, and how the pruning task works it off. */
+/** Retention (D182): how long history is kept, and how the pruning task works it off. */
 export const RETENTION_DEFAULTS = {
   /** WEBHOOK_RETENTION_DAYS: finished webhook deliveries and their events (Stripe keeps events 30 days). */
   webhookHistoryMs: 30 * DAY_MS,
@@ -146,7 +146,7 @@ export const RETENTION_DEFAULTS = {
   intervalMs: 60 * 60 * 1000,
 };
 
-/** The database connections (issue 19 point 2); openDatabase falls back to them too. */
+/** The database connections (D129); openDatabase falls back to them too. */
 export const DATABASE_DEFAULTS = {
   poolSize: 10,
   /** How long a request waits for a busy pool's connection before 503 `service_busy`. */
@@ -155,7 +155,7 @@ export const DATABASE_DEFAULTS = {
   poolQueue: 200,
 };
 
-/** The per-organization bulkhead (issue 19 point 2): expensive requests of one organization at once, per process. */
+/** The per-organization bulkhead (D132): expensive requests of one organization at once, per process. */
 export const BULKHEAD_DEFAULTS = {
   /**
    * One expensive request per organization and process: on a 2-CPU machine two of them already take every CPU

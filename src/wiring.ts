@@ -268,7 +268,7 @@ export function wire(input: WiringInput) {
 
   // decisions §18: keys' last use, written at most once a minute per key by the guard of every API mount.
   const keyUsage = createKeyUsage(db, log);
-  // issue 19 point 2: an organization's requests at once in this process, on every API mount.
+  // D132: an organization's requests at once in this process, on every API mount.
   const bulkhead = createBulkhead(input.bulkhead);
 
   return {

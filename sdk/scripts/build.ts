@@ -2,7 +2,7 @@
 // package.json), both with declarations and maps into src/. A clean dist first, so a removed module is not packed.
 //
 // Inside the project's checkout the two builds run at once with the project's TypeScript 7 (native: ≈ 0.5 s each
-// instead of seconds with TypeScript 5.9, part of `npm install`'s time: issue 20 point 4, decisions D160). TypeScript
+// instead of seconds with TypeScript 5.9, part of `npm install`'s time: D160). TypeScript
 // 7 has no `node10` resolution, so the CommonJS build resolves as `bundler` there (relative imports only: the same
 // files). A lone `sdk/` (packed, copied) builds with its own TypeScript 5.9.
 import { spawn } from 'node:child_process';

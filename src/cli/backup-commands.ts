@@ -1,4 +1,4 @@
-// `crm backup FILE` and `crm restore FILE` for the embedded database (issue 19 point 5). A backup is PGlite's own
+// `crm backup FILE` and `crm restore FILE` for the embedded database (D147). A backup is PGlite's own
 // tarball of the data directory (dumpDataDir, gzipped), taken between transactions after a checkpoint. While a
 // server holds DATA_DIR, only it can take a consistent copy: the command asks it (GET /admin/v1/backup with
 // ADMIN_TOKEN, at CRM_BASE_URL or http://HOST:PORT). A restore fills a DATA_DIR that holds no database yet, with no

@@ -1,4 +1,4 @@
-// Which database a `crm` command opens, said on stderr before it does (issue 23 point 8): the embedded one in
+// Which database a `crm` command opens, said on stderr before it does (D291): the embedded one in
 // DATA_DIR (resolved like the server's, `data` in the project by default) or the PostgreSQL server of DATABASE_URL.
 // A command that only reads refuses to create a database where there is none.
 import { existsSync } from 'node:fs';

@@ -15,7 +15,7 @@ import type { Wiring } from '../wiring.ts';
 import { announceDatabase, refuseNewDatabase } from './database-choice.ts';
 import { print, required, UsageError } from './output.ts';
 
-/** The operator commands that only read: they never create a database (issue 23 point 8). */
+/** The operator commands that only read: they never create a database (D291). */
 const READ_ONLY = new Set(['org list', 'org show', 'key list', 'account list']);
 
 export const OPERATOR_USAGE = `Operator records (same rules as /admin/v1; prints JSON). On the embedded database (DATA_DIR) they refuse to run

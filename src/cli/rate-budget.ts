@@ -78,7 +78,7 @@ export class RateBudget {
     if (Number.isInteger(limit) && limit > 0) this.#limit = limit;
     const reset = Number(headers.get('x-ratelimit-reset'));
     if (headers.get('x-ratelimit-remaining') === '0' && reset > 0) this.#hold(reset * 1000);
-    // A 503 `service_unavailable` (the database unreachable, issue 13) carries Retry-After too, and passes as well.
+    // A 503 `service_unavailable` (the database unreachable, D24) carries Retry-After too, and passes as well.
     if (status === 429 || status === 503) {
       const retryAfter = headers.get('retry-after');
       const seconds = retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : 1;

@@ -30,7 +30,7 @@ export interface Database {
   ping(): Promise<boolean>;
   /**
    * Runs a short statement of the probes (/readyz) outside the pool's queue: on PostgreSQL on a connection of its
-   * own, so that a busy pool never reads as an unreachable database (issue 19 point 2).
+   * own, so that a busy pool never reads as an unreachable database (D130).
    */
   probe<R>(statement: string): Promise<R[]>;
   /** Whether the database answers: false from a connection failure until a probe gets through again. */
@@ -42,7 +42,7 @@ export interface Database {
    */
   listen(channel: string, handlers: NotificationHandlers): Promise<() => Promise<void>>;
   /**
-   * The embedded database only: a consistent copy of the whole data directory as a gzipped tarball (issue 19 point 5),
+   * The embedded database only: a consistent copy of the whole data directory as a gzipped tarball (D147),
    * taken between transactions (no other statement runs while it is made). Absent on PostgreSQL: use pg_dump.
    */
   backup?(): Promise<Uint8Array>;

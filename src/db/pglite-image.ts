@@ -1,4 +1,4 @@
-// The pre-migrated embedded database (issue 20 point 4, decisions D161): `npm run db:image` builds a PGlite database
+// The pre-migrated embedded database (D161): `npm run db:image` builds a PGlite database
 // with every migration applied (`build/pglite-image.tgz`, with the PGlite version it was made by), and a process
 // opening an EMPTY data directory starts from that copy instead of running initdb and the migrations (on a loaded
 // machine ≈ 3–6 s to load it against ≈ 11 s of initdb in memory, more on disk). The start still runs the

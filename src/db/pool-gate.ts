@@ -1,4 +1,4 @@
-// The queue in front of the connection pool (issue 19 point 2): a request waits for a connection a bounded time in
+// The queue in front of the connection pool (D129): a request waits for a connection a bounded time in
 // a queue of bounded length, then fails with PoolBusyError, which the API answers 503 `service_busy` with
 // Retry-After. Busy is not down: the database's health is not touched, and /readyz stays green. The pool underneath
 // is never asked for more connections than it has, so its own connect timeout measures only reaching the database

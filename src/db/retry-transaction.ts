@@ -1,4 +1,4 @@
-// Issue 19 point 3: a multi-row writer whose transaction PostgreSQL aborted as a deadlock's victim (40P01) or for a
+// D74: a multi-row writer whose transaction PostgreSQL aborted as a deadlock's victim (40P01) or for a
 // serialization failure (40001) wrote nothing, so running the whole transaction again is safe. Every such writer
 // (a group's record, status reports, sends and retries, batch upserts, claims) goes through this one helper.
 import type { Kysely, Transaction } from 'kysely';

@@ -1,4 +1,4 @@
-// The per-organization bulkhead (issue 19 point 2): an organization holds at most `limit` expensive requests in
+// The per-organization bulkhead (D132): an organization holds at most `limit` expensive requests in
 // flight in this process (so at most that many of the pool's connections on them), a few more wait a short time,
 // and the rest are answered 503 `service_busy` with Retry-After at once. One tenant's flood then leaves the pool's
 // other connections, and the CPU they need, to the other organizations. The rate limit (decisions §4) bounds

@@ -18,7 +18,7 @@ export const serviceUnavailable = (): ApiError =>
   new ApiError(503, 'service_unavailable', { 'Retry-After': String(RETRY_AFTER_SECONDS) });
 
 /**
- * Overload, not an outage (issue 19 point 2): every connection, or every place of the organization's bulkhead, is
+ * Overload, not an outage (D129, D132): every connection, or every place of the organization's bulkhead, is
  * taken and the bounded wait for one ran out. The database stays marked reachable and /readyz stays green.
  */
 export const serviceBusy = (): ApiError =>

@@ -2,7 +2,7 @@
 // its migrations are applied, and every extra named check the wiring passes in holds). While the database is known
 // to be unreachable, every other request is answered at once with 503 `service_unavailable` and `Retry-After`
 // instead of waiting on a connection (decisions D24). Its checks run outside the pool's queue (Database.probe): a
-// busy pool is not an unready process (issue 19 point 2).
+// busy pool is not an unready process (D130).
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../db/database.ts';
 import { migrations } from '../db/migrate.ts';

@@ -1,5 +1,5 @@
-// Validators and serializers compiled at a route's first use, not at start (issue 20 points 2 and 4, decisions
-// D162). Fastify compiles every route's schemas when the app gets ready: ≈ 150 Ajv validators and fast-json-stringify
+// Validators and serializers compiled at a route's first use, not at start (D162).
+// Fastify compiles every route's schemas when the app gets ready: ≈ 150 Ajv validators and fast-json-stringify
 // serializers, seconds of a first start (a CPU profile: 40 % of `buildApp`) and heap kept for routes a process may
 // never serve (a worker-only role, a read-heavy API). Compiling on first use gives the same functions: a bad schema
 // still fails, on the first request of its route (the suite's requests cover each route).

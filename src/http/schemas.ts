@@ -93,7 +93,7 @@ const commonCodes: Record<number, string[]> = {
   422: ['validation_error'],
   429: ['rate_limited'],
   500: ['internal_error'],
-  // issue 19 point 2: the database away, or busy (its pool or the organization's concurrency limit).
+  // D24, D129, D132: the database away, or busy (its pool or the organization's concurrency limit).
   503: ['service_unavailable', 'service_busy'],
 };
 
@@ -177,5 +177,5 @@ export const IdParam = <const N extends string>(name: N) =>
     additionalProperties: false,
   });
 
-/** issue 23 point 10: a string format checked against the ISO 3166-1 alpha-2 list (registered in validation.ts). */
+/** D135: a string format checked against the ISO 3166-1 alpha-2 list (registered in validation.ts). */
 export const COUNTRY_FORMAT = 'iso-3166-1-alpha-2';

@@ -16,7 +16,7 @@ const baseOptions: Options = {
   removeAdditional: false,
 };
 
-/** issue 23 point 10: the ISO 3166-1 alpha-2 codes in use, from a maintained list (i18n-iso-countries). */
+/** D135: the ISO 3166-1 alpha-2 codes in use, from a maintained list (i18n-iso-countries). */
 const ALPHA2 = new Set(Object.keys(countries.getAlpha2Codes()));
 
 export function makeAjv(coerceTypes: Options['coerceTypes']): Ajv {

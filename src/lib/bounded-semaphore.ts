@@ -1,4 +1,4 @@
-// A counting semaphore whose queue is bounded twice: in length and in waiting time (issue 19 point 2). A caller that
+// A counting semaphore whose queue is bounded twice: in length and in waiting time (D129, D132). A caller that
 // finds the queue full, or that waits past the deadline, is refused with a BusyError instead of waiting on: under
 // overload the answer is a fast "busy, retry later", never a request held until the client gives up. Generic
 // libraries (p-limit, async-sema, async-mutex) bound one of the two at most; the two together are a few lines.

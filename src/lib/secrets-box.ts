@@ -1,4 +1,4 @@
-// Secrets at rest (issue 19 point 4): AES-256-GCM under a key of the keyring (SECRETS_KEY, or a key file generated
+// Secrets at rest (D148): AES-256-GCM under a key of the keyring (SECRETS_KEY, or a key file generated
 // in DATA_DIR), each ciphertext stored with the id of the key that sealed it, so that keys can be rotated: the
 // first key of the keyring seals, every key of it opens, and rows sealed under an older key are sealed again at
 // start (`resealWebhookSecrets`). A ciphertext is bound to its row (`context`, the additional authenticated data),

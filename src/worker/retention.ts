@@ -1,4 +1,4 @@
-// Retention (issue 20 point 3, D182): what grows with every event is pruned in bounded batches, each its own short
+// Retention (D182): what grows with every event is pruned in bounded batches, each its own short
 // statement, repeated while a batch comes back full and the run's time budget lasts, so a backlog (a first run on a
 // year of history) is worked off over a few runs without one long transaction. Each feature owns its rule and its
 // statement; this only schedules them. Broadcasts' recipients and conversations' messages are records of what was

@@ -1,7 +1,7 @@
 // The background loop that runs beside (or apart from) the HTTP server. Each task runs on its own interval,
 // never overlapping itself; stop() waits for running tasks to finish. A task that fails is logged and backs off
 // (doubling up to MAX_BACKOFF_MS), and every task pauses while `paused()` says so (the database is unreachable):
-// nothing a task throws ever leaves the loop (issue 13).
+// nothing a task throws ever leaves the loop (D24).
 import type { FastifyBaseLogger } from 'fastify';
 import { isPoolBusy } from '../db/pool-gate.ts';
 
@@ -22,7 +22,7 @@ export interface WorkerOptions {
   paused?: () => boolean;
 }
 
-// Short enough that the worker is back within a few seconds of the database (issue 13: 3 s).
+// Short enough that the worker is back within a few seconds of the database (D24: back within 3 s).
 const FIRST_BACKOFF_MS = 250;
 export const MAX_BACKOFF_MS = 2000;
 
@@ -68,7 +68,7 @@ export function startWorker(tasks: WorkerTask[], log: FastifyBaseLogger, options
             failures++;
             const backoff = Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** (failures - 1));
             notBefore = Date.now() + backoff;
-            // A busy pool (issue 19 point 2) is load, not a fault: the task tries again after the back-off.
+            // A busy pool (D129) is load, not a fault: the task tries again after the back-off.
             if (isPoolBusy(error))
               log.warn({ err: error, task: task.name, backoffMs: backoff }, 'worker task: pool busy');
             else log.error({ err: error, task: task.name, failures, backoffMs: backoff }, 'worker task failed');

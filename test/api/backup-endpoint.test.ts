@@ -1,4 +1,4 @@
-// Issue 19 point 5: the operator's GET /admin/v1/backup (what `crm backup` asks a running server for): the embedded
+// D147: the operator's GET /admin/v1/backup (what `crm backup` asks a running server for): the embedded
 // database's gzipped tarball, or on PostgreSQL a clear 409 that points at pg_dump.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testDatabaseKind } from '../helpers/database.ts';

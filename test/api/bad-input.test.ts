@@ -1,4 +1,4 @@
-// Bad input never reaches the database as a 5xx (issue 13): U+0000 in a body field, a query value or a path id, a
+// Bad input never reaches the database as a 5xx (D7, D9): U+0000 in a body field, a query value or a path id, a
 // JSON body nested tens of thousands of levels deep, and the errors the framework raises before a route all answer
 // in the contract's `{detail}` shapes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -116,7 +116,7 @@ describe('retrying a broadcast’s failures', () => {
     ]);
   });
 
-  it('shows a stable code with the platform’s words beside it, and error_codes targets platform_error (issue 23 point 10)', async () => {
+  it('shows a stable code with the platform’s words beside it, and error_codes targets platform_error (D134)', async () => {
     const { key, broadcastId, broken } = await failedBroadcast();
     const failed = await h.api('GET', `/v1/broadcasts/${broadcastId}/recipients?status=failed`, { key });
     expect(failed.status).toBe(200);

@@ -1,4 +1,4 @@
-// The set-based batch upsert (decisions §12, issue 12 point 1): a bounded number of statements whatever the number
+// The set-based batch upsert (decisions §12, D42): a bounded number of statements whatever the number
 // of items, the rules of single writes replayed in input order within a batch (a value freed by an earlier item is
 // free, a value taken by an earlier item is that item's 409), events per item, and real concurrency decided by the
 // unique indexes.
@@ -158,7 +158,7 @@ describe('batch upsert, set-based', () => {
     expect(ok.body.items[2].contact).toMatchObject({ funnel_stage_id: won.id, sub_origin_id: origin.id });
   });
 
-  it('changes nothing for an item that changes nothing: no write, no updated_at, no contact.updated (issue 23)', async () => {
+  it('changes nothing for an item that changes nothing: no write, no updated_at, no contact.updated (D155)', async () => {
     const { org, key } = await h.createOrg();
     await h.api('POST', '/v1/properties', { key, body: { key: 'plan', label: 'Plan', kind: 'TEXT' } });
     await h.api('POST', '/v1/properties', { key, body: { key: 'seats', label: 'Seats', kind: 'NUMBER' } });

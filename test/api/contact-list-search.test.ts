@@ -1,4 +1,4 @@
-// q at scale (issue 9): a q with trigrams is counted through its trigrams one by one, then paged from its matches
+// q at scale (D40, D142): a q with trigrams is counted through its trigrams one by one, then paged from its matches
 // when they are few (at most 1,000: read and sorted; at most 10,000: hashed and probed along the sort index) and
 // along the sort index otherwise. Every path lists exactly what the LIKE of decisions §2 lists, in sort order.
 // And a list costs one statement: its page, the page's contacts and their property values, and its count (which

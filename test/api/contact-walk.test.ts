@@ -1,4 +1,4 @@
-// A cursor walk visits every contact exactly once while contacts are created and updated (issue 3, list rules).
+// A cursor walk visits every contact exactly once while contacts are created and updated (D38).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';

@@ -80,7 +80,7 @@ describe('create', () => {
   });
 
   it.each(['XX', 'ZZ', 'AA', 'UK'])(
-    'refuses the unassigned country code %s with a 422 at the field, on create, update and batch (issue 23 point 10)',
+    'refuses the unassigned country code %s with a 422 at the field, on create, update and batch (D135)',
     async (country) => {
       const { key } = await h.createOrg();
       const created = await create(key, { first_name: 'Ana', country });
@@ -225,7 +225,7 @@ describe('update', () => {
     expect((await h.api('GET', `/v1/contacts/${contact.body.id}`, { key })).body).toEqual(response.body);
   });
 
-  it('changes nothing for a PATCH that changes nothing: no updated_at, no contact.updated (issue 23)', async () => {
+  it('changes nothing for a PATCH that changes nothing: no updated_at, no contact.updated (D155)', async () => {
     const { org, key } = await h.createOrg();
     await h.api('POST', '/v1/properties', { key, body: { key: 'plan', label: 'Plan', kind: 'TEXT' } });
     const endpoint = await h.api('POST', '/v1/webhook-endpoints', {

@@ -251,7 +251,7 @@ describe('message statuses', () => {
     expect(message.error).toBeNull();
   });
 
-  it('record a platform failure as the stable platform_error, its words in error_message (issue 23 point 10)', async () => {
+  it('record a platform failure as the stable platform_error, its words in error_message (D134)', async () => {
     const { org, key, channels } = await setup();
     const sent = await outbound(org.id, channels[0]!, '+15556660500');
     const before = await messageOf(key, sent.conversationId, sent.platformMessageId);

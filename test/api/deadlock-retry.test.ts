@@ -1,4 +1,4 @@
-// Issue 19 point 3: a status report and a group's record that deadlock both complete, through the one retry helper
+// D74, D75: a status report and a group's record that deadlock both complete, through the one retry helper
 // (src/db/retry-transaction.ts). PostgreSQL only (PGlite has one connection: nothing can wait on anything).
 // The cycle is forced, not hoped for: test-only triggers take advisory locks so that the report holds lock A and then
 // waits for the recipient row, while the record holds the recipient row and waits for lock A. PostgreSQL aborts

@@ -1,4 +1,4 @@
-// Reads with a cached key start before their key check (issue 9: one database and one Redis round trip, side by
+// Reads with a cached key start before their key check (D21: one database and one Redis round trip, side by
 // side); the answer must still be exactly what the sequential order gives: revoked 401, gates 403, over budget 429,
 // with nothing of the read in the body.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

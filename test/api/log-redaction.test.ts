@@ -1,4 +1,4 @@
-// Secrets in request URLs never reach the log (issue 13): the webhook handshake's `hub.verify_token`, and any
+// Secrets in request URLs never reach the log (D27): the webhook handshake's `hub.verify_token`, and any
 // `oak_` value in a query string. The lines are captured from a real app's logger, the one the server builds.
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,4 @@
-// /metrics behind METRICS_TOKEN, and the organization id on the log lines of an authenticated request (issue 11.4).
+// /metrics behind METRICS_TOKEN, and the organization id on the log lines of an authenticated request (D13, D27).
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

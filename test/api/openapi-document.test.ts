@@ -1,4 +1,4 @@
-// The OpenAPI document is one generators can use (issue 11): named components, detail codes, headers, examples that
+// The OpenAPI document is one generators can use (D14–D17): named components, detail codes, headers, examples that
 // validate and work, tags, the version, the base address, and parameters as the API really takes them.
 import { readFileSync } from 'node:fs';
 import { Ajv2020 } from 'ajv/dist/2020.js';

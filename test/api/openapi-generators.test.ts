@@ -1,5 +1,5 @@
 // Generators take the served document as it is: openapi-typescript turns it into types that a small client
-// type-checks against, and Redocly's recommended ruleset finds no error in it (issue 11).
+// type-checks against, and Redocly's recommended ruleset finds no error in it (D17).
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,4 @@
-// Overload is not an outage (issue 19 point 2): a busy pool answers 503 `service_busy` with Retry-After after a
+// Overload is not an outage (D129, D132): a busy pool answers 503 `service_busy` with Retry-After after a
 // bounded wait, leaves the database marked reachable and /readyz green; an unreachable database still answers the
 // fast 503 `service_unavailable` and fails /readyz; an organization over its concurrency limit is answered
 // `service_busy` while another organization's requests go through.

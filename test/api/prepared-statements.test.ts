@@ -1,4 +1,4 @@
-// Issue 9: the hottest read (a contact with its property values) is a named statement on PostgreSQL: parsed once
+// D22: the hottest read (a contact with its property values) is a named statement on PostgreSQL: parsed once
 // per connection and run on a cached plan, still executed through Kysely (plugins and counts see it). D207: so are
 // the workers' polls, which then run on generic plans (not planned at each poll). PGlite runs in-process and sends no
 // statement names.

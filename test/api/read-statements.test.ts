@@ -1,4 +1,4 @@
-// Issue 9: an authenticated read costs at most one statement on the database once its key is known (the key is
+// D22: an authenticated read costs at most one statement on the database once its key is known (the key is
 // then resolved from the in-process cache, checked against the access generation in the rate-limit round trip).
 // Statements are counted by a Kysely plugin on the app's own database handle.
 

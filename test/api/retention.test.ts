@@ -1,4 +1,4 @@
-// Retention (issue 20 point 3, D182): the worker's retention task removes finished webhook history, the platform's
+// Retention (D182): the worker's retention task removes finished webhook history, the platform's
 // old webhook ids and expired idempotency keys in bounded batches, works off a backlog larger than a batch, leaves a
 // remainder to the next run when its time budget is spent, and honours the retention settings. Pending deliveries,
 // recent rows, broadcasts' recipients and conversations' messages are kept.

@@ -1,4 +1,4 @@
-// The shared isolation and bad-input suite (issue 8 point 6), beside route-auth.test.ts and driven by the same
+// The shared isolation and bad-input suite (decisions §3), beside route-auth.test.ts and driven by the same
 // OpenAPI document: every by-id route answers 404 to another organization's id and changes nothing, and every body
 // route answers malformed JSON, wrong types and unknown fields with the contract's 422, never a 5xx.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

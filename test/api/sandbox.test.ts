@@ -51,7 +51,8 @@ describe('sandbox timers', () => {
     const { org, key } = await h.createOrg();
     const account = await h.createAccount(org.id);
     const number = account.numbers[0];
-    // Until sends exist (issue 5), write what the worker will: a contact's conversation and the outbound message.
+    // The sandbox alone, without a send through the API: write what the worker would, a contact's conversation and
+    // the outbound message.
     const inbound = await h.admin('POST', '/sandbox/inbound', {
       channel_id: number.id,
       from: '+15557770001',

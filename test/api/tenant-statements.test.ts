@@ -1,4 +1,4 @@
-// Issue 20 point 5 (docs/scaling.md): every statement the service runs on a tenant table constrains `org_id`, so that
+// docs/scaling.md: every statement the service runs on a tenant table constrains `org_id`, so that
 // on Citus it routes to one organization's shard. A broad tour of the product through HTTP (and the worker steps it
 // causes) runs with a Kysely plugin on the app's own database handle that compiles and records every statement; each
 // statement naming a tenant table must compare or join on `org_id`, unless it is one of the global statements listed

@@ -1,4 +1,4 @@
-// Deliveries against a receiver as integrators run it (issue 23 points 5 and 6): a default Node `http` server (its
+// Deliveries against a receiver as integrators run it (D97, D228): a default Node `http` server (its
 // keep-alive timeout is 5 s). Kept-alive connections are closed by us before the server's timeout, a reset is a failed
 // attempt (never sent again unseen: D228), every attempt stays in the deliveries log, and
 // conversational events (`message.*`) never queue behind an endpoint's backlog of bulk ones.

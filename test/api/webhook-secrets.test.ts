@@ -1,4 +1,4 @@
-// Webhook signing secrets at rest (issue 19 point 4): sealed with AES-256-GCM under a SECRETS_KEY key whose id is
+// Webhook signing secrets at rest (D148): sealed with AES-256-GCM under a SECRETS_KEY key whose id is
 // stored beside the ciphertext. A dump of every table reveals no secret, deliveries still verify with the
 // `standardwebhooks` library, rows written in clear before migration 0018 are sealed at start, and a key rotation
 // reseals under the new key while the old one still opens what it sealed.

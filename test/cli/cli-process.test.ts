@@ -118,7 +118,7 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 180_000 }, () 
     }
   });
 
-  it('finds the data directory like the server, names it, and never creates a database to read from (issue 23)', () => {
+  it('finds the data directory like the server, names it, and never creates a database to read from (D291)', () => {
     // bin/crm run from another directory: the project's data directory, as `npm start` uses, not ./data there.
     const elsewhere = tempDir();
     const projectData = join(root, 'data');

@@ -1,4 +1,4 @@
-// `crm contacts import` as a real process against a real server (issue 23 points 1–4): each refused row with its
+// `crm contacts import` as a real process against a real server (D65, D233): each refused row with its
 // own reasons and its CSV line, every bad item of a 422 dropped in one pass (requests counted at the server), one
 // duplicate rule for the whole file, the import state tied to the file's bytes, and Ctrl-C that stops while batches
 // hang at the server (their requests aborted, D233), exits 130 with a state, a summary and how to resume — the

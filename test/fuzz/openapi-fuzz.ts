@@ -1,4 +1,4 @@
-// Property-based fuzzing driven by the OpenAPI document (issue 13): for every /v1 operation, fast-check generates
+// Property-based fuzzing driven by the OpenAPI document (D144): for every /v1 operation, fast-check generates
 // requests from the documented schemas (path ids, query parameters, bodies) and mutates them (wrong types, unknown
 // and missing fields, U+0000, huge and deep values, random JSON and raw text). Every answer must be below 500 and
 // every error in the contract's shape. Used by test/fuzz/openapi-fuzz.test.ts (short) and scripts/fuzz.ts (long).

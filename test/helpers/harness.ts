@@ -45,7 +45,7 @@ export interface HarnessOptions {
   audienceChunk?: number;
   /** How often the worker's idle loops poll (for tests that start the worker with `wiring.startWorker()`). */
   pollMs?: number;
-  /** The per-organization bulkhead's limits (issue 19 point 2). */
+  /** The per-organization bulkhead's limits (D132). */
   bulkhead?: { limit?: number; queue?: number; waitMs?: number; share?: number };
   /** decisions §20: the deployment's model (a short `timeoutMs` for timeout tests). */
   ai?: Partial<DeploymentModel>;

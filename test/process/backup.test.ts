@@ -1,4 +1,4 @@
-// Issue 19 point 5: `crm backup` while the server runs (the server is asked for a consistent copy), `crm restore`
+// D147: `crm backup` while the server runs (the server is asked for a consistent copy), `crm restore`
 // into a fresh DATA_DIR, and a server on the restored directory reads every kind of record back. Real processes,
 // embedded database only (PostgreSQL has pg_dump); the refusals are checked too.
 

@@ -1,6 +1,6 @@
 // An idempotency key whose request died with its process (SIGKILL mid-send) does not hold the key for minutes:
 // its in-flight lock is a short lease renewed only while the request runs, so a retry on a restarted server
-// succeeds within seconds and queues the broadcast exactly once (issue 13).
+// succeeds within seconds and queues the broadcast exactly once (D52).
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

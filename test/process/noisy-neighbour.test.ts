@@ -1,4 +1,4 @@
-// One organization floods, another reads (issue 19 point 2), against the real server process on either engine:
+// One organization floods, another reads (D132), against the real server process on either engine:
 // the flooding organization's expensive requests past its bulkhead are answered 503 `service_busy` with
 // Retry-After, the other organization's requests all succeed, /readyz stays green, and nothing says the database
 // is down.

@@ -1,4 +1,4 @@
-// Issue 9 and 13 on real processes: API keys cached in each server process are dropped on the very next request
+// D20 and D23 on real processes: API keys cached in each server process are dropped on the very next request
 // after a revocation or an organization change made through another process, and an unreachable Redis neither
 // stops a server nor hangs its requests (a per-process budget meanwhile, the shared one again once it returns).
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';

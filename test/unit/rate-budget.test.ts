@@ -76,7 +76,7 @@ describe('rate budget', () => {
     expect(clock.time).toBe(before + 2000);
     budget.release();
 
-    // A 503 (the database unreachable, issue 13) says when to come back the same way.
+    // A 503 (the database unreachable, D24) says when to come back the same way.
     const then = clock.time;
     budget.observe(503, headers({ 'retry-after': '1' }));
     await budget.acquire();

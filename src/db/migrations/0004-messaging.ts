@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// Templates, the webhook dedupe record, conversations and messages (issue 4). Every key leads with org_id.
+// Templates, the webhook dedupe record, conversations and messages (D43, D44, D48). Every key leads with org_id.
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and do not use the live row types.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// The contact list at a million contacts (issue 9).
+// The contact list at a million contacts (decisions §2, D38–D42).
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and do not use the live row types.
 export async function up(db: Kysely<any>): Promise<void> {
   // q: the trigram index scoped by organization (btree_gin lets a GIN index lead with org_id, like every other

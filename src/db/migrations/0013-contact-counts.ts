@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// The contact list's count without a filter (issue 9 point 2, decisions §2): an organization's live contacts,
+// The contact list's count without a filter (D39, decisions §2): an organization's live contacts,
 // kept by the database for every writer, so that an unfiltered list reads its count from a few rows instead of
 // counting 10,001 index entries per request (about 60 % of its statement).
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and do not use the live row types.

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// Replies in conversations (decisions §15, issue 17) and stable failure codes (issue 23 point 10).
+// Replies in conversations (decisions §15) and stable failure codes (D134).
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and do not use the live row types.
 export async function up(db: Kysely<any>): Promise<void> {
   // The customer-service window and the unread count, kept on the conversation row: an inbound message and a read

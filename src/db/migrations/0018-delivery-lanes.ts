@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
 import { installSubscriptionRule } from '../subscription-rule.ts';
 
-// Deliveries (issue 23 points 5–6, issue 19 point 4):
+// Deliveries (D99, D98, D148):
 // - lanes: conversational events (`message.*`, and the test `ping`) are lane 0, every other event lane 1; an
 //   endpoint's claim takes each lane in its own due order with its own in-flight allowance, so a message never
 //   queues behind an import's `contact.*` backlog. The per-endpoint indexes lead with the lane.

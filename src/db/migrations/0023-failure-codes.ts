@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// Stable failure codes (issue 23 point 10): `error` holds only a code (`platform_error`, `not_on_network`, …) and the
+// Stable failure codes (D134): `error` holds only a code (`platform_error`, `not_on_network`, …) and the
 // platform's own words move to `error_message` (added by 0015). Rows written before kept "code: words" or, for a
 // generic platform failure, the words alone: split them so that a retry's `error_codes` can match every failure.
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and do not use the live row types.

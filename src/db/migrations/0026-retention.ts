@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// Retention (issue 20 point 3): the pruning task finds what is old through an index instead of scanning tables that
+// Retention (D182): the pruning task finds what is old through an index instead of scanning tables that
 // grow with every event. Finished deliveries by when they finished (pending ones, the queue, are left out of the
 // index), and events by when they were recorded.
 // biome-ignore lint/suspicious/noExplicitAny: migrations are frozen in time and do not use the live row types.

@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// D196: what each recipient insert pays beyond its row and indexes (issue 22: an audience chunk of 5,000 spent
+// D196: what each recipient insert pays beyond its row and indexes (an audience chunk of 5,000 spent
 // ≈ 55 ms in the foreign key's per-row checks). The foreign key to `broadcasts` goes: broadcasts are never deleted,
 // and every insert of recipients runs in the transaction that creates their broadcast (a send) or that holds its
 // row locked (a chunk); the key checked that one row again for each of the statement's rows.

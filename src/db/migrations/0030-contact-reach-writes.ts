@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// D206: what the fan-out pays per accepted hand-off beside the recipient (issue 20 point 1).
+// D206: what the fan-out pays per accepted hand-off beside the recipient.
 // - Contacts leave room in their pages (fillfactor 70), so that the write of a hand-off's reach (messaging_status,
 //   last_contacted_at: no indexed column, D206) is a HOT update: one heap record instead of an entry in each of the
 //   contact's 15 indexes, its trigram index among them. It applies to pages written from now on; an operator may

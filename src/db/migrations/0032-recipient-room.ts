@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely';
 
-// D210: recipients keep half of each page free (issue 20 point 1). A hand-off updates its recipient three times:
+// D210: recipients keep half of each page free. A hand-off updates its recipient three times:
 // the claim and the record change indexed columns (status, lease), the mark between them does not. With full pages
 // the claim's new versions went to other pages, full in turn, so the mark found no room in its page either and added
 // an entry to each of the recipient's indexes (5 of 64 marks were HOT). With the room, the claim's versions stay in

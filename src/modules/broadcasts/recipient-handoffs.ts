@@ -136,7 +136,7 @@ export async function recordOutcomes(
   const refused = ofKind(outcomes, 'refused');
   const retried = ofKind(outcomes, 'retry');
   if (accepted.length + refused.length + retried.length === 0) return startHandoffs(db, next);
-  // A deadlock's victim wrote nothing and our leases still hold the rows: tried again (issue 19 point 3), so that
+  // A deadlock's victim wrote nothing and our leases still hold the rows: tried again (D74), so that
   // answers the platform gave are not left to the reconciler (which would fail messages that were sent).
   return transactionWithRetry(db, async (trx) => {
     const writes = new Map<string, OrgWrites>();

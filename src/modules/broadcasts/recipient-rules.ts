@@ -85,7 +85,7 @@ export function verdictOf(result: SendResult, attempts: number, policy: RetryPol
   }
   return {
     kind: 'refused',
-    // issue 23 point 10: the stable code (what `error_codes` of a retry matches), the platform's words beside it.
+    // D134: the stable code (what `error_codes` of a retry matches), the platform's words beside it.
     error: result.reason,
     message: result.message,
     code,

@@ -212,7 +212,7 @@ export async function applyReport(
   if (target === 'read') changes.read_at = when;
   if (target === 'failed') {
     changes.failed_at = when;
-    // issue 23 point 10: the stable code; the platform's own words in `error_message`.
+    // D134: the stable code; the platform's own words in `error_message`.
     changes.error = report.error?.reason ?? 'platform_error';
     changes.error_message = errorMessage;
     changes.error_code = report.error?.code ?? null;
@@ -328,8 +328,9 @@ const LISTED_COLUMNS = [
 ] as const;
 
 /**
- * contract: only recipients the worker has reached are listed; the page and the exact count side by side. A page of a broadcast's recipients (in position order) with the total of the filter, in one statement (issue 9:
- * one round trip per read): the broadcast row leads, so `found` is false when it does not exist for `orgId`; the
+ * contract: only recipients the worker has reached are listed; the page and the exact count side by side. A page of
+ * a broadcast's recipients (in position order) with the total of the filter, in one statement (D22: one round trip
+ * per read): the broadcast row leads, so `found` is false when it does not exist for `orgId`; the
  * page and the count join it laterally (an empty page is one row of nulls beside the broadcast).
  */
 export async function listRecipients(

@@ -14,7 +14,7 @@ const FINAL_ERRORS = ['opted_out', 'not_on_network'];
 /** decisions §13: a hand-off whose answer was lost may have reached the contact: retried only when named (D222). */
 const UNCONFIRMED = 'handoff_unconfirmed';
 
-/** issue 23 point 10: `error` is a stable code alone (the platform's words are in `error_message`). */
+/** D134: `error` is a stable code alone (the platform's words are in `error_message`). */
 const errorMatches = (codes: readonly string[]) => sql<boolean>`r.error = any(${[...codes]}::text[])`;
 
 /** Failures a retry leaves out: the final ones, and an unconfirmed hand-off unless `error_codes` names it. */

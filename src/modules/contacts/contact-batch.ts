@@ -107,7 +107,7 @@ async function upsertSetBased(deps: BatchDeps, trx: Kysely<DB>, orgId: string, b
     return { index, result, contact, changes };
   });
   // decisions §11: the events in the transaction of the change, in input order, one statement; an update that
-  // changed nothing has none (issue 23 point 3: a batch sent again after an interrupted import is silent).
+  // changed nothing has none (D155: a batch sent again after an interrupted import is silent).
   await recordEvents(
     trx,
     orgId,

@@ -1,4 +1,4 @@
-// Whether a write changes a contact (issue 23): an update that leaves every column and property value as it was
+// Whether a write changes a contact (D155): an update that leaves every column and property value as it was
 // changes nothing, so it writes nothing, keeps `updated_at` and records no `contact.updated` event. One rule for a
 // single PATCH (contacts.service.ts) and for each item of a batch upsert (contact-batch-plan.ts).
 import type { StoredValue } from '../properties/property-values.ts';

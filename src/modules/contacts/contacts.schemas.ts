@@ -82,7 +82,7 @@ const fields = {
   last_name: Type.Optional(Name),
   email: Type.Optional(Nullable(Type.String({ format: 'email', maxLength: 254 }))),
   phone: Type.Optional(Nullable(Phone)),
-  // issue 23 point 10: a code of the ISO 3166-1 alpha-2 list (`XX` is refused at the field), not only its shape.
+  // D135: a code of the ISO 3166-1 alpha-2 list (`XX` is refused at the field), not only its shape.
   country: Type.Optional(
     Nullable(
       Type.String({

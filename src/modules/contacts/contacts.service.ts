@@ -127,7 +127,7 @@ export function createContactsService(deps: { db: Kysely<DB>; clock: Clock }) {
     // The stored values matter only to the properties the patch writes or removes: no round trip otherwise.
     const touchesValues = properties.write.length + properties.remove.length > 0;
     const stored = touchesValues ? ((await storedValuesOf(trx, orgId, [id])).get(id) ?? []) : [];
-    // An update that changes nothing changes nothing: no write, no updated_at, no contact.updated event (issue 23).
+    // An update that changes nothing changes nothing: no write, no updated_at, no contact.updated event (D155).
     if (!changesAnything(current, { ...current, ...set }, properties, stored)) {
       return (await presentRows(trx, orgId, [current]))[0] as Contact;
     }

@@ -1,6 +1,6 @@
 // A message as the API shows it (the Message schema): the row without what stays inside (the organization, the
 // platform's media id, the row's clock). The platform's own words for a failure are shown, in `error_message`,
-// beside the stable code in `error` (issue 23 point 10).
+// beside the stable code in `error` (D134).
 import type { Static } from 'typebox';
 import type { MessageRow } from './conversations.repo.ts';
 import type { MessageMediaSchema } from './conversations.schemas.ts';

@@ -135,7 +135,7 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
     failed: {
       status: 'failed',
       failed_at: at,
-      // issue 23 point 10: the stable code, and the platform's own words beside it.
+      // D134: the stable code, and the platform's own words beside it.
       error: reply ? replyError(event.error?.reason, event.error?.code) : (event.error?.reason ?? 'platform_error'),
       error_message: event.error?.message ?? event.error?.title ?? null,
     },

@@ -158,7 +158,7 @@ export function operatorRoutes(parent: FastifyInstance, deps: OperatorRouteDeps)
     },
     async (request) => operator.updateMessagingAccount(request.params.account_id, request.body),
   );
-  // Issue 19 point 5: `crm backup` asks the running server, the one process that holds the embedded database.
+  // D147: `crm backup` asks the running server, the one process that holds the embedded database.
   app.get('/backup', { schema: hide }, async (_request, reply) => {
     if (!deps.backup) {
       throw new ApiError(409, {

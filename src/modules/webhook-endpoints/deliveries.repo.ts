@@ -255,7 +255,7 @@ export async function pruneWebhookHistory(
 // ---- The deliveries log and manual retry -------------------------------------------------------------------------
 
 /**
- * A page of an endpoint's deliveries log, newest first, with the endpoint's existence, in one statement (issue 9:
+ * A page of an endpoint's deliveries log, newest first, with the endpoint's existence, in one statement (D22:
  * one round trip per read): the endpoint row leads and the page joins it laterally, so an endpoint without
  * deliveries is one row of nulls and an unknown endpoint no row at all (`found` false).
  */

@@ -65,7 +65,7 @@ export function createDeliveryService(deps: {
     if (outcome === 'succeeded' && !row.endpoint_failing) {
       return (await repo.recordAttempt(db, row, record)) ? outcome : undefined;
     }
-    // The attempt and its endpoint's failing state: retried as a deadlock's victim (issue 19 point 3).
+    // The attempt and its endpoint's failing state: retried as a deadlock's victim (D74).
     return transactionWithRetry(db, async (trx) => {
       if (!(await repo.recordAttempt(trx, row, record))) return undefined;
       if (outcome === 'succeeded') {

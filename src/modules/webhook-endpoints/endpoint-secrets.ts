@@ -1,4 +1,4 @@
-// Endpoint signing secrets at rest (issue 19 point 4): `secret` and `previous_secret` are stored sealed with
+// Endpoint signing secrets at rest (D148): `secret` and `previous_secret` are stored sealed with
 // AES-256-GCM (lib/secrets-box.ts) under the key named by `secrets_key_id`, each bound to its row and column; a row
 // whose `secrets_key_id` is null still holds them in clear (written before migration 0018) until resealed.
 import type { Kysely } from 'kysely';

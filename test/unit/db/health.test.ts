@@ -28,7 +28,7 @@ describe('isDatabaseUnavailable', () => {
     expect(isConnectionFailure(timeout)).toBe(false);
   });
 
-  it('is false for a wait in a busy pool, which is not an outage (issue 19 point 2)', () => {
+  it('is false for a wait in a busy pool, which is not an outage (D129)', () => {
     const queued = new Error('timeout exceeded when trying to connect');
     expect(isDatabaseUnavailable(queued)).toBe(false);
     expect(isConnectionFailure(queued)).toBe(false);

@@ -1,5 +1,5 @@
 // The one address policy (media fetching and webhook deliveries): only public unicast addresses pass, whatever the
-// spelling, including IPv6 forms that carry a private or loopback IPv4 address (issue 13).
+// spelling, including IPv6 forms that carry a private or loopback IPv4 address (D26).
 import { describe, expect, it } from 'vitest';
 import { AddressRefused, checkLiteralHost, guardedLookup, isPrivateAddress } from '../../../src/lib/address-policy.ts';
 

@@ -1,4 +1,4 @@
-// The bounded semaphore under the pool's queue and the organizations' bulkhead (issue 19 point 2).
+// The bounded semaphore under the pool's queue and the organizations' bulkhead (D129, D132).
 import { describe, expect, it } from 'vitest';
 import { BoundedSemaphore, BusyError, KeyedSemaphores } from '../../../src/lib/bounded-semaphore.ts';
 

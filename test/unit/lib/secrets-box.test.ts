@@ -1,4 +1,4 @@
-// The keyring of secrets at rest (issue 19 point 4): SECRETS_KEY's format and its errors, the key file generated in
+// The keyring of secrets at rest (D148): SECRETS_KEY's format and its errors, the key file generated in
 // DATA_DIR for the embedded default (private to its owner, the same key on every start), and sealing bound to its
 // row.
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
