@@ -1,5 +1,9 @@
-// Tests wait for the state they need, never for a fixed time (decisions D66): `waitUntil` polls a check until it
-// holds or a deadline passes, and fails with what it last saw.
+// Waiting in tests. `waitUntil` and `waitForValue` poll a check (every 20 ms by default) until it holds or a deadline
+// passes (10 s by default), then fail with what they last saw: a test that needs a state waits for that state, not
+// for a guessed time (D66). `delay` is a plain fixed pause, for what is about time itself and not a state: a fake's
+// slow answer, a client pacing its calls within a rate budget or waiting out its window, a crash at a chosen moment,
+// a short spell in which something must not happen. Some tests still pause with a `setTimeout` of their own for those
+// reasons, or between the checks of a polling loop they write themselves.
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface WaitOptions {
@@ -38,7 +42,7 @@ export async function waitUntil<T>(
   }
 }
 
-/** A pause that is part of what a fake does (a slow receiver, a client spacing its calls), not a wait for state. */
+/** A fixed pause for time itself (a slow fake, pacing, a spell in which nothing may happen), never for a state. */
 export { delay };
 
 /** Reads until `done(value)` holds and returns that value; on the deadline, fails with the last value read. */
