@@ -17,7 +17,10 @@ let csp: string[];
 let data: Seeded;
 
 beforeAll(async () => {
-  [server, browser] = await Promise.all([startConsoleServer({ AI_PROVIDER: 'sandbox' }), launchChromium()]);
+  [server, browser] = await Promise.all([
+    startConsoleServer({ AI_PROVIDER: 'sandbox', WEBHOOK_ALLOW_HOSTS: '127.0.0.1' }),
+    launchChromium(),
+  ]);
   data = await seed(server);
   ({ page, csp } = await openDesktopPage(browser));
   await signInNewAdmin(server, page, data.orgId, 'ada@acme.example');
@@ -83,6 +86,60 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     await checkPage(page, csp, 'Business hours', 'settings-business-hours');
   });
 
+  it('the assistant: refused while disabled, then enabled with an FAQ; the provider key write-only; try it answers from the FAQs', async () => {
+    await settings('AI assistant');
+    const tryIt = page.getByRole('form', { name: 'Try the assistant' });
+    const answer = page.getByRole('status').filter({ has: page.getByText('Action') });
+    await tryIt.getByRole('textbox', { name: 'A contact’s message' }).fill('What are your Opening Hours?');
+    await tryIt.getByRole('button', { name: 'Try it' }).click();
+    await tryIt.getByRole('alert').filter({ hasText: 'The AI assistant is disabled.' }).waitFor();
+
+    const form = page.getByRole('form', { name: 'AI assistant settings' });
+    await toggle(form.getByRole('switch', { name: 'Assistant enabled' }));
+    await form.getByRole('button', { name: /Mode/ }).click();
+    await page.getByRole('option', { name: /Autonomous/ }).click();
+    await form.getByRole('button', { name: 'Add a question' }).click();
+    await form.getByRole('textbox', { name: 'Question 1' }).fill('opening hours');
+    await form.getByRole('textbox', { name: 'Answer 1' }).fill('Every day from 8:00 to 19:00.');
+    await form.getByRole('button', { name: 'Add a question' }).click();
+    await form.getByRole('textbox', { name: 'Question 2' }).fill('to remove');
+    await form.getByRole('textbox', { name: 'Answer 2' }).fill('gone');
+    await form.getByRole('button', { name: 'Remove question 2' }).click();
+    await toggle(form.getByRole('checkbox', { name: /Acme support/ }));
+    // Our own provider, with a key: the key is stored and never shown again.
+    await toggle(form.getByRole('switch', { name: 'Use our own model provider' }));
+    await form.getByRole('textbox', { name: 'Provider base URL' }).fill('http://127.0.0.1:9/v1');
+    await form.getByRole('textbox', { name: 'Model' }).fill('tiny');
+    await form.getByLabel(/API key/).fill('sk-never-shown');
+    await form.getByRole('button', { name: 'Save AI assistant' }).click();
+    await page.getByRole('status').filter({ hasText: 'AI assistant saved.' }).waitFor();
+    await form.getByText('An API key is set.').waitFor();
+    expect(await page.content()).not.toContain('sk-never-shown');
+    const saved = (await api('GET', '/v1/ai-assistant')).body;
+    expect(saved).toMatchObject({
+      enabled: true,
+      mode: 'autonomous',
+      faqs: [{ question: 'opening hours', answer: 'Every day from 8:00 to 19:00.' }],
+      channel_ids: [data.channelId],
+      provider: { base_url: 'http://127.0.0.1:9/v1', model: 'tiny', has_api_key: true },
+    });
+    // Nothing listens there: the provider's failure is a sentence.
+    await tryIt.getByRole('button', { name: 'Try it' }).click();
+    await tryIt.getByRole('alert').filter({ hasText: 'The AI model did not answer' }).waitFor();
+
+    // The key removed, then the provider: the sandbox answers from the FAQs with no model.
+    await form.getByRole('button', { name: 'Remove API key' }).click();
+    await form.getByRole('button', { name: 'Save AI assistant' }).click();
+    await expect.poll(async () => (await api('GET', '/v1/ai-assistant')).body.provider?.has_api_key).toBe(false);
+    await toggle(form.getByRole('switch', { name: 'Use our own model provider' }));
+    await form.getByRole('button', { name: 'Save AI assistant' }).click();
+    await expect.poll(async () => (await api('GET', '/v1/ai-assistant')).body.provider).toBeNull();
+    await tryIt.getByRole('button', { name: 'Try it' }).click();
+    await answer.getByText('Every day from 8:00 to 19:00.').waitFor();
+    await answer.getByText('Reply').waitFor();
+    await checkPage(page, csp, 'AI assistant', 'settings-ai-assistant');
+  });
+
   it('an agent cannot reach the automation settings, and the server answers 403', async () => {
     const invited = await server.admin('POST', `/organizations/${data.orgId}/users`, {
       email: 'cleo@acme.example',
@@ -96,7 +153,7 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     await agent.getByLabel('New password').fill(PASSWORD);
     await agent.getByRole('button', { name: 'Save and sign in' }).click();
     await agent.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
-    for (const path of ['business-hours']) {
+    for (const path of ['business-hours', 'ai-assistant']) {
       await agent.goto(`${server.baseUrl}/app/settings/${path}`);
       await agent.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
     }

@@ -3,4 +3,5 @@ type Load = () => Promise<Record<string, unknown>>;
 
 export const automationRoutes: [path: string, load: Load, component: string][] = [
   ['settings/business-hours', () => import('./business-hours.tsx'), 'BusinessHoursPage'],
+  ['settings/ai-assistant', () => import('./ai-assistant.tsx'), 'AiAssistantPage'],
 ];
