@@ -86,6 +86,83 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     await checkPage(page, csp, 'Business hours', 'settings-business-hours');
   });
 
+  it('rules: a pattern that does not compile is refused at its row; the rule created runs on a contact message, its runs in words; listed, switched off and moved', async () => {
+    await settings('Rules');
+    await page.getByText('No rules yet.').waitFor();
+    await page.getByRole('link', { name: 'New rule' }).click();
+    await page.getByRole('heading', { level: 1, name: 'New rule' }).waitFor();
+    const form = page.getByRole('form', { name: 'New rule' });
+    await form.getByRole('textbox', { name: 'Rule name' }).fill('Prices');
+    await form.getByRole('button', { name: 'Add a condition' }).click();
+    await form.getByRole('button', { name: /Condition 1 operator/ }).click();
+    await page.getByRole('option', { name: 'matches the pattern' }).click();
+    await form.getByRole('textbox', { name: 'Condition 1 value' }).fill('(price');
+    await form.getByRole('textbox', { name: 'Action 1 text' }).fill('Our prices are on acme.example/prices.');
+    await form.getByRole('button', { name: 'Add an action' }).click();
+    await form.getByRole('button', { name: /Action 2$/ }).click();
+    await page.getByRole('option', { name: 'Add labels' }).click();
+    await form.getByRole('textbox', { name: 'Action 2 labels' }).fill('pricing, sales');
+    await form.getByRole('button', { name: 'Add an action' }).click();
+    await form.getByRole('button', { name: /Action 3$/ }).click();
+    await page.getByRole('option', { name: 'Set the priority' }).click();
+    await form.getByRole('button', { name: /Action 3 priority/ }).click();
+    await page.getByRole('option', { name: 'High' }).click();
+    await form.getByRole('button', { name: 'Create rule' }).click();
+    const value = form.getByRole('textbox', { name: 'Condition 1 value' });
+    await expect.poll(() => value.getAttribute('aria-invalid')).toBe('true');
+    expect((await api('GET', '/v1/automation-rules')).body.items).toEqual([]);
+    await checkPage(page, csp, 'New rule', 'settings-rule-new');
+
+    await form.getByRole('button', { name: /Condition 1 operator/ }).click();
+    await page.getByRole('option', { name: 'contains' }).click();
+    await value.fill('price');
+    await form.getByRole('button', { name: 'Create rule' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Rule: Prices' }).waitFor();
+    const [rule] = (await api('GET', '/v1/automation-rules')).body.items;
+    expect(rule).toMatchObject({
+      name: 'Prices',
+      event: 'message.received',
+      active: true,
+      stop: false,
+      conditions: [{ field: 'message.text', operator: 'contains', value: 'price' }],
+      actions: [
+        { type: 'send_text', text: 'Our prices are on acme.example/prices.' },
+        { type: 'add_labels', labels: ['pricing', 'sales'] },
+        { type: 'set_priority', priority: 'high' },
+      ],
+    });
+    await page.getByText('This rule has not run yet.').waitFor();
+
+    // Ana writes about prices (her window is open): the rule answers, labels and raises the priority.
+    await server.admin('POST', '/sandbox/inbound', {
+      channel_id: data.channelId,
+      from: '+5215512345678',
+      text: 'What is the PRICE of the red shoes?',
+    });
+    await expect.poll(async () => (await api('GET', `/v1/automation-rules/${rule.id}/runs`)).body.items.length).toBe(1);
+    await page.reload();
+    await page.getByText('Send a text: done; Add labels: done; Set the priority: done').waitFor();
+    await checkPage(page, csp, 'Rule: Prices', 'settings-rule');
+
+    // The list: a second rule (made through the API) moved above the first; the first switched off.
+    await api('POST', '/v1/automation-rules', {
+      name: 'Thanks',
+      event: 'message.received',
+      conditions: [{ field: 'message.text', operator: 'contains', value: 'thanks' }],
+      actions: [{ type: 'add_labels', labels: ['thanked'] }],
+    });
+    await settings('Rules');
+    const list = page.getByRole('list', { name: 'Rules in the order they run' });
+    await list.getByRole('link', { name: 'Thanks' }).waitFor();
+    await list.getByRole('button', { name: 'Move Thanks up' }).click();
+    await expect
+      .poll(async () => (await api('GET', '/v1/automation-rules')).body.items.map((r: { name: string }) => r.name))
+      .toEqual(['Thanks', 'Prices']);
+    await toggle(list.getByRole('switch', { name: 'Prices active' }));
+    await expect.poll(async () => (await api('GET', `/v1/automation-rules/${rule.id}`)).body.active).toBe(false);
+    await checkPage(page, csp, 'Rules', 'settings-rules');
+  });
+
   it('the assistant: refused while disabled, then enabled with an FAQ; the provider key write-only; try it answers from the FAQs', async () => {
     await settings('AI assistant');
     const tryIt = page.getByRole('form', { name: 'Try the assistant' });
@@ -153,7 +230,7 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     await agent.getByLabel('New password').fill(PASSWORD);
     await agent.getByRole('button', { name: 'Save and sign in' }).click();
     await agent.getByRole('heading', { level: 1, name: 'Inbox' }).waitFor();
-    for (const path of ['business-hours', 'ai-assistant']) {
+    for (const path of ['business-hours', 'rules', 'rules/new', 'ai-assistant']) {
       await agent.goto(`${server.baseUrl}/app/settings/${path}`);
       await agent.getByRole('heading', { level: 1, name: 'Not available' }).waitFor();
     }
