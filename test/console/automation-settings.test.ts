@@ -217,6 +217,55 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     await checkPage(page, csp, 'AI assistant', 'settings-ai-assistant');
   });
 
+  it('the inbox: the assistant’s answer and a handoff’s note are marked; "Suggest a reply" fills the box, or says the assistant is disabled', async () => {
+    // The assistant (autonomous on this number since the test above) answers a new conversation from its FAQs.
+    await server.admin('POST', '/sandbox/inbound', {
+      channel_id: data.channelId,
+      from: '+33612345678',
+      text: 'Hello, what are your opening hours?',
+    });
+    let conversationId = '';
+    await expect
+      .poll(async () => {
+        const list = (await api('GET', '/v1/conversations?assignee=ai')).body.items as { id: string }[];
+        conversationId = list[0]?.id ?? '';
+        return conversationId;
+      })
+      .not.toBe('');
+    await page.goto(`${server.baseUrl}/app/inbox/${conversationId}`);
+    const messages = page.getByRole('list', { name: 'Messages' });
+    const answer = messages.getByRole('listitem').filter({ hasText: 'Every day from 8:00 to 19:00.' });
+    await answer.getByText('Assistant', { exact: true }).waitFor();
+
+    const reply = page.getByRole('form', { name: 'Reply to the contact' });
+    await reply.getByRole('button', { name: 'Suggest a reply' }).click();
+    await expect
+      .poll(() => reply.getByRole('textbox', { name: 'Message' }).inputValue())
+      .toBe('Every day from 8:00 to 19:00.');
+    await checkPage(page, csp, 'Inbox', 'inbox-assistant');
+
+    // A question without an FAQ: the sandbox hands off, with a private note by the system.
+    await server.admin('POST', '/sandbox/inbound', {
+      channel_id: data.channelId,
+      from: '+33612345678',
+      text: 'Can I pay with a gift card?',
+    });
+    const note = messages.getByRole('listitem').filter({ hasText: 'AI handed off' });
+    await note.getByText('Private note', { exact: true }).waitFor({ timeout: 15_000 });
+    await note.getByText('Automation', { exact: true }).waitFor();
+    await messages
+      .getByRole('listitem')
+      .filter({ hasText: 'Let me get a person to help you.' })
+      .getByText('Assistant', { exact: true })
+      .waitFor();
+
+    // Disabled: the draft is refused with a sentence beside the button.
+    const current = (await api('GET', '/v1/ai-assistant')).body;
+    await api('PUT', '/v1/ai-assistant', { ...current, provider: null, enabled: false });
+    await reply.getByRole('button', { name: 'Suggest a reply' }).click();
+    await reply.getByRole('alert').filter({ hasText: 'The AI assistant is disabled.' }).waitFor();
+  });
+
   it('an agent cannot reach the automation settings, and the server answers 403', async () => {
     const invited = await server.admin('POST', `/organizations/${data.orgId}/users`, {
       email: 'cleo@acme.example',
