@@ -74,7 +74,7 @@ function AssistantForm({ saved }: { saved: Assistant }) {
   return (
     <Form
       validationBehavior="aria"
-      className="form card"
+      className="form card form-wide"
       aria-label="AI assistant settings"
       onSubmit={(event) => {
         event.preventDefault();

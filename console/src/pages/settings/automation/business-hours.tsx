@@ -65,7 +65,7 @@ function BusinessHoursForm({ saved }: { saved: BusinessHours }) {
   return (
     <Form
       validationBehavior="aria"
-      className="form card"
+      className="form card form-wide"
       aria-label="Business hours"
       onSubmit={(event) => {
         event.preventDefault();
