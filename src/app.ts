@@ -24,6 +24,7 @@ import { automationRoutes } from './modules/automation/automation.routes.ts';
 import { audienceRoutes } from './modules/broadcasts/audience.routes.ts';
 import { broadcastsRoutes } from './modules/broadcasts/broadcasts.routes.ts';
 import { sendRoutes } from './modules/broadcasts/send.routes.ts';
+import { cannedResponsesRoutes } from './modules/canned-responses/canned-responses.routes.ts';
 import { channelRoutes } from './modules/channels/channels.routes.ts';
 import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
@@ -38,6 +39,7 @@ import { operatorRoutes } from './modules/operator/operator.routes.ts';
 import { propertiesRoutes } from './modules/properties/properties.routes.ts';
 import { sessionRoutes } from './modules/sessions/sessions.routes.ts';
 import { subOriginsRoutes } from './modules/sub-origins/sub-origins.routes.ts';
+import { teamsRoutes } from './modules/teams/teams.routes.ts';
 import { templateRoutes } from './modules/templates/templates.routes.ts';
 import { peopleRoutes, usersRoutes } from './modules/users/users.routes.ts';
 import { webhookEndpointsRoutes } from './modules/webhook-endpoints/webhook-endpoints.routes.ts';
@@ -200,5 +202,7 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   subOriginsRoutes(scope, services.subOrigins);
   webhookEndpointsRoutes(scope, services.webhookEndpoints);
   peopleRoutes(scope, services.users);
+  teamsRoutes(scope, services.teams);
+  cannedResponsesRoutes(scope, services.cannedResponses);
   automationRoutes(scope, services.automation);
 }

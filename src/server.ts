@@ -13,6 +13,7 @@ import { systemClock } from './lib/clock.ts';
 import { redactUrl } from './lib/redact-url.ts';
 import { type Keyring, loadKeyring } from './lib/secrets-box.ts';
 import { messagingFromConfig } from './messaging/platform-factory.ts';
+import { resealAssistantKeys } from './modules/automation/assistant/assistant-settings.ts';
 import { resealWebhookSecrets } from './modules/webhook-endpoints/endpoint-secrets.ts';
 import { type Wiring, wire } from './wiring.ts';
 import type { Worker } from './worker/worker.ts';
@@ -201,6 +202,9 @@ export async function run(config: Config, options: RunOptions): Promise<void> {
     );
   const resealed = await resealWebhookSecrets(database.db, keyring);
   if (resealed > 0) log.info({ endpoints: resealed, keyId: keyring.currentId }, 'webhook secrets sealed');
+  // decisions §20 (D264): the AI providers' keys, sealed the same way.
+  const assistantKeys = await resealAssistantKeys(database.db, keyring);
+  if (assistantKeys > 0) log.info({ assistants: assistantKeys, keyId: keyring.currentId }, 'AI provider keys sealed');
 
   const wiring = wireFromConfig(config, database, log, options.http, keyring);
   const app = options.http ? await buildApp(wiring) : undefined;

@@ -21,7 +21,7 @@ import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
 import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
 import { DEFAULT_DEPLOYMENT_MODEL, type DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
 import { createAutomationServices } from './modules/automation/automation.services.ts';
-import { createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
+import { assistantLeaseMs, createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
 import { automationHandlers } from './modules/automation/engine/inbound-automation.ts';
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
 import { createAudienceRunner } from './modules/broadcasts/audience-runner.ts';
@@ -29,6 +29,7 @@ import { createBroadcastsService } from './modules/broadcasts/broadcasts.service
 import { broadcastStatusHandlers } from './modules/broadcasts/platform-status.handlers.ts';
 import { countPendingRecipients } from './modules/broadcasts/recipients.repo.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
+import { createCannedResponsesService } from './modules/canned-responses/canned-responses.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
@@ -45,6 +46,7 @@ import { createOperatorService } from './modules/operator/operator.service.ts';
 import { createPropertiesService } from './modules/properties/properties.service.ts';
 import { createSessionsService } from './modules/sessions/sessions.service.ts';
 import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
+import { createTeamsService } from './modules/teams/teams.service.ts';
 import { templateReviewHandlers } from './modules/templates/platform-template.handlers.ts';
 import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/property-keys.ts';
 import { findTemplateIdentity } from './modules/templates/templates.repo.ts';
@@ -160,6 +162,8 @@ export function wire(input: WiringInput) {
     contacts: createContactsService({ db, clock }),
     properties: createPropertiesService({ db, clock }),
     funnelStages: createFunnelStagesService({ db, clock }),
+    teams: createTeamsService({ db, clock }),
+    cannedResponses: createCannedResponsesService({ db, clock }),
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
     conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),
@@ -233,14 +237,16 @@ export function wire(input: WiringInput) {
   );
 
   // decisions §20: the autonomous assistant's answers, from the jobs contact messages queued.
+  const deployment = { ...DEFAULT_DEPLOYMENT_MODEL, ...input.ai };
   const assistantJobs = createAssistantWorker({
     db,
     clock,
     log,
     keyring,
     allowHosts: input.webhookAllowHosts ?? [],
-    deployment: { ...DEFAULT_DEPLOYMENT_MODEL, ...input.ai },
+    deployment,
     wake: replyWaker.wake,
+    options: { leaseMs: assistantLeaseMs(deployment.timeoutMs) },
   });
 
   // decisions §16: starts audience broadcasts and adds their recipients (a worker task; tests drive it directly).

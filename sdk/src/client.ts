@@ -373,6 +373,42 @@ export class CrmClient {
       this.#call('createConversationNote', [conversationId], { ...options, body }),
   };
 
+  /** decisions §19: teams of people, with auto-assignment. */
+  readonly teams = {
+    list: (options?: CallOptions): Promise<ResponseOf<'listTeams'>> => this.#call('listTeams', [], options),
+    create: (body: BodyOf<'createTeam'>, options?: CallOptions): Promise<ResponseOf<'createTeam'>> =>
+      this.#call('createTeam', [], { ...options, body }),
+    get: (teamId: string, options?: CallOptions): Promise<ResponseOf<'getTeam'>> =>
+      this.#call('getTeam', [teamId], options),
+    update: (teamId: string, body: BodyOf<'updateTeam'>, options?: CallOptions): Promise<ResponseOf<'updateTeam'>> =>
+      this.#call('updateTeam', [teamId], { ...options, body }),
+    /** Its conversations stay, with `team_id: null`. */
+    delete: (teamId: string, options?: CallOptions): Promise<ResponseOf<'deleteTeam'>> =>
+      this.#call('deleteTeam', [teamId], options),
+  };
+
+  /** decisions §19: saved replies, inserted by short code. */
+  readonly cannedResponses = {
+    /** `q` keeps those whose short code starts with it or whose text holds it, ignoring case. */
+    list: (
+      query: QueryOf<'listCannedResponses'> = {},
+      options?: CallOptions,
+    ): Promise<ResponseOf<'listCannedResponses'>> => this.#call('listCannedResponses', [], { ...options, query }),
+    create: (
+      body: BodyOf<'createCannedResponse'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'createCannedResponse'>> => this.#call('createCannedResponse', [], { ...options, body }),
+    get: (id: string, options?: CallOptions): Promise<ResponseOf<'getCannedResponse'>> =>
+      this.#call('getCannedResponse', [id], options),
+    update: (
+      id: string,
+      body: BodyOf<'updateCannedResponse'>,
+      options?: CallOptions,
+    ): Promise<ResponseOf<'updateCannedResponse'>> => this.#call('updateCannedResponse', [id], { ...options, body }),
+    delete: (id: string, options?: CallOptions): Promise<ResponseOf<'deleteCannedResponse'>> =>
+      this.#call('deleteCannedResponse', [id], options),
+  };
+
   /** decisions §19: the organization's people. */
   readonly users = {
     /** GET /v1/users: every person with their role and availability (`{items}`, whole). */
@@ -473,6 +509,16 @@ export const methodOfOperation = {
   updateConversation: 'conversations.update',
   createConversationNote: 'notes.create',
   listUsers: 'users.list',
+  listTeams: 'teams.list',
+  listCannedResponses: 'cannedResponses.list',
+  createCannedResponse: 'cannedResponses.create',
+  getCannedResponse: 'cannedResponses.get',
+  updateCannedResponse: 'cannedResponses.update',
+  deleteCannedResponse: 'cannedResponses.delete',
+  createTeam: 'teams.create',
+  getTeam: 'teams.get',
+  updateTeam: 'teams.update',
+  deleteTeam: 'teams.delete',
   listConversationMessages: 'conversations.messages',
   markConversationRead: 'conversations.markRead',
   downloadConversationMessageMedia: 'conversations.downloadMedia',

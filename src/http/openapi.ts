@@ -28,6 +28,7 @@ export const TAGS = [
     description: 'A send of one template to up to 100 recipients, and how far it got; cancel what is left.',
   },
   { name: 'Conversations', description: 'Messages exchanged with contacts, one conversation per contact and number.' },
+  { name: 'Teams', description: 'decisions §19: people who work conversations together, with auto-assignment.' },
   {
     name: 'Webhook endpoints',
     description: 'Where the organization’s events are delivered (Standard Webhooks), and the log of each delivery.',

@@ -36,6 +36,8 @@ export const AGENT_SCOPES = [
   'templates:read',
   'properties:read',
   'account:read',
+  // decisions §19: agents see the teams (the inbox's views); admins manage them.
+  'teams:read',
 ];
 
 /** The read scope that shows an event of the live stream, by the resource its type names. */
@@ -45,6 +47,7 @@ const EVENT_SCOPES: [string, Scope][] = [
   ['conversation.', 'conversations:read'],
   ['template.', 'templates:read'],
   ['broadcast.', 'broadcasts:read'],
+  ['team.', 'teams:read'],
 ];
 
 /** Whether a person of `role` sees a live event of `type` (stream events of its own, like `resync`, always). */

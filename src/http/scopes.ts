@@ -18,6 +18,8 @@ export const SCOPES = [
   'broadcasts:write',
   'webhooks:read',
   'webhooks:write',
+  'teams:read',
+  'teams:write',
   // decisions §20: business hours, automation rules and the AI assistant's settings.
   'automation:read',
   'automation:write',
@@ -65,6 +67,11 @@ export const OPERATION_SCOPES = {
   markConversationRead: 'conversations:write',
   updateConversation: 'conversations:write',
   createConversationNote: 'conversations:write',
+  listCannedResponses: 'conversations:read',
+  getCannedResponse: 'conversations:read',
+  createCannedResponse: 'conversations:write',
+  updateCannedResponse: 'conversations:write',
+  deleteCannedResponse: 'conversations:write',
   downloadConversationMessageMedia: 'conversations:read',
   replyToConversation: 'conversations:write',
 
@@ -94,6 +101,11 @@ export const OPERATION_SCOPES = {
   testWebhookEndpoint: 'webhooks:write',
   retryWebhookDelivery: 'webhooks:write',
 
+  listTeams: 'teams:read',
+  getTeam: 'teams:read',
+  createTeam: 'teams:write',
+  updateTeam: 'teams:write',
+  deleteTeam: 'teams:write',
   getBusinessHours: 'automation:read',
   putBusinessHours: 'automation:write',
   listAutomationRules: 'automation:read',

@@ -42,6 +42,13 @@ const TENANT_TABLES = [
   'user_sessions',
   'user_sign_in_links',
   'console_streams',
+  // decisions §20
+  'business_hours',
+  'automation_rules',
+  'automation_rule_runs',
+  'ai_assistants',
+  'conversation_automation',
+  'assistant_jobs',
 ];
 
 const statements: string[] = [];
@@ -205,6 +212,31 @@ describe('the statements of a tour of the product', () => {
     await h.deliveries.drain();
     await ok(await h.api('GET', `/v1/webhook-endpoints/${endpoint.body.id}/deliveries`, { key }));
     await ok(await h.api('GET', '/v1/me', { key }));
+    // decisions §20: business hours, a rule, the assistant, and a contact's message running them (rules, away
+    // message, the assistant's job), the job answered, the rule's runs.
+    await ok(
+      await h.api('PUT', '/v1/business-hours', {
+        key,
+        body: { enabled: true, week: [], away_message: { text: 'Closed' } },
+      }),
+    );
+    await ok(await h.api('PUT', '/v1/ai-assistant', { key, body: { enabled: true, mode: 'autonomous' } }));
+    const automationRule = await ok(
+      await h.api('POST', '/v1/automation-rules', {
+        key,
+        body: { name: 'tour', event: 'message.received', actions: [{ type: 'add_labels', labels: ['tour'] }] },
+      }),
+    );
+    await ok(
+      await h.admin('POST', '/sandbox/inbound', {
+        channel_id: account.numbers[0].id,
+        from: phones(1)[0],
+        text: 'opening hours?',
+      }),
+    );
+    while ((await h.wiring.assistantJobs.runOnce()) > 0) {}
+    await ok(await h.api('GET', `/v1/automation-rules/${automationRule.body.id}/runs`, { key }));
+    await ok(await h.api('POST', '/v1/ai-assistant/test', { key, body: { text: 'hello' } }));
     // D182: the worker's retention, whose deletes join their batch back by (org_id, id).
     await pruneHistory(h.database.db, new Date(), RETENTION_DEFAULTS);
     // The operator's routes by an account's global id: one routing lookup, then reads and writes by org_id.

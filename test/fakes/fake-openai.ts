@@ -11,8 +11,8 @@ export interface RecordedCompletion {
 }
 
 export type ScriptedCompletion =
-  /** The first choice's content (the assistant's JSON, or garbage). */
-  | { content: string; after?: Promise<unknown> }
+  /** The first choice's content (the assistant's JSON, or garbage), after `after` settles or `delayMs` passes. */
+  | { content: string; after?: Promise<unknown>; delayMs?: number }
   | { status: number; body?: unknown }
   /** Never answer (until the server closes). */
   | { hang: true };
@@ -70,6 +70,7 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         return;
       }
       if (scripted.after) await scripted.after;
+      if (scripted.delayMs) await new Promise((resolve) => setTimeout(resolve, scripted.delayMs));
       response.writeHead(200, { 'content-type': 'application/json' }).end(
         JSON.stringify({
           id: 'chatcmpl-fake',

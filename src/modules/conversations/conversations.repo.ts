@@ -294,6 +294,7 @@ const REPORTED_COLUMNS = [
   'sent_at',
   'direction',
   'sender',
+  'type',
   'platform_message_id',
   'error',
   'phone',

@@ -104,7 +104,13 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
   if (replyId) message = await conversations.lockUnnamedMessage(trx, orgId, replyId, event.platformMessageId);
   if (!message) return 'unmatched';
   const at = event.timestamp;
-  const reply = message.direction === 'outbound' && (message.sender === 'agent' || message.sender === 'ai');
+  // A reply of §15: an agent's or the assistant's, or (decisions §20) a rule's or away message's `system` text — a
+  // broadcast's `system` messages are templates, recorded by the fan-out.
+  const reply =
+    message.direction === 'outbound' &&
+    (message.sender === 'agent' ||
+      message.sender === 'ai' ||
+      (message.sender === 'system' && message.type !== 'template'));
   // decisions D176: a reply that failed only because its hand-off's answer was lost did reach the platform if it
   // reports it sent, delivered or read: it moves on, charged again (settleLateReply); no other failure is undone.
   const late =

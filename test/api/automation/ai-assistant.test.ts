@@ -3,6 +3,8 @@
 // OpenAI-compatible server on 127.0.0.1 (the request it receives, garbage, HTTP 500, a timeout).
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyringText, parseKeyring } from '../../../src/lib/secrets-box.ts';
+import { resealAssistantKeys, settingsOf } from '../../../src/modules/automation/assistant/assistant-settings.ts';
 import { answer, type FakeOpenAi, startFakeOpenAi } from '../../fakes/fake-openai.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones } from '../../helpers/sends.ts';
@@ -78,6 +80,23 @@ describe('settings', () => {
     });
     expect(moved.body.provider.has_api_key).toBe(false);
     expect((await put(key, { enabled: true, provider: null })).body.provider).toBeNull();
+  });
+
+  it('reseal the provider’s key under a new key of the keyring (a rotation), still opening to the same key', async () => {
+    const { org, key } = await h.createOrg();
+    await put(key, { enabled: true, provider: { base_url: model.baseUrl, model: 'm', api_key: 'sk-rotate-me' } });
+    const read = () =>
+      h.database.db.selectFrom('ai_assistants').selectAll().where('org_id', '=', org.id).executeTakeFirstOrThrow();
+    const before = await read();
+    // SECRETS_KEY="next,current": the new key seals, the old one still opens.
+    const next = parseKeyring(generateKeyringText());
+    const rotated = { currentId: next.currentId, keys: new Map([...next.keys, ...h.wiring.keyring.keys]) };
+    expect(await resealAssistantKeys(h.database.db, rotated)).toBeGreaterThanOrEqual(1);
+    const after = await read();
+    expect(after.api_key_key_id).toBe(next.currentId);
+    expect(after.provider_api_key).not.toBe(before.provider_api_key);
+    expect(settingsOf(rotated, after).provider?.apiKey).toBe('sk-rotate-me');
+    expect(await resealAssistantKeys(h.database.db, rotated)).toBe(0);
   });
 
   it.each([

@@ -102,6 +102,24 @@ describe('the autonomous assistant, sandbox provider', () => {
     ).toEqual(['sent', 'sent']);
   });
 
+  it('takes a conversation given to it by PATCH while enabled (409 ai_disabled otherwise)', async () => {
+    const { key, channelId } = await inboxOrg(h);
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'hello');
+    const conversation = await conversationOf(key, phone);
+    const give = () =>
+      h.api('PATCH', `/v1/conversations/${conversation.id}`, { key, body: { assignee: { type: 'ai' } } });
+    expect((await give()).body).toEqual({ detail: { code: 'ai_disabled' } });
+    await h.api('PUT', '/v1/ai-assistant', { key, body: { enabled: true, mode: 'autonomous', faqs: FAQS } });
+    const given = await give();
+    expect(given.status).toBe(200);
+    expect(given.body.assignee).toEqual({ type: 'ai' });
+    await inbound(h, channelId, phone, 'your opening hours?');
+    await answerAll();
+    const texts = (await messagesOf(key, conversation.id)).filter((m) => m.sender === 'ai').map((m) => m.text);
+    expect(texts).toEqual(['Every day from 8:00 to 19:00.']);
+  });
+
   it('does not serve numbers it was not given, nor in draft mode', async () => {
     const { key, channelId } = await assistantOrg({ mode: 'draft' });
     const [phone] = phones(1) as [string];

@@ -91,6 +91,33 @@ describe('rules', () => {
     expect(messages[1]?.status).toBe('sent');
   });
 
+  it('move their system messages forward by the platform’s reports, each a message.updated like other replies', async () => {
+    const { orgId, key, channelId } = await inboxOrg(h);
+    await rule(key, { event: 'message.received', actions: [{ type: 'send_text', text: 'We got your message.' }] });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'hi');
+    await handOff();
+    const conversation = await conversationOf(key, phone);
+    const sent = (await messagesOf(key, conversation.id)).find((message) => message.sender === 'system') as unknown as {
+      id: string;
+    };
+    const row = await h.database.db
+      .selectFrom('messages')
+      .select('platform_message_id')
+      .where('org_id', '=', orgId)
+      .where('id', '=', sent.id)
+      .executeTakeFirstOrThrow();
+    const report = await h.admin('POST', `/sandbox/messages/${row.platform_message_id}/status`, {
+      status: 'delivered',
+    });
+    expect(report.status, report.text).toBeLessThan(300);
+    const updates = (await eventsOf(h, orgId, 'message.updated')).filter((data) => data.id === sent.id);
+    expect(updates.map((data) => data.status)).toContain('delivered');
+    expect((await messagesOf(key, conversation.id)).find((message) => message.sender === 'system')?.status).toBe(
+      'delivered',
+    );
+  });
+
   it('skip a send_text to an opted-out contact; an opt-out keyword runs nothing', async () => {
     const { key, channelId } = await inboxOrg(h);
     const greeter = await rule(key, { event: 'message.received', actions: [{ type: 'send_text', text: 'Hi!' }] });

@@ -1,6 +1,8 @@
 // decisions §20: the assistant's settings as stored and as shown, and the model they choose: the organization's
 // provider (its API key sealed at rest like endpoint secrets, D264), else the deployment's (AI_BASE_URL, AI_MODEL,
 // AI_API_KEY), else the sandbox when AI_PROVIDER=sandbox, else none.
+import type { Kysely } from 'kysely';
+import type { DB } from '../../../db/schema.ts';
 import { type Keyring, open, seal } from '../../../lib/secrets-box.ts';
 import type { AssistantRow } from './ai-assistant.repo.ts';
 import type { AiAssistant } from './ai-assistant.schemas.ts';
@@ -124,4 +126,39 @@ export function modelFor(
     });
   }
   return deployment.provider === 'sandbox' ? sandboxModel : undefined;
+}
+
+/**
+ * Seals again, under the keyring's current key, every provider key sealed under another one (a key rotation), as
+ * `resealWebhookSecrets` does for endpoint secrets; answers how many. Each update applies only if the row is as
+ * read, so a concurrent PUT is never overwritten. Run at every start.
+ */
+export async function resealAssistantKeys(db: Kysely<DB>, keyring: Keyring, batch = 500): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const rows = await db
+      .selectFrom('ai_assistants')
+      .select(['org_id', 'provider_api_key', 'api_key_key_id'])
+      .where('provider_api_key', 'is not', null)
+      .where('api_key_key_id', '!=', keyring.currentId)
+      .limit(batch)
+      .execute();
+    let changed = 0;
+    for (const row of rows) {
+      const apiKey = open(
+        keyring,
+        { ciphertext: row.provider_api_key as string, keyId: row.api_key_key_id as string },
+        keyContext(row.org_id),
+      );
+      const result = await db
+        .updateTable('ai_assistants')
+        .set(sealApiKey(keyring, row.org_id, apiKey))
+        .where('org_id', '=', row.org_id)
+        .where('provider_api_key', '=', row.provider_api_key)
+        .executeTakeFirst();
+      changed += Number(result.numUpdatedRows);
+    }
+    total += changed;
+    if (rows.length === 0 || changed === 0) return total;
+  }
 }

@@ -31,6 +31,13 @@ export interface AssistantWorkerOptions {
 
 export const ASSISTANT_WORKER_DEFAULTS: AssistantWorkerOptions = { leaseMs: 120_000, batch: 8 };
 
+/**
+ * D269: a job's lease is four times the model's deadline (120 s with the default 30 s): longer than a claimed job
+ * can take (its reads, the call, the answer's transaction), and no longer than it must be — a job whose worker died
+ * is answered that soon after.
+ */
+export const assistantLeaseMs = (timeoutMs: number) => 4 * timeoutMs;
+
 export interface AssistantWorkerDeps {
   db: Kysely<DB>;
   clock: Clock;
