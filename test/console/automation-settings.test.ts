@@ -15,6 +15,7 @@ let browser: Browser;
 let page: Page;
 let csp: string[];
 let data: Seeded;
+let teamId: string;
 
 beforeAll(async () => {
   [server, browser] = await Promise.all([
@@ -22,6 +23,9 @@ beforeAll(async () => {
     launchChromium(),
   ]);
   data = await seed(server);
+  const team = await server.api(data.key, 'POST', '/v1/teams', { name: 'Support' });
+  if (team.status !== 201) throw new Error(`team: ${team.status} ${JSON.stringify(team.body)}`);
+  teamId = team.body.id;
   ({ page, csp } = await openDesktopPage(browser));
   await signInNewAdmin(server, page, data.orgId, 'ada@acme.example');
 }, 120_000);
@@ -107,9 +111,15 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     await page.getByRole('option', { name: 'Set the priority' }).click();
     await form.getByRole('button', { name: /Action 3 priority/ }).click();
     await page.getByRole('option', { name: 'High' }).click();
+    await form.getByRole('button', { name: 'Add an action' }).click();
+    await form.getByRole('button', { name: /Action 4$/ }).click();
+    await page.getByRole('option', { name: 'Give to a team' }).click();
+    await form.getByRole('button', { name: /Action 4 team/ }).click();
+    await page.getByRole('option', { name: 'Support' }).click();
     await form.getByRole('button', { name: 'Create rule' }).click();
     const value = form.getByRole('textbox', { name: 'Condition 1 value' });
     await expect.poll(() => value.getAttribute('aria-invalid')).toBe('true');
+    await form.getByText(/^The pattern does not compile: .*\.$/).waitFor();
     expect((await api('GET', '/v1/automation-rules')).body.items).toEqual([]);
     await checkPage(page, csp, 'New rule', 'settings-rule-new');
 
@@ -129,6 +139,7 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
         { type: 'send_text', text: 'Our prices are on acme.example/prices.' },
         { type: 'add_labels', labels: ['pricing', 'sales'] },
         { type: 'set_priority', priority: 'high' },
+        { type: 'assign_team', team_id: teamId },
       ],
     });
     await page.getByText('This rule has not run yet.').waitFor();
@@ -141,7 +152,7 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     });
     await expect.poll(async () => (await api('GET', `/v1/automation-rules/${rule.id}/runs`)).body.items.length).toBe(1);
     await page.reload();
-    await page.getByText('Send a text: done; Add labels: done; Set the priority: done').waitFor();
+    await page.getByText('Send a text: done; Add labels: done; Set the priority: done; Give to a team: done').waitFor();
     await checkPage(page, csp, 'Rule: Prices', 'settings-rule');
 
     // The list: a second rule (made through the API) moved above the first; the first switched off.
@@ -183,6 +194,8 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     await form.getByRole('textbox', { name: 'Answer 2' }).fill('gone');
     await form.getByRole('button', { name: 'Remove question 2' }).click();
     await toggle(form.getByRole('checkbox', { name: /Acme support/ }));
+    await form.getByRole('button', { name: /Handoff team/ }).click();
+    await page.getByRole('option', { name: 'Support' }).click();
     // Our own provider, with a key: the key is stored and never shown again.
     await toggle(form.getByRole('switch', { name: 'Use our own model provider' }));
     await form.getByRole('textbox', { name: 'Provider base URL' }).fill('http://127.0.0.1:9/v1');
@@ -198,6 +211,7 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
       mode: 'autonomous',
       faqs: [{ question: 'opening hours', answer: 'Every day from 8:00 to 19:00.' }],
       channel_ids: [data.channelId],
+      handoff_team_id: teamId,
       provider: { base_url: 'http://127.0.0.1:9/v1', model: 'tiny', has_api_key: true },
     });
     // Nothing listens there: the provider's failure is a sentence.
@@ -258,6 +272,11 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
       .filter({ hasText: 'Let me get a person to help you.' })
       .getByText('Assistant', { exact: true })
       .waitFor();
+    expect((await api('GET', `/v1/conversations/${conversationId}`)).body).toMatchObject({
+      assignee: null,
+      status: 'open',
+      team_id: teamId,
+    });
 
     // Disabled: the draft is refused with a sentence beside the button.
     const current = (await api('GET', '/v1/ai-assistant')).body;
