@@ -116,6 +116,14 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     await page.getByRole('option', { name: 'Give to a team' }).click();
     await form.getByRole('button', { name: /Action 4 team/ }).click();
     await page.getByRole('option', { name: 'Support' }).click();
+    // Snoozed until 09:00 in the organization's timezone (Mexico City, UTC-6), ten days ahead.
+    const day = new Date(Date.now() + 10 * 86_400_000).toISOString().slice(0, 10);
+    await form.getByRole('button', { name: 'Add an action' }).click();
+    await form.getByRole('button', { name: /Action 5$/ }).click();
+    await page.getByRole('option', { name: 'Set the status' }).click();
+    await form.getByRole('button', { name: /Action 5 status/ }).click();
+    await page.getByRole('option', { name: 'Snoozed' }).click();
+    await form.getByLabel('Action 5 snoozed until').fill(`${day}T09:00`);
     await form.getByRole('button', { name: 'Create rule' }).click();
     const value = form.getByRole('textbox', { name: 'Condition 1 value' });
     await expect.poll(() => value.getAttribute('aria-invalid')).toBe('true');
@@ -140,6 +148,7 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
         { type: 'add_labels', labels: ['pricing', 'sales'] },
         { type: 'set_priority', priority: 'high' },
         { type: 'assign_team', team_id: teamId },
+        { type: 'set_status', status: 'snoozed', snoozed_until: `${day}T15:00:00.000Z` },
       ],
     });
     await page.getByText('This rule has not run yet.').waitFor();
@@ -152,7 +161,11 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     });
     await expect.poll(async () => (await api('GET', `/v1/automation-rules/${rule.id}/runs`)).body.items.length).toBe(1);
     await page.reload();
-    await page.getByText('Send a text: done; Add labels: done; Set the priority: done; Give to a team: done').waitFor();
+    await page
+      .getByText(
+        'Send a text: done; Add labels: done; Set the priority: done; Give to a team: done; Set the status: done',
+      )
+      .waitFor();
     await checkPage(page, csp, 'Rule: Prices', 'settings-rule');
 
     // The list: a second rule (made through the API) moved above the first; the first switched off.

@@ -3,6 +3,7 @@
 import { useState } from 'react';
 import { Button } from 'react-aria-components';
 import { SelectInput, TextInput } from '../../../ui/fields.tsx';
+import { utcToZonedInput, zonedToUtc } from '../../../ui/time.ts';
 import { teamOptions, userOptions, useTeams, useUsers } from './automation-api.ts';
 import { ACTION_TYPES, PRIORITIES, STATUSES } from './rule-words.ts';
 
@@ -17,6 +18,8 @@ export interface ActionRow {
   /** `none` or a team's id. */
   teamId: string;
   status: string;
+  /** A snooze's end as the organization's wall clock (`datetime-local`), empty: until the contact writes. */
+  snoozedUntil: string;
   priority: string;
 }
 
@@ -24,7 +27,8 @@ export type Action = { type: string } & Record<string, unknown>;
 
 const NONE = 'none';
 
-export function actionOf(row: ActionRow): Action {
+/** A row as the API's action; a snooze's end is read in the organization's timezone (D116). */
+export function actionOf(row: ActionRow, timeZone: string): Action {
   switch (row.type) {
     case 'send_text':
     case 'add_note':
@@ -46,7 +50,13 @@ export function actionOf(row: ActionRow): Action {
     case 'assign_team':
       return { type: row.type, team_id: row.teamId === NONE ? null : row.teamId };
     case 'set_status':
-      return { type: row.type, status: row.status };
+      return row.status === 'snoozed' && row.snoozedUntil
+        ? {
+            type: row.type,
+            status: row.status,
+            snoozed_until: zonedToUtc(row.snoozedUntil, timeZone) ?? row.snoozedUntil,
+          }
+        : { type: row.type, status: row.status };
     case 'set_priority':
       return { type: row.type, priority: row.priority };
     default:
@@ -54,7 +64,7 @@ export function actionOf(row: ActionRow): Action {
   }
 }
 
-export function actionRowOf(action: Action, id: number): ActionRow {
+export function actionRowOf(action: Action, id: number, timeZone: string): ActionRow {
   const row = blankAction(id, action.type);
   if (typeof action.text === 'string') row.text = action.text;
   if (Array.isArray(action.labels)) row.labels = action.labels.join(', ');
@@ -64,12 +74,24 @@ export function actionRowOf(action: Action, id: number): ActionRow {
   }
   if ('team_id' in action) row.teamId = (action.team_id as string | null) ?? NONE;
   if (typeof action.status === 'string') row.status = action.status;
+  if (typeof action.snoozed_until === 'string')
+    row.snoozedUntil = utcToZonedInput(new Date(action.snoozed_until), timeZone);
   if (typeof action.priority === 'string') row.priority = action.priority;
   return row;
 }
 
 export function blankAction(id: number, type = 'send_text'): ActionRow {
-  return { id, type, text: '', labels: '', assignee: NONE, teamId: NONE, status: 'open', priority: 'none' };
+  return {
+    id,
+    type,
+    text: '',
+    labels: '',
+    assignee: NONE,
+    teamId: NONE,
+    status: 'open',
+    snoozedUntil: '',
+    priority: 'none',
+  };
 }
 
 export function ActionRows({
@@ -156,7 +178,18 @@ export function ActionRows({
                   value={row.status}
                   onChange={(status) => setRow(row.id, { status: status ?? 'open' })}
                   options={STATUSES}
-                  error={errorUnder(`${at}.status`)}
+                  error={errorAt(`${at}.status`)}
+                />
+              ) : null}
+              {row.type === 'set_status' && row.status === 'snoozed' ? (
+                <TextInput
+                  label={`Action ${n} snoozed until`}
+                  name={`${at}.snoozed_until`}
+                  type="datetime-local"
+                  description="Optional; empty: until the contact writes."
+                  value={row.snoozedUntil}
+                  onChange={(snoozedUntil) => setRow(row.id, { snoozedUntil })}
+                  error={errorAt(`${at}.snoozed_until`)}
                 />
               ) : null}
               {row.type === 'set_priority' ? (

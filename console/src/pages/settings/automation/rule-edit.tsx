@@ -10,7 +10,7 @@ import { ConfirmButton } from '../../../ui/confirm.tsx';
 import { showError } from '../../../ui/errors.ts';
 import { SelectInput, TextInput } from '../../../ui/fields.tsx';
 import { FormError, useApiForm } from '../../../ui/form.tsx';
-import { useTime } from '../../../ui/session.tsx';
+import { useSession, useTime } from '../../../ui/session.tsx';
 import { QueryView } from '../../../ui/states.tsx';
 import { automationKeys } from './automation-api.ts';
 import { type Action, type ActionRow, ActionRows, actionOf, actionRowOf, blankAction } from './rule-actions.tsx';
@@ -50,6 +50,7 @@ export function RulePage() {
 }
 
 function RuleForm({ rule }: { rule: Rule | undefined }) {
+  const { organization } = useSession();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const [name, setName] = useState(rule?.name ?? '');
@@ -58,7 +59,9 @@ function RuleForm({ rule }: { rule: Rule | undefined }) {
     (rule?.conditions ?? []).map((condition, id) => conditionRowOf(condition as Condition, id)),
   );
   const [actions, setActions] = useState<ActionRow[]>(() =>
-    rule ? rule.actions.map((action, id) => actionRowOf(action as Action, id)) : [blankAction(0)],
+    rule
+      ? rule.actions.map((action, id) => actionRowOf(action as Action, id, organization.timezone))
+      : [blankAction(0)],
   );
   const [stop, setStop] = useState(rule?.stop ?? false);
   const [active, setActive] = useState(rule?.active ?? true);
@@ -93,7 +96,7 @@ function RuleForm({ rule }: { rule: Rule | undefined }) {
           name,
           event: event as RuleInput['event'],
           conditions: conditions.map(conditionOf) as RuleInput['conditions'],
-          actions: actions.map(actionOf) as RuleInput['actions'],
+          actions: actions.map((row) => actionOf(row, organization.timezone)) as RuleInput['actions'],
           stop,
           active,
         });

@@ -41,7 +41,7 @@ export const ACTION_TYPES: Option[] = [
 export const STATUSES: Option[] = [
   { id: 'open', label: 'Open' },
   { id: 'pending', label: 'Pending' },
-  { id: 'snoozed', label: 'Snoozed (until the contact writes)' },
+  { id: 'snoozed', label: 'Snoozed' },
   { id: 'resolved', label: 'Resolved' },
 ];
 
