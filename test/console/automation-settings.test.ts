@@ -296,6 +296,20 @@ describe('automation and the assistant in the console', { timeout: 90_000 }, () 
     await api('PUT', '/v1/ai-assistant', { ...current, provider: null, enabled: false });
     await reply.getByRole('button', { name: 'Suggest a reply' }).click();
     await reply.getByRole('alert').filter({ hasText: 'The AI assistant is disabled.' }).waitFor();
+
+    // Ana's conversation: the rule's text reads "Automation"; the broadcast's template (also `system`) does not.
+    await page.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);
+    await messages
+      .getByRole('listitem')
+      .filter({ hasText: 'Our prices are on acme.example/prices.' })
+      .getByText('Automation', { exact: true })
+      .waitFor();
+    const template = messages
+      .getByRole('listitem')
+      .filter({ hasText: /order_update|your order is on its way/ })
+      .first();
+    await template.getByText(/system · /).waitFor();
+    expect(await template.getByText('Automation', { exact: true }).count()).toBe(0);
   });
 
   it('an agent cannot reach the automation settings, and the server answers 403', async () => {

@@ -6,14 +6,22 @@ import './automated-message.css';
 
 const SENDERS: Record<string, string> = { ai: 'Assistant', system: 'Automation' };
 
+/**
+ * Who wrote it in words, for the assistant and automation only. A broadcast's template message is `system` too
+ * (the Message schema), and is no automation: it keeps its sender as written.
+ */
+function automatedSender(message: InboxMessage): string | undefined {
+  return message.type === 'template' ? undefined : SENDERS[message.sender];
+}
+
 /** The classes that set an automated message or a note apart. */
 export function automatedClass(message: InboxMessage): string {
   if (message.private) return ' message-note';
-  return message.sender in SENDERS ? ' message-automated' : '';
+  return automatedSender(message) ? ' message-automated' : '';
 }
 
 export function SenderLabel({ message }: { message: InboxMessage }) {
-  const automated = SENDERS[message.sender];
+  const automated = automatedSender(message);
   return (
     <>
       {message.private ? <span className="message-tag">Private note</span> : null}
