@@ -19,6 +19,7 @@ const BENCHES: { name: string; script: string; nodeArgs?: string[] }[] = [
   // processes run.
   { name: 'audience', script: 'bench/audience.ts', nodeArgs: ['--max-semi-space-size=2'] },
   { name: 'replies', script: 'bench/replies.ts' },
+  { name: 'automation', script: 'bench/automation.ts' },
   { name: 'noisy', script: 'bench/noisy-neighbour.ts' },
   { name: 'first-start', script: 'bench/first-start.ts' },
 ];

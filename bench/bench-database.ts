@@ -39,13 +39,16 @@ export async function freshDatabase(name: string): Promise<string> {
   return url.toString();
 }
 
-/** A POST through the in-process app with a bearer token (an API key or the operator's), its JSON answer or a throw. */
+/**
+ * A POST (or `method`) through the in-process app with a bearer token (an API key or the operator's), its JSON answer
+ * or a throw.
+ */
 export const poster =
-  (app: FastifyInstance) =>
+  (app: FastifyInstance, method: 'POST' | 'PUT' = 'POST') =>
   // biome-ignore lint/suspicious/noExplicitAny: fixtures read the API's answers loosely, as a JSON client would.
   async (url: string, body: unknown, key: string): Promise<any> => {
     const response = await app.inject({
-      method: 'POST',
+      method,
       url,
       headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
       payload: JSON.stringify(body),

@@ -10,12 +10,13 @@
 //   BENCH_REPLIES        replies per deployment (200; 100 with BENCH_QUICK=1)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { buildApp } from '../src/app.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
 import { wire } from '../src/wiring.ts';
+import { bareBaseline } from './bare-handoff.ts';
 import { freshDatabase, log, unlimited } from './bench-database.ts';
+import { percentile } from './measure.ts';
 import { recordSummary } from './summary.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -25,48 +26,7 @@ const ADMIN = 'bench-admin';
 const GAP_MS = 50;
 const TARGET_P99_MS = 1000;
 
-const percentile = (sorted: number[], p: number) =>
-  sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number);
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The bare baseline: insert + notify in one transaction; a listener marks the row sent. */
-async function bareBaseline(url: string): Promise<number[]> {
-  const writer = new pg.Client({ connectionString: url });
-  const listener = new pg.Client({ connectionString: url });
-  await Promise.all([writer.connect(), listener.connect()]);
-  await writer.query(`drop table if exists bare_replies;
-    create table bare_replies (id bigint generated always as identity primary key, status text not null default 'queued',
-      sent_at timestamptz)`);
-  await listener.query('listen bare_replies');
-  let busy = Promise.resolve();
-  listener.on('notification', () => {
-    busy = busy.then(async () => {
-      await listener.query(
-        `with c as (select id from bare_replies where status = 'queued' order by id limit 50 for update skip locked)
-         update bare_replies q set status = 'sent', sent_at = clock_timestamp() from c where q.id = c.id`,
-      );
-    });
-  });
-  const lags: number[] = [];
-  for (let index = 0; index < REPLIES; index++) {
-    await writer.query('begin');
-    const { rows } = await writer.query(`insert into bare_replies default values returning id`);
-    await writer.query(`select pg_notify('bare_replies', '')`);
-    await writer.query('commit');
-    const answeredAt = Date.now();
-    let sentAt: number | undefined;
-    while (sentAt === undefined) {
-      const row = await writer.query('select sent_at from bare_replies where id = $1', [rows[0].id]);
-      if (row.rows[0].sent_at) sentAt = (row.rows[0].sent_at as Date).getTime();
-      else await pause(2);
-    }
-    lags.push(Math.max(0, sentAt - answeredAt));
-    await pause(GAP_MS);
-  }
-  await busy;
-  await Promise.all([writer.end(), listener.end()]);
-  return lags;
-}
 
 function startWorkerProcess(databaseUrl: string): ChildProcess {
   return spawn(process.execPath, [...process.execArgv, 'src/cli/main.ts', 'worker'], {
@@ -157,7 +117,7 @@ async function main(): Promise<void> {
   await migrator.close();
 
   log(`bare LISTEN/NOTIFY baseline, ${REPLIES} hand-offs`);
-  const bare = (await bareBaseline(databaseUrl)).sort((a, b) => a - b);
+  const bare = (await bareBaseline(databaseUrl, REPLIES, GAP_MS)).sort((a, b) => a - b);
   log(`replies, API and worker in one process, ${REPLIES} replies`);
   const inProcess = await measureReplies(databaseUrl, false);
   log(`replies, a separate crm worker process, ${REPLIES} replies`);

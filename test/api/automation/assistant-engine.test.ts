@@ -120,6 +120,24 @@ describe('the autonomous assistant, sandbox provider', () => {
     expect(texts).toEqual(['Every day from 8:00 to 19:00.']);
   });
 
+  it('drops a job whose number it no longer serves when the job is claimed (D270)', async () => {
+    const { orgId, key, channelId } = await assistantOrg();
+    const other = await h.createAccount(orgId, { numbers: [{ phone: '+15550100009' }] });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'opening hours?');
+    const conversation = await conversationOf(key, phone);
+    expect(conversation).toMatchObject({ status: 'pending', assignee: { type: 'ai' } });
+    // The job is queued; before it is claimed the assistant is given only the other number.
+    const moved = await h.api('PUT', '/v1/ai-assistant', {
+      key,
+      body: { enabled: true, mode: 'autonomous', faqs: FAQS, channel_ids: [other.numbers[0].id] },
+    });
+    expect(moved.status, moved.text).toBe(200);
+    expect(await h.wiring.assistantJobs.runOnce()).toBe(1);
+    expect(await h.wiring.assistantJobs.runOnce()).toBe(0); // dropped, not left for its lease
+    expect((await messagesOf(key, conversation.id)).map((m) => m.sender)).toEqual(['contact']);
+  });
+
   it('does not serve numbers it was not given, nor in draft mode', async () => {
     const { key, channelId } = await assistantOrg({ mode: 'draft' });
     const [phone] = phones(1) as [string];
@@ -161,6 +179,28 @@ describe('the autonomous assistant, a model', () => {
     expect(conversation.assignee).toBeNull();
     const texts = (await messagesOf(key, conversation.id)).map((m) => m.text);
     expect(texts.at(-1)).toBe('AI handed off: reply_limit');
+  });
+
+  it('leases a job for four times the model’s deadline, so a dead worker’s job comes back that soon (D269)', async () => {
+    const { orgId, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'hello');
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    model.script({ content: JSON.stringify({ action: 'reply', text: 'Hi' }), after: gate });
+    const before = model.requests.length;
+    const running = answerAll();
+    await waitUntil(() => model.requests.length > before, { message: 'the model call' });
+    // The harness's deadline is 500 ms: the lease 2 s (it was 120 s whatever the deadline).
+    const { rows } = await sql<{ ms: number }>`select extract(epoch from lease_until - now())::float8 * 1000 as ms
+      from assistant_jobs where org_id = ${orgId}`.execute(h.database.db);
+    release();
+    await running;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.ms).toBeGreaterThan(0);
+    expect(rows[0]?.ms).toBeLessThanOrEqual(2000);
   });
 
   it('drops the answer when a person is assigned while the model is thinking', async () => {

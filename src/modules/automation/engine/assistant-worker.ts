@@ -60,6 +60,9 @@ export function createAssistantWorker(deps: AssistantWorkerDeps) {
   async function prepare(job: repo.ClaimedJob, settings: AssistantSettings): Promise<Decision | 'ask'> {
     const owner = await repo.conversationOwner(db, job.org_id, job.conversation_id);
     if (owner?.assignee_type !== 'ai' || !settings.enabled || settings.mode !== 'autonomous') return { action: 'drop' };
+    // D270: the numbers it serves may have changed since the message queued the job (decisions §20: `channel_ids`,
+    // empty serves all).
+    if (settings.channelIds.length > 0 && !settings.channelIds.includes(owner.channel_id)) return { action: 'drop' };
     const context = await findReplyContext(db, job.org_id, job.conversation_id);
     const now = clock.now().getTime();
     const windowOpen = context?.last_inbound_at && context.last_inbound_at.getTime() + WINDOW_MS > now;
