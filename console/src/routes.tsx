@@ -4,6 +4,7 @@ import type { ComponentType } from 'react';
 import { Navigate, type RouteObject } from 'react-router';
 import { ChoosePasswordPage } from './pages/session/choose-password.tsx';
 import { SignInPage } from './pages/session/sign-in.tsx';
+import { automationRoutes } from './pages/settings/automation/automation-routes.ts';
 import { AdminOnly, SignedInLayout } from './ui/layout.tsx';
 import { Page } from './ui/page.tsx';
 
@@ -63,6 +64,7 @@ export const routes: RouteObject[] = [
         'WebhookEndpointPage',
         true,
       ),
+      ...automationRoutes.map(([path, load, name]) => area(path, load, name, true)),
       area('settings', () => import('./pages/settings/settings.tsx'), 'SettingsPage', true),
       area('settings/teams', () => import('./pages/settings/teams.tsx'), 'TeamsPage', true),
       area(

@@ -29,6 +29,10 @@ const SENTENCES: Record<string, string> = {
   conversation_window_closed:
     'The 24-hour window has closed: the contact has not written in the last 24 hours. Send a template instead.',
   channel_unavailable: 'The number of this conversation is no longer connected.',
+  // decisions §20: drafts and the assistant's try-it call.
+  ai_disabled: 'The AI assistant is disabled. An admin can enable it in Settings → AI assistant.',
+  ai_provider_error:
+    'The AI model did not answer, or answered something else. Try again, or check the provider in Settings → AI assistant.',
   contact_opted_out: 'The contact opted out of marketing messages.',
   messaging_limit_exceeded:
     'The 24-hour messaging limit is reached: no more conversations can be started with a template until it frees up.',

@@ -11,6 +11,7 @@ import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { useTime } from '../../ui/session.tsx';
 import { Empty, ErrorState, Loading, QueryView } from '../../ui/states.tsx';
+import { automatedClass, SenderLabel } from './automated-message.tsx';
 import { contactLabel } from './contact-name.tsx';
 import { failureSentence, type InboxMessage } from './conversation-types.ts';
 import { MessageMedia } from './message-media.tsx';
@@ -58,7 +59,7 @@ function MessageItem({ message, byId }: { message: InboxMessage; byId: Map<strin
   const failed = message.status === 'failed';
   return (
     <li
-      className={`message message-${message.direction}${failed ? ' message-failed' : ''}`}
+      className={`message message-${message.direction}${failed ? ' message-failed' : ''}${automatedClass(message)}`}
       data-message-id={message.id}
       tabIndex={-1}
     >
@@ -66,7 +67,7 @@ function MessageItem({ message, byId }: { message: InboxMessage; byId: Map<strin
       <MessageMedia message={message} />
       <div className="message-text">{message.text ?? <MessageKind message={message} />}</div>
       <div className="message-meta">
-        {message.sender} · <time dateTime={message.created_at}>{time(message.created_at)}</time> ·{' '}
+        <SenderLabel message={message} /> · <time dateTime={message.created_at}>{time(message.created_at)}</time> ·{' '}
         {message.direction === 'outbound' ? (
           <span className={failed ? 'badge badge-failed' : ''}>{message.status}</span>
         ) : (

@@ -32,6 +32,7 @@ import {
   type TemplateValues,
 } from '../../ui/template-fields.tsx';
 import { windowOpen } from './conversation-types.ts';
+import { SuggestReply } from './suggest-reply.tsx';
 
 type ReplyBody = BodyOf<'replyToConversation'>;
 type MediaType = 'image' | 'video' | 'audio' | 'document';
@@ -216,6 +217,7 @@ function Composer({
       <Button type="submit" className="primary" isDisabled={form.isPending || bodyOf() === undefined}>
         {form.isPending ? 'Sending…' : 'Send reply'}
       </Button>
+      <SuggestReply conversationId={conversationId} onDraft={setText} />
     </Form>
   );
 }
