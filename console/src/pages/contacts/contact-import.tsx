@@ -14,7 +14,7 @@ import { useQueryClient } from '@tanstack/react-query';
 import Papa from 'papaparse';
 import { useMemo, useState } from 'react';
 import { Button, FileTrigger, Form, Label, ProgressBar, Radio, RadioGroup } from 'react-aria-components';
-import { api } from '../../api/client.ts';
+import { after429, api, statusOf } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { showError } from '../../ui/errors.ts';
 import { FormError } from '../../ui/form.tsx';
@@ -29,6 +29,22 @@ interface Line {
 }
 interface Rejected extends Line {
   reason: string;
+}
+
+/**
+ * An import is a long job of the person's own budget (decisions §17): a call answered 429 after the client's own
+ * quiet retries is asked again after its Retry-After, however long another tab of the same person keeps the budget
+ * spent; nothing ran on a 429, so asking again writes nothing twice (D239).
+ */
+async function admitted<T>(call: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await call();
+    } catch (error) {
+      if (statusOf(error) !== 429) throw error;
+      await new Promise((resolve) => setTimeout(resolve, after429(error)));
+    }
+  }
 }
 
 /** A refused item's reasons name other items by their place in the batch: name their CSV lines instead. */
@@ -57,10 +73,12 @@ async function loadBatch(
   let pending = converted.filter(({ problems }) => problems.length === 0).map(({ line, item }) => ({ ...line, item }));
   while (pending.length > 0) {
     try {
-      await api.contacts.batchUpsert({
-        match_on: matchOn,
-        items: pending.map(({ item }) => item) as never,
-      });
+      await admitted(() =>
+        api.contacts.batchUpsert({
+          match_on: matchOn,
+          items: pending.map(({ item }) => item) as never,
+        }),
+      );
       return pending.length;
     } catch (error) {
       const refused = refusedItems(error);
@@ -98,7 +116,7 @@ export function ImportContactsPage() {
     try {
       // The organization's properties, once: each properties.KEY cell is converted by its property's kind.
       // Blank lines are kept while parsing so that a row's place gives its line, then dropped.
-      const { items: properties } = await api.properties.list();
+      const { items: properties } = await admitted(() => api.properties.list());
       const parsed = Papa.parse<CsvRow>(await file.text(), { header: true, skipEmptyLines: false });
       const { columns, problems } = csvColumns(parsed.meta.fields ?? [], properties);
       // A column that cannot be filled would refuse every row: the file is refused whole, nothing is sent.
