@@ -32,6 +32,7 @@ import * as recipientListingOrder from './migrations/0033-recipient-listing-orde
 import * as messageKeys from './migrations/0034-message-keys.ts';
 import * as recipientValues from './migrations/0035-recipient-values.ts';
 import * as teamInbox from './migrations/0037-team-inbox.ts';
+import * as conversationFilters from './migrations/0038-conversation-filters.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -67,6 +68,7 @@ export const migrations: Record<string, Migration> = {
   '0035-recipient-values': recipientValues,
   '0025-late-reports': lateReports,
   '0037-team-inbox': teamInbox,
+  '0038-conversation-filters': conversationFilters,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {

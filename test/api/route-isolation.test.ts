@@ -18,6 +18,10 @@ const validBodies: Record<string, unknown> = {
   updateProperty: { label: 'Intruded' },
   updateFunnelStage: { name: 'Intruded' },
   replyToConversation: { type: 'text', text: 'Intruded' },
+  updateConversation: { priority: 'urgent' },
+  createConversationNote: { text: 'Intruded' },
+  updateTeam: { name: 'Intruded' },
+  updateCannedResponse: { text: 'Intruded' },
 };
 
 beforeAll(async () => {

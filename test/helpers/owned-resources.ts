@@ -52,6 +52,8 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
     body: { url: 'https://93.184.216.34/owned', events: ['*'] },
   });
   const ping = await h.api('POST', `/v1/webhook-endpoints/${endpoint.body.id}/test`, { key });
+  const team = await h.api('POST', '/v1/teams', { key, body: { name: 'Owned' } });
+  const canned = await h.api('POST', '/v1/canned-responses', { key, body: { short_code: 'owned', text: 'Owned' } });
   const ids: Record<string, string> = {
     contact_id: contact.body.id,
     property_id: property.body.id,
@@ -62,6 +64,8 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
     message_id: message?.id,
     endpoint_id: endpoint.body.id,
     delivery_id: ping.body.id,
+    team_id: team.body.id,
+    canned_response_id: canned.body.id,
   };
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`fixture ${name} was not created`);
   return { key, ids };

@@ -1,6 +1,10 @@
 // SQL for conversations and their messages. Every query filters by org_id.
 import { type Insertable, type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
-import type { DB, MessagesTable } from '../../db/schema.ts';
+import type { ConversationsTable, DB, MessagesTable } from '../../db/schema.ts';
+
+type ConversationStatus = Selectable<ConversationsTable>['status'];
+type Priority = Selectable<ConversationsTable>['priority'];
+
 import { newId } from '../../lib/ids.ts';
 
 export type MessageRow = Selectable<MessagesTable>;
@@ -17,7 +21,22 @@ export interface ConversationFilter {
   unread?: boolean | undefined;
   /** `open` or `closed` at `now`. */
   window?: { open: boolean; now: Date } | undefined;
+  /** decisions §19. */
+  status?: string[] | undefined;
+  /** `unassigned`, `ai` or a user id. */
+  assignee?: string | undefined;
+  team_id?: string | undefined;
+  label?: string | undefined;
+  priority?: string | undefined;
 }
+
+/**
+ * decisions §19: where a page starts. Newest activity first: after `(last_activity_at, id)`. Oldest waiting first:
+ * after `(waiting_since, created_at, id)`, with the conversations not waiting (null) after every waiting one.
+ */
+export type ListPosition =
+  | { sort: 'last_activity_at'; at: Date; id: string }
+  | { sort: 'waiting_since'; waiting: Date | null; created: Date; id: string };
 
 /**
  * decisions §19: a conversation with its contact and newest message (notes included), so that a list needs no
@@ -65,12 +84,24 @@ export function listConversations(
   orgId: string,
   filter: ConversationFilter,
   limit: number,
-  after?: Position,
+  sort: 'last_activity_at' | 'waiting_since',
+  after?: ListPosition,
 ) {
-  let query = selectConversations(db, orgId)
-    .orderBy('cv.last_message_at', 'desc')
-    .orderBy('cv.id', 'desc')
-    .limit(limit);
+  let query = selectConversations(db, orgId).limit(limit);
+  query =
+    sort === 'waiting_since'
+      ? query.orderBy(sql`cv.waiting_since asc nulls last`).orderBy('cv.created_at').orderBy('cv.id')
+      : query.orderBy('cv.last_activity_at', 'desc').orderBy('cv.id', 'desc');
+  if (filter.status !== undefined) query = query.where('cv.status', 'in', filter.status as ConversationStatus[]);
+  if (filter.assignee === 'unassigned') query = query.where('cv.assignee_type', 'is', null);
+  else if (filter.assignee === 'ai') query = query.where('cv.assignee_type', '=', 'ai');
+  else if (filter.assignee !== undefined) query = query.where('cv.assignee_user_id', '=', filter.assignee);
+  if (filter.team_id !== undefined) query = query.where('cv.team_id', '=', filter.team_id);
+  if (filter.priority !== undefined) query = query.where('cv.priority', '=', filter.priority as Priority);
+  // decisions §19: `label` ignores case (the labels' lower-case copy, written with them).
+  if (filter.label !== undefined) {
+    query = query.where(sql<boolean>`cv.label_keys @> array[${filter.label.toLowerCase()}]::text[]`);
+  }
   if (filter.contact_id !== undefined) query = query.where('cv.contact_id', '=', filter.contact_id);
   if (filter.channel_id !== undefined) query = query.where('cv.channel_id', '=', filter.channel_id);
   if (filter.unread !== undefined) query = query.where('cv.unread_count', filter.unread ? '>' : '=', 0);
@@ -80,8 +111,16 @@ export function listConversations(
       ? query.where('cv.last_inbound_at', '>', opensAfter)
       : query.where((eb) => eb.or([eb('cv.last_inbound_at', 'is', null), eb('cv.last_inbound_at', '<=', opensAfter)]));
   }
-  if (after) {
-    query = query.where((eb) => eb(eb.refTuple('cv.last_message_at', 'cv.id'), '<', eb.tuple(after[0], after[1])));
+  if (after?.sort === 'last_activity_at') {
+    query = query.where((eb) => eb(eb.refTuple('cv.last_activity_at', 'cv.id'), '<', eb.tuple(after.at, after.id)));
+  } else if (after?.sort === 'waiting_since') {
+    const later = sql<boolean>`(cv.created_at, cv.id) > (${after.created}, ${after.id})`;
+    query = query.where(
+      after.waiting === null
+        ? sql<boolean>`cv.waiting_since is null and ${later}`
+        : sql<boolean>`(cv.waiting_since > ${after.waiting} or cv.waiting_since is null
+            or (cv.waiting_since = ${after.waiting} and ${later}))`,
+    );
   }
   return query.execute();
 }

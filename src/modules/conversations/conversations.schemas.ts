@@ -30,6 +30,7 @@ export const LastMessageSchema = Type.Object(
 );
 
 export const CONVERSATION_STATUSES = ['open', 'pending', 'snoozed', 'resolved'] as const;
+export const CONVERSATION_SORTS = ['last_activity_at', 'waiting_since'] as const;
 export const PRIORITIES = ['none', 'low', 'medium', 'high', 'urgent'] as const;
 
 /** decisions §19: who owns a conversation: a user of the organization, or the assistant (§20); null: no one. */
@@ -244,6 +245,28 @@ export const ConversationListQuery = Type.Object(
     window: Type.Optional(
       StringEnum(['open', 'closed'] as const, {
         description: 'decisions §15: only conversations whose customer-service window is open, or closed.',
+      }),
+    ),
+    status: Type.Optional(
+      Type.Array(StringEnum(CONVERSATION_STATUSES), { description: 'decisions §19: any of these statuses.' }),
+    ),
+    assignee: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description: 'decisions §19: `unassigned`, `ai`, or a user id (that user’s conversations).',
+      }),
+    ),
+    team_id: Type.Optional(Id),
+    label: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 50, description: 'decisions §19: carrying this label, ignoring case.' }),
+    ),
+    priority: Type.Optional(StringEnum(PRIORITIES)),
+    sort: Type.Optional(
+      StringEnum(CONVERSATION_SORTS, {
+        description:
+          'decisions §19: `last_activity_at` (newest first, the default) or `waiting_since` (oldest waiting first, ' +
+          'then oldest; conversations not waiting last).',
       }),
     ),
   },

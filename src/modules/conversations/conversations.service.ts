@@ -80,6 +80,28 @@ function checkPatch(body: ConversationPatchBody, now: Date): ConversationChange 
   return change;
 }
 
+/** decisions §19: a list cursor's position for its sort; anything else in it is a 422 on the cursor. */
+function listPosition(cursor: string, scope: string, filter: unknown, sort: string): repo.ListPosition {
+  const values = decodeCursor(cursor, scope, filter);
+  const time = (value: unknown) => {
+    const at = typeof value === 'string' ? new Date(value) : undefined;
+    return at && !Number.isNaN(at.getTime()) ? at : undefined;
+  };
+  const id = values.at(-1);
+  if (typeof id === 'string') {
+    if (sort === 'last_activity_at' && values.length === 2) {
+      const at = time(values[0]);
+      if (at) return { sort, at, id };
+    }
+    if (sort === 'waiting_since' && values.length === 3) {
+      const waiting = values[0] === null ? null : time(values[0]);
+      const created = time(values[1]);
+      if (waiting !== undefined && created) return { sort, waiting, created, id };
+    }
+  }
+  throw validationError(['query', 'cursor'], 'Invalid cursor', 'value_error', { input: cursor });
+}
+
 export interface ConversationsDeps {
   db: Kysely<DB>;
   clock: Clock;
@@ -99,18 +121,37 @@ export function createConversationsService(deps: ConversationsDeps) {
   return {
     async list(orgId: string, query: ConversationListQuery) {
       const limit = query.limit ?? 50;
+      const sort = query.sort ?? 'last_activity_at';
       const filter = {
         contact_id: query.contact_id,
         channel_id: query.channel_id,
         unread: query.unread,
         window: query.window,
+        status: query.status,
+        assignee: query.assignee,
+        team_id: query.team_id,
+        label: query.label?.toLowerCase(),
+        priority: query.priority,
+        sort,
       };
-      const scope = 'conversations:recent';
-      const after = position(query.cursor, scope, filter);
+      // decisions §2: a cursor is bound to its list, sort and filter (another one is a 422).
+      const scope = `conversations:${sort}`;
+      const after = query.cursor === undefined ? undefined : listPosition(query.cursor, scope, filter, sort);
       const window = query.window === undefined ? undefined : { open: query.window === 'open', now: clock.now() };
-      const rows = await repo.listConversations(db, orgId, { ...filter, window }, limit + 1, after);
-      const result = page(rows, limit, scope, filter, (row) => row.last_message_at);
-      return { ...result, items: result.items.map(conversationView) };
+      const rows = await repo.listConversations(db, orgId, { ...filter, window }, limit + 1, sort, after);
+      const items = rows.slice(0, limit);
+      const last = items.at(-1);
+      const iso = (value: Date | null) => (value === null ? null : value.toISOString());
+      const next =
+        rows.length > limit && last
+          ? sort === 'waiting_since'
+            ? [iso(last.waiting_since), last.created_at.toISOString(), last.id]
+            : [last.last_activity_at.toISOString(), last.id]
+          : undefined;
+      return {
+        items: items.map(conversationView),
+        next_cursor: next ? encodeCursor(scope, filter, next) : null,
+      };
     },
 
     get,
