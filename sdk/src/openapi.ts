@@ -4713,6 +4713,16 @@ export interface operations {
                 unread?: boolean;
                 /** @description decisions §15: only conversations whose customer-service window is open, or closed. */
                 window?: "open" | "closed";
+                /** @description decisions §19: any of these statuses. Repeat the parameter (`?status=A&status=B`) or separate values by commas (`?status=A,B`). */
+                status?: (("open" | "pending" | "snoozed" | "resolved") | string)[];
+                /** @description decisions §19: `unassigned`, `ai`, or a user id (that user’s conversations). */
+                assignee?: string;
+                team_id?: string;
+                /** @description decisions §19: carrying this label, ignoring case. */
+                label?: string;
+                priority?: "none" | "low" | "medium" | "high" | "urgent";
+                /** @description decisions §19: `last_activity_at` (newest first, the default) or `waiting_since` (oldest waiting first, then oldest; conversations not waiting last). */
+                sort?: "last_activity_at" | "waiting_since";
             };
             header?: never;
             path?: never;
@@ -6120,7 +6130,7 @@ export interface operations {
                      *       "direction": "outbound",
                      *       "sender": "system",
                      *       "type": "template",
-                     *       "text": null,
+                     *       "text": "Hello Ana, your order is on its way.",
                      *       "template_id": "tpl_01JH5ZM2A3B4C5D6E7F8G9H0J1",
                      *       "phone": "+5215512345678",
                      *       "platform_message_id": "wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI",
