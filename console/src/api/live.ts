@@ -11,6 +11,7 @@ const EVENT_TYPES = [
   'message.received',
   'message.updated',
   'conversation.updated',
+  'conversation.note_created',
   'contact.created',
   'contact.updated',
   'contact.deleted',

@@ -12,8 +12,10 @@ import { keys } from '../../api/keys.ts';
 import { useTime } from '../../ui/session.tsx';
 import { Empty, ErrorState, Loading, QueryView } from '../../ui/states.tsx';
 import { contactLabel } from './contact-name.tsx';
+import { ConversationHeader } from './conversation-header.tsx';
 import { failureSentence, type InboxMessage } from './conversation-types.ts';
 import { MessageMedia } from './message-media.tsx';
+import { personName, usePeople } from './people.ts';
 import { ReplyBox } from './reply-box.tsx';
 
 /** A message without text: a template (by its name) or a file (by its type). */
@@ -53,21 +55,34 @@ function Quote({ id, byId }: { id: string; byId: Map<string, InboxMessage> }) {
   );
 }
 
+/** Who wrote a message: its author by name (decisions §19: `author_id`, from the one people list), else its sender. */
+function authorOf(message: InboxMessage, personOf: ReturnType<typeof usePeople>['personOf']): string {
+  const author = personOf(message.author_id);
+  if (author) return personName(author);
+  if (message.author_id) return 'A former user';
+  if (message.direction === 'inbound') return 'Contact';
+  return message.sender;
+}
+
 function MessageItem({ message, byId }: { message: InboxMessage; byId: Map<string, InboxMessage> }) {
   const time = useTime();
+  const { personOf } = usePeople();
   const failed = message.status === 'failed';
+  const note = message.private;
   return (
     <li
-      className={`message message-${message.direction}${failed ? ' message-failed' : ''}`}
+      className={`message message-${note ? 'note' : message.direction}${failed ? ' message-failed' : ''}`}
       data-message-id={message.id}
       tabIndex={-1}
     >
+      {note ? <p className="note-mark">Private note</p> : null}
       {message.reply_to ? <Quote id={message.reply_to} byId={byId} /> : null}
       <MessageMedia message={message} />
       <div className="message-text">{message.text ?? <MessageKind message={message} />}</div>
       <div className="message-meta">
-        {message.sender} · <time dateTime={message.created_at}>{time(message.created_at)}</time> ·{' '}
-        {message.direction === 'outbound' ? (
+        {authorOf(message, personOf)} · <time dateTime={message.created_at}>{time(message.created_at)}</time>
+        {note ? null : ' · '}
+        {note ? null : message.direction === 'outbound' ? (
           <span className={failed ? 'badge badge-failed' : ''}>{message.status}</span>
         ) : (
           'received'
@@ -154,7 +169,7 @@ function MessageList({ id }: { id: string }) {
   );
 }
 
-export function ConversationView({ id }: { id: string }) {
+export function ConversationView({ id, backTo = '/inbox' }: { id: string; backTo?: string }) {
   const queryClient = useQueryClient();
   const conversation = useQuery({
     queryKey: keys.conversations.detail(id),
@@ -181,10 +196,11 @@ export function ConversationView({ id }: { id: string }) {
     <QueryView query={conversation}>
       {(data) => (
         <article className="card conversation" aria-labelledby="conversation-title">
-          <Link className="back-link" to="/inbox">
+          <Link className="back-link" to={backTo}>
             ← All conversations
           </Link>
           <h2 id="conversation-title">{contactLabel(data.contact)}</h2>
+          <ConversationHeader conversation={data} />
           <MessageList key={id} id={id} />
           <ReplyBox conversation={data} />
         </article>
