@@ -283,6 +283,29 @@ describe('the team inbox', { timeout: 120_000 }, () => {
     await row(admin, 'Bruno Souza').waitFor();
   });
 
+  it('each person sees that the other has the conversation open, and that they left', async () => {
+    const admin = people.admin.page;
+    const agent = people.agent.page;
+    await admin.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);
+    await details(admin).waitFor();
+    const presence = (page: Page) => page.locator('.presence');
+    await agent.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);
+    await details(agent).waitFor();
+    await presence(agent).getByText('Also here: Ada Admin').waitFor(LIVE);
+    await presence(admin).getByText('Also here: Ben Agent').waitFor(LIVE);
+    expect(await presence(admin).getAttribute('role')).toBe('status');
+    // The agent moves to another conversation in the page, then away from the page: the admin sees them go, and come.
+    await tab(agent, 'Snoozed').click();
+    await row(agent, 'Bruno Souza').click();
+    await details(agent).getByText('Snoozed', { exact: true }).waitFor();
+    await expect.poll(() => presence(admin).textContent(), LIVE).toBe('');
+    expect(await presence(agent).textContent()).toBe('');
+    await agent.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);
+    await presence(admin).getByText('Also here: Ben Agent').waitFor(LIVE);
+    await agent.goto(`${server.baseUrl}/app/contacts`);
+    await expect.poll(() => presence(admin).textContent(), LIVE).toBe('');
+  });
+
   it('axe-clean at 1280×800 and 390×844; on a phone the list and a conversation are separate views', async () => {
     const { page, csp } = people.admin;
     await page.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);

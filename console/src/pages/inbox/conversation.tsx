@@ -9,7 +9,8 @@ import { Button } from 'react-aria-components';
 import { Link } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
-import { useTime } from '../../ui/session.tsx';
+import { usePresence } from '../../api/presence.ts';
+import { useSession, useTime } from '../../ui/session.tsx';
 import { Empty, ErrorState, Loading, QueryView } from '../../ui/states.tsx';
 import { contactLabel } from './contact-name.tsx';
 import { ConversationHeader } from './conversation-header.tsx';
@@ -169,6 +170,21 @@ function MessageList({ id }: { id: string }) {
   );
 }
 
+/** decisions §19: each person sees who else has this conversation open (D289), announced politely. */
+function AlsoHere({ id }: { id: string }) {
+  const { user } = useSession();
+  const { personOf } = usePeople();
+  const others = usePresence(user.id, id).map((userId) => {
+    const person = personOf(userId);
+    return person ? personName(person) : 'Someone';
+  });
+  return (
+    <p className="presence" role="status">
+      {others.length > 0 ? `Also here: ${others.join(', ')}` : ''}
+    </p>
+  );
+}
+
 export function ConversationView({ id, backTo = '/inbox' }: { id: string; backTo?: string }) {
   const queryClient = useQueryClient();
   const conversation = useQuery({
@@ -200,6 +216,7 @@ export function ConversationView({ id, backTo = '/inbox' }: { id: string; backTo
             ← All conversations
           </Link>
           <h2 id="conversation-title">{contactLabel(data.contact)}</h2>
+          <AlsoHere id={id} />
           <ConversationHeader conversation={data} />
           <MessageList key={id} id={id} />
           <ReplyBox conversation={data} />
