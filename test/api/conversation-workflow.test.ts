@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { endSnoozes } from '../../src/modules/conversations/conversation-changes.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { recipientsFor, sender, phones as testPhones } from '../helpers/sends.ts';
 import { addUser, eventsOf, inbound, inboxOrg, openConversation } from '../helpers/team-inbox.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -202,6 +203,31 @@ describe('what moves a conversation by itself', () => {
     expect((await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body.waiting_since).toBe(asked);
     const resolved = await patch(key, conversation.id, { status: 'resolved' });
     expect(resolved.body).toMatchObject({ status: 'resolved', waiting_since: null });
+  });
+});
+
+describe('a broadcast’s template', () => {
+  it('answers the wait (a system message) without being a first reply', async () => {
+    const { key, template, account } = await sender(h);
+    const [phone] = testPhones(1) as [string];
+    const wrote = await h.admin('POST', '/sandbox/inbound', {
+      channel_id: account.numbers[0].id,
+      from: phone,
+      text: 'hi',
+    });
+    expect(wrote.status).toBe(200);
+    const [conversation] = (await h.api('GET', '/v1/conversations', { key })).body.items;
+    expect(conversation.waiting_since).toBe(clock.now().toISOString());
+    clock.advance(1000);
+    const send = await h.api('POST', `/v1/templates/${template.id}/send`, {
+      key,
+      body: { recipients: recipientsFor([phone]) },
+    });
+    expect(send.status, send.text).toBe(202);
+    await h.fanout.drain();
+    const read = (await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body;
+    // (The fan-out stamps its messages with the database's clock, not this test's: only the wait is compared.)
+    expect(read).toMatchObject({ waiting_since: null, first_reply_at: null });
   });
 });
 

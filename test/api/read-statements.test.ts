@@ -98,8 +98,19 @@ describe.skipIf(process.env.TEST_DB === 'postgres' && !process.env.TEST_REDIS_UR
       body: { url: 'https://93.184.216.34/hooks', events: ['contact.created'] },
     });
     expect(endpoint.status, endpoint.text).toBe(201);
+    // decisions §19: teams (with their members), people and canned responses are one statement too.
+    const team = await h.api('POST', '/v1/teams', { key, body: { name: 'Support' } });
+    expect(team.status, team.text).toBe(201);
+    const canned = await h.api('POST', '/v1/canned-responses', { key, body: { short_code: 'hi', text: 'Hi' } });
+    expect(canned.status, canned.text).toBe(201);
     const counts: Record<string, number> = {};
     for (const path of [
+      '/v1/teams',
+      `/v1/teams/${team.body.id}`,
+      '/v1/users',
+      '/v1/canned-responses?q=h',
+      `/v1/canned-responses/${canned.body.id}`,
+      '/v1/conversations?status=open&sort=waiting_since',
       `/v1/broadcasts/${send.body.id}/recipients`,
       `/v1/webhook-endpoints/${endpoint.body.id}`,
       '/v1/webhook-endpoints',

@@ -77,7 +77,10 @@ describe('teams', () => {
 
   it('stop at 100 per organization', async () => {
     const { key } = await inboxOrg(h);
-    await Promise.all(Array.from({ length: 100 }, (_, i) => team(key, { name: `Team ${i}` })));
+    // Four at a time (within the organization's bulkhead): the count is taken under the organization's lock.
+    for (let i = 0; i < 100; i += 4) {
+      await Promise.all([0, 1, 2, 3].map((j) => team(key, { name: `Team ${i + j}` })));
+    }
     const refused = await h.api('POST', '/v1/teams', { key, body: { name: 'One more' } });
     expect(refused.status).toBe(422);
     expect(refused.body.detail).toMatchObject({ code: 'team_limit' });
@@ -280,5 +283,30 @@ describe('auto-assignment', () => {
 
   it('follows the rule for every conversation given when members resolve at different paces', async () => {
     await run(false);
+  });
+});
+
+describe('a person removed', () => {
+  it('leaves their conversations unassigned, each with its event, and a team gives them to someone else', async () => {
+    const { orgId, key, channelId } = await inboxOrg(h);
+    const admin = await createUser(h, orgId, { role: 'admin' });
+    const [ana, ben] = [await addUser(h, orgId), await addUser(h, orgId)];
+    const support = await team(key, { name: 'Support', member_ids: [ana], auto_assign: true });
+    const solo = await openConversation(h, key, channelId, nextPhone());
+    expect((await patch(key, solo.id, { assignee: { type: 'user', id: ana } })).status).toBe(200);
+    const teamed = await openConversation(h, key, channelId, nextPhone());
+    expect((await patch(key, teamed.id, { team_id: support.id })).body.assignee).toEqual({ type: 'user', id: ana });
+    expect((await h.api('PATCH', `/v1/teams/${support.id}`, { key, body: { member_ids: [ana, ben] } })).status).toBe(
+      200,
+    );
+    const removed = await admin.client.call('DELETE', `/app/api/users/${ana}`);
+    expect(removed.status, removed.text).toBe(204);
+    expect((await h.api('GET', `/v1/conversations/${solo.id}`, { key })).body.assignee).toBeNull();
+    expect((await h.api('GET', `/v1/conversations/${teamed.id}`, { key })).body.assignee).toEqual({
+      type: 'user',
+      id: ben,
+    });
+    const events = await eventsOf(h, orgId, 'conversation.updated');
+    expect(events.filter((event) => event.previous.assignee?.id === ana)).toHaveLength(2);
   });
 });

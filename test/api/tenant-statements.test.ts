@@ -6,6 +6,7 @@
 import { type KyselyPlugin, PostgresQueryCompiler } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RETENTION_DEFAULTS } from '../../src/config.ts';
+import { endSnoozes } from '../../src/modules/conversations/conversation-changes.ts';
 import { pruneHistory } from '../../src/worker/retention.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
@@ -42,6 +43,9 @@ const TENANT_TABLES = [
   'user_sessions',
   'user_sign_in_links',
   'console_streams',
+  'teams',
+  'team_members',
+  'canned_responses',
 ];
 
 const statements: string[] = [];
@@ -100,6 +104,12 @@ const ALLOWED: { pattern: RegExp; reason: string }[] = [
       'organization in the URL), every later read and write is constrained by org_id',
   },
   {
+    pattern:
+      /from "conversations" where "status" = \$1 and "snoozed_until" is not null and "snoozed_until" <= \$2 .*for update skip locked$/,
+    reason:
+      'decisions §19: the snooze-ends task claims ended snoozes of every organization (claimed per shard on Citus)',
+  },
+  {
     pattern: /^select "org_id" from "templates" where "id" = \$1$/,
     reason:
       'sandbox operator control /admin/v1/sandbox/templates/{id}/review (admin token, no organization in the URL) ' +
@@ -129,7 +139,7 @@ async function ok<T extends { status: number; text: string }>(response: T, below
 
 describe('the statements of a tour of the product', () => {
   it('each constrains org_id on every tenant table it names, but the allowlisted global ones', async () => {
-    const { key, account, template } = await sender(h, { components: NAMED_BODY });
+    const { org, key, account, template } = await sender(h, { components: NAMED_BODY });
     await ok(await h.api('POST', '/v1/properties', { key, body: { key: 'tier', label: 'Tier', kind: 'TEXT' } }));
     const stage = await ok(await h.api('POST', '/v1/funnel-stages', { key, body: { name: 'Lead' } }));
     await ok(await h.api('GET', `/v1/funnel-stages/${stage.body.id}`, { key }));
@@ -202,6 +212,45 @@ describe('the statements of a tour of the product', () => {
     );
     await h.fanout.drain();
     await ok(await h.api('POST', `/v1/conversations/${conversation}/read`, { key }));
+    // decisions §19: a team that auto-assigns, its member's availability, a note, a snooze that ends, canned responses.
+    const person = await ok(
+      await h.admin('POST', `/organizations/${org.id}/users`, {
+        email: `tour-${Date.now()}@example.com`,
+        role: 'agent',
+      }),
+    );
+    const team = await ok(
+      await h.api('POST', '/v1/teams', {
+        key,
+        body: { name: 'Tour', member_ids: [person.body.id], auto_assign: true },
+      }),
+    );
+    await ok(
+      await h.api('PATCH', `/v1/conversations/${conversation}`, {
+        key,
+        body: { team_id: team.body.id, labels: ['tour'] },
+      }),
+    );
+    await ok(
+      await h.api('POST', `/v1/conversations/${conversation}/notes`, {
+        key,
+        body: { text: 'tour', mention_ids: [person.body.id] },
+      }),
+    );
+    await ok(await h.api('GET', `/v1/conversations?assignee=${person.body.id}&label=tour&sort=waiting_since`, { key }));
+    const later = new Date(Date.now() + 60_000).toISOString();
+    await ok(
+      await h.api('PATCH', `/v1/conversations/${conversation}`, {
+        key,
+        body: { status: 'snoozed', snoozed_until: later },
+      }),
+    );
+    await endSnoozes(h.database.db, new Date(Date.now() + 120_000));
+    await ok(await h.api('PATCH', `/v1/teams/${team.body.id}`, { key, body: { max_open_per_member: 2 } }));
+    await ok(await h.api('GET', '/v1/users', { key }));
+    await ok(await h.api('POST', '/v1/canned-responses', { key, body: { short_code: 'tour', text: 'Tour' } }));
+    await ok(await h.api('GET', '/v1/canned-responses?q=to', { key }));
+    await ok(await h.api('DELETE', `/v1/teams/${team.body.id}`, { key }));
     await h.deliveries.drain();
     await ok(await h.api('GET', `/v1/webhook-endpoints/${endpoint.body.id}/deliveries`, { key }));
     await ok(await h.api('GET', '/v1/me', { key }));

@@ -201,6 +201,16 @@ export async function endSnoozes(db: Kysely<DB>, now: Date, batch = 100): Promis
   });
 }
 
+/**
+ * decisions §19: a person removed from the organization owns nothing any more: each of their conversations becomes
+ * unassigned (its own event) and, in an auto-assigning team, goes to someone else. Call after removing them.
+ */
+export async function unassignRemovedUser(trx: Kysely<DB>, orgId: string, userId: string, now: Date) {
+  for (const conversationId of await state.assignedTo(trx, orgId, userId)) {
+    await applyConversationChange(trx, orgId, conversationId, { assignee: null }, 'request', now);
+  }
+}
+
 /** decisions §19: a member who becomes available may take the waiting conversations of their teams. */
 export async function giveOutToMember(trx: Kysely<DB>, orgId: string, userId: string, now: Date) {
   return giveOut(trx, orgId, await state.teamsOfMember(trx, orgId, userId), now);

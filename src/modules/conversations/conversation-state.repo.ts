@@ -117,6 +117,18 @@ export const claimEndedSnoozes = (db: Kysely<DB>, now: Date, limit: number) =>
     .skipLocked()
     .execute();
 
+/** The conversations assigned to a user, in id order. */
+export async function assignedTo(db: Kysely<DB>, orgId: string, userId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('conversations')
+    .select('id')
+    .where('org_id', '=', orgId)
+    .where('assignee_user_id', '=', userId)
+    .orderBy('id')
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 /** Whether a user or a team of the organization has this id (a PATCH's 422 when not). */
 export async function exists(db: Kysely<DB>, table: 'users' | 'teams', orgId: string, id: string): Promise<boolean> {
   const row = await db

@@ -8,7 +8,7 @@ import { ApiError, notFound } from '../../http/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import { newSecretToken } from '../../lib/secret-tokens.ts';
-import { giveOutToMember } from '../conversations/conversation-changes.ts';
+import { giveOutToMember, unassignRemovedUser } from '../conversations/conversation-changes.ts';
 import * as repo from './users.repo.ts';
 import type { UserInput, UserPatch } from './users.schemas.ts';
 
@@ -107,6 +107,7 @@ export function createUsersService(deps: UsersDeps) {
         if (admins.length === 1 && admins[0]?.id === userId) throw lastAdmin();
         const deleted = await repo.deleteUser(trx, orgId, userId);
         if (deleted.numDeletedRows === 0n) throw notFound();
+        await unassignRemovedUser(trx, orgId, userId, clock.now());
       });
     },
 
