@@ -48,7 +48,9 @@ export function useInboxShortcuts({
   useEffect(() => {
     const onKey = (event: KeyboardEvent) => {
       if (typing(event)) return;
-      const { items, conversationId, search, onHelp } = state.current;
+      const { items, search, onHelp } = state.current;
+      // The address, not the last render: a key pressed right after a move must start from where the move went.
+      const conversationId = /\/inbox\/([^/?#]+)/.exec(window.location.pathname)?.[1] ?? state.current.conversationId;
       const index = items.findIndex((item) => item.id === conversationId);
       const go = (next: InboxConversation | undefined) => {
         if (next) navigate(`/inbox/${next.id}${search}`);
