@@ -45,8 +45,8 @@ export const routes: RouteObject[] = [
     Component: SignedInLayout,
     children: [
       { index: true, element: <Navigate to="/inbox" replace /> },
-      area('inbox', () => import('./pages/inbox/inbox.tsx'), 'InboxPage'),
-      area('inbox/:conversationId', () => import('./pages/inbox/inbox.tsx'), 'InboxPage'),
+      // One route for the list and a conversation: moving between conversations (`j`/`k`) keeps the page (D288).
+      area('inbox/:conversationId?', () => import('./pages/inbox/inbox.tsx'), 'InboxPage'),
       area('contacts', () => import('./pages/contacts/contacts.tsx'), 'ContactsPage'),
       area('contacts/new', () => import('./pages/contacts/contact-edit.tsx'), 'NewContactPage'),
       area('contacts/import', () => import('./pages/contacts/contact-import.tsx'), 'ImportContactsPage'),

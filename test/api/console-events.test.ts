@@ -156,3 +156,50 @@ describe('GET /app/api/events', () => {
     await stream.close();
   }, 60_000);
 });
+
+describe('PUT /app/api/presence (D289)', () => {
+  it('tells the organization’s open streams who has which conversation open, and nothing to another organization', async () => {
+    const { org } = await h.createOrg();
+    const other = await h.createOrg();
+    const admin = await createUser(h, org.id);
+    const agent = await createUser(h, org.id, { role: 'agent' });
+    const stranger = await createUser(h, other.org.id);
+    const adminStream = await openStream(admin.client.cookies);
+    const theirs = await openStream(stranger.client.cookies);
+
+    const opened = await agent.client.call('PUT', '/app/api/presence', { body: { conversation_id: 'conv_1' } });
+    expect(opened.status).toBe(204);
+    const event = await adminStream.waitFor((received) => received.event === 'presence', 'presence');
+    expect(event.data).toEqual({ type: 'presence', id: agent.user.id, conversation_id: 'conv_1' });
+    expect((await agent.client.call('PUT', '/app/api/presence', { body: { conversation_id: null } })).status).toBe(204);
+    const left = await adminStream.waitFor(
+      (received) => received.event === 'presence' && received.data.conversation_id === undefined,
+      'presence without a conversation',
+    );
+    expect(left.data).toEqual({ type: 'presence', id: agent.user.id });
+    // The other organization's stream is still open and heard nothing of it.
+    await stranger.client.call('PUT', '/app/api/presence', { body: { conversation_id: 'conv_2' } });
+    await theirs.waitFor((received) => received.event === 'presence', 'their own presence');
+    expect(theirs.received.filter((received) => received.event === 'presence')).toEqual([
+      { event: 'presence', data: { type: 'presence', id: stranger.user.id, conversation_id: 'conv_2' } },
+    ]);
+    await adminStream.close();
+    await theirs.close();
+  });
+
+  it('needs a session and a body of its shape', async () => {
+    const { org } = await h.createOrg();
+    const admin = await createUser(h, org.id);
+    const anonymous = await fetch(`${base}/app/api/presence`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ conversation_id: null }),
+    });
+    expect(anonymous.status).toBe(401);
+    for (const body of [{}, { conversation_id: '' }, { conversation_id: 'c', extra: 1 }, { conversation_id: 3 }]) {
+      const refused = await admin.client.call('PUT', '/app/api/presence', { body });
+      expect(refused.status, JSON.stringify(body)).toBe(422);
+      expect(Array.isArray(refused.body.detail)).toBe(true);
+    }
+  });
+});

@@ -154,7 +154,7 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
 
     // sending → sent → delivered → read, from the stream, without reloading.
     const item = messageList().getByRole('listitem').filter({ hasText: 'Line two' });
-    await expect.poll(() => item.textContent(), { timeout: 15_000 }).toMatch(/agent · .* · read/);
+    await expect.poll(() => item.textContent(), { timeout: 15_000 }).toMatch(/Ada Admin · .* · read/);
     expect(await page.evaluate(() => performance.timeOrigin)).toBe(origin);
     // Enter on an empty box sends nothing.
     await composer().focus();
@@ -274,7 +274,7 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
     expect((await inbound({ from: '+15550100404', text: 'hello?' })).status).toBe(200);
     const theirs = await conversationWith('hello?');
     await page.goto(`${server.baseUrl}/app/inbox/${theirs}`);
-    await page.getByText('hello?').waitFor();
+    await messageList().getByText('hello?').waitFor();
     await composer().fill('Hi! How can we help?');
     await page.keyboard.press('Enter');
     const item = messageList().getByRole('listitem').filter({ hasText: 'Hi! How can we help?' });
@@ -283,7 +283,7 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
     expect(failed).toMatchObject({ status: 'failed', error: 'not_on_network' });
     expect(failed.error_message).toBeTruthy();
     await item.getByText(failed.error_message, { exact: false }).waitFor();
-    expect(await item.textContent()).toMatch(/agent · .* · failed/);
+    expect(await item.textContent()).toMatch(/Ada Admin · .* · failed/);
   });
 
   it('when the window has closed: the 409 as a sentence, then a template by its variables (422 at its field, 402 as a sentence)', async () => {
@@ -338,7 +338,7 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
       .getByRole('listitem')
       // The text the contact received (D240), not only the template's name.
       .filter({ hasText: 'your order is on its way.' })
-      .filter({ hasText: 'agent' })
+      .filter({ hasText: 'Ada Admin' })
       .first()
       .waitFor();
     // Sent: the form is empty again and the window's refusal is gone.

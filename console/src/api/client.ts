@@ -4,7 +4,7 @@ import { CrmClient } from '@crm-messaging/sdk';
 
 export const API_BASE = '/app/api';
 
-function cookie(name: string): string | undefined {
+export function cookie(name: string): string | undefined {
   for (const part of document.cookie.split(';')) {
     const [key, ...value] = part.trim().split('=');
     if (key === name) return decodeURIComponent(value.join('='));

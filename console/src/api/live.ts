@@ -5,12 +5,14 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
 import { API_BASE } from './client.ts';
 import { keysForEvent } from './keys.ts';
+import { announceAgain, receivePresence } from './presence.ts';
 
 /** The event names the stream sends (the webhook events' types, and `resync`). */
 const EVENT_TYPES = [
   'message.received',
   'message.updated',
   'conversation.updated',
+  'conversation.note_created',
   'contact.created',
   'contact.updated',
   'contact.deleted',
@@ -44,11 +46,23 @@ export function useLiveUpdates(enabled: boolean): void {
       }, BURST_MS);
     };
     source.addEventListener('open', () => {
-      if (opened) refetchAll();
+      // Presence heard while the stream was away is lost too: say again which conversation this page shows (D289).
+      if (opened) {
+        refetchAll();
+        announceAgain();
+      }
       opened = true;
     });
     source.addEventListener('resync', refetchAll);
     for (const name of EVENT_TYPES) source.addEventListener(name, onEvent as EventListener);
+    // Who has which conversation open (D289): no data changed, nothing to refetch.
+    source.addEventListener('presence', (event: MessageEvent<string>) => {
+      try {
+        receivePresence(JSON.parse(event.data));
+      } catch {
+        // Not JSON: ignored.
+      }
+    });
     return () => {
       clearTimeout(flush);
       source.close();

@@ -4,8 +4,10 @@
 // page fetches again what it shows.
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyInstance } from 'fastify';
+import { Type } from 'typebox';
+import { ApiError } from '../../http/api-error.ts';
 import { authOf } from '../../http/auth.ts';
-import { consoleErrors } from '../../http/schemas.ts';
+import { consoleErrors, NoContent } from '../../http/schemas.ts';
 import type { SessionsService } from '../sessions/sessions.service.ts';
 import type { ConsoleEventHub, StreamEvent } from './console-stream.ts';
 
@@ -19,6 +21,20 @@ export interface ConsoleStreamDeps {
   /** Whether a person of this role may see events of this type (their role's read scopes). */
   visible: (role: 'admin' | 'agent', type: string) => boolean;
 }
+
+const PresenceBody = Type.Object(
+  {
+    conversation_id: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
+      description: 'The conversation the person has open, or null when none.',
+    }),
+  },
+  {
+    additionalProperties: false,
+    title: 'PresenceUpdate',
+    description: 'D289: the conversation the signed-in person has open in the console, or null.',
+    examples: [{ conversation_id: 'conv_01j9z3k4m5n6p7q8r9s0t1v2w3' }],
+  },
+);
 
 const frame = (event: StreamEvent) => `event: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 
@@ -101,6 +117,34 @@ export function consoleStreamRoutes(parent: FastifyInstance, deps: ConsoleStream
         }, SESSION_CHECK_MS),
       );
       raw.write(frame({ type: 'ready' }));
+    },
+  );
+
+  app.put(
+    '/presence',
+    {
+      schema: {
+        tags: ['Console'],
+        security: [{ consoleSession: [] }],
+        summary: 'Say which conversation you have open',
+        description:
+          'decisions §19 (D289): any signed-in person tells the organization’s open streams which conversation they ' +
+          'have open (or none): each stream receives a `presence` event `{type: "presence", id: <user id>, ' +
+          'conversation_id?}`. Nothing is stored; the console says it again every 20 seconds while the ' +
+          'conversation stays open, and forgets a person it has not heard from for 50.',
+        operationId: 'consoleSetPresence',
+        body: PresenceBody,
+        response: { 204: NoContent('Announced.'), ...consoleErrors({ 422: [] }) },
+      },
+    },
+    async (request, reply) => {
+      const { orgId, user } = authOf(request);
+      if (!user) throw new ApiError(401, { code: 'session_required' });
+      const conversationId = request.body.conversation_id;
+      await deps.hub.publish(orgId, [
+        { type: 'presence', id: user.id, ...(conversationId === null ? {} : { conversation_id: conversationId }) },
+      ]);
+      return reply.code(204).send(null);
     },
   );
 }

@@ -27,6 +27,11 @@ export type StreamListener = (events: StreamEvent[]) => void;
 export interface ConsoleEventHub {
   /** Calls `listener` with the organization's events from now on; resolves once they are sure to arrive. */
   subscribe(orgId: string, listener: StreamListener, onResync: () => void): Promise<() => void>;
+  /**
+   * Hands events that are no change of data (D289: who has which conversation open) to the organization's open
+   * streams, in every process, at once: a notification on the same channel, nothing stored.
+   */
+  publish(orgId: string, events: StreamEvent[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -117,6 +122,9 @@ export function createConsoleEventHub(deps: { database: Database; log: FastifyBa
         throw error;
       }
       return unsubscribe;
+    },
+    async publish(orgId, events) {
+      await sql`select pg_notify(${CONSOLE_EVENTS_CHANNEL}, ${JSON.stringify({ org_id: orgId, events })})`.execute(db);
     },
     async close() {
       clearInterval(refresher);

@@ -9,12 +9,15 @@ import { Button } from 'react-aria-components';
 import { Link } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
-import { useTime } from '../../ui/session.tsx';
+import { usePresence } from '../../api/presence.ts';
+import { useSession, useTime } from '../../ui/session.tsx';
 import { Empty, ErrorState, Loading, QueryView } from '../../ui/states.tsx';
 import { automatedClass, SenderLabel } from './automated-message.tsx';
 import { contactLabel } from './contact-name.tsx';
+import { ConversationHeader } from './conversation-header.tsx';
 import { failureSentence, type InboxMessage } from './conversation-types.ts';
 import { MessageMedia } from './message-media.tsx';
+import { personName, usePeople } from './people.ts';
 import { ReplyBox } from './reply-box.tsx';
 
 /** A message without text: a template (by its name) or a file (by its type). */
@@ -54,21 +57,42 @@ function Quote({ id, byId }: { id: string; byId: Map<string, InboxMessage> }) {
   );
 }
 
+/**
+ * Who wrote a message: its author by name (decisions §19: `author_id`, from the one people list), the contact, or —
+ * without an author — the assistant or automation marked as such (decisions §20, `SenderLabel`), else its sender.
+ */
+function Author({ message, personOf }: { message: InboxMessage; personOf: ReturnType<typeof usePeople>['personOf'] }) {
+  const person = personOf(message.author_id);
+  const name = person ? personName(person) : message.author_id ? 'A former user' : undefined;
+  if (name === undefined && message.direction !== 'inbound') return <SenderLabel message={message} />;
+  return (
+    <>
+      {message.private ? <span className="message-tag">Private note</span> : null}
+      {name ?? 'Contact'}
+    </>
+  );
+}
+
 function MessageItem({ message, byId }: { message: InboxMessage; byId: Map<string, InboxMessage> }) {
   const time = useTime();
+  const { personOf } = usePeople();
   const failed = message.status === 'failed';
+  const note = message.private;
   return (
     <li
-      className={`message message-${message.direction}${failed ? ' message-failed' : ''}${automatedClass(message)}`}
+      className={`message message-${note ? 'note' : message.direction}${failed ? ' message-failed' : ''}${note ? '' : automatedClass(message)}`}
       data-message-id={message.id}
       tabIndex={-1}
     >
+      {note ? <p className="note-mark">Private note</p> : null}
       {message.reply_to ? <Quote id={message.reply_to} byId={byId} /> : null}
       <MessageMedia message={message} />
       <div className="message-text">{message.text ?? <MessageKind message={message} />}</div>
       <div className="message-meta">
-        <SenderLabel message={message} /> · <time dateTime={message.created_at}>{time(message.created_at)}</time> ·{' '}
-        {message.direction === 'outbound' ? (
+        <Author message={message} personOf={personOf} /> ·{' '}
+        <time dateTime={message.created_at}>{time(message.created_at)}</time>
+        {note ? null : ' · '}
+        {note ? null : message.direction === 'outbound' ? (
           <span className={failed ? 'badge badge-failed' : ''}>{message.status}</span>
         ) : (
           'received'
@@ -155,7 +179,22 @@ function MessageList({ id }: { id: string }) {
   );
 }
 
-export function ConversationView({ id }: { id: string }) {
+/** decisions §19: each person sees who else has this conversation open (D289), announced politely. */
+function AlsoHere({ id }: { id: string }) {
+  const { user } = useSession();
+  const { personOf } = usePeople();
+  const others = usePresence(user.id, id).map((userId) => {
+    const person = personOf(userId);
+    return person ? personName(person) : 'Someone';
+  });
+  return (
+    <p className="presence" role="status">
+      {others.length > 0 ? `Also here: ${others.join(', ')}` : ''}
+    </p>
+  );
+}
+
+export function ConversationView({ id, backTo = '/inbox' }: { id: string; backTo?: string }) {
   const queryClient = useQueryClient();
   const conversation = useQuery({
     queryKey: keys.conversations.detail(id),
@@ -182,10 +221,12 @@ export function ConversationView({ id }: { id: string }) {
     <QueryView query={conversation}>
       {(data) => (
         <article className="card conversation" aria-labelledby="conversation-title">
-          <Link className="back-link" to="/inbox">
+          <Link className="back-link" to={backTo}>
             ← All conversations
           </Link>
           <h2 id="conversation-title">{contactLabel(data.contact)}</h2>
+          <AlsoHere id={id} />
+          <ConversationHeader conversation={data} />
           <MessageList key={id} id={id} />
           <ReplyBox conversation={data} />
         </article>

@@ -4,7 +4,7 @@
 // The server is the one judge: its refusals are shown as sentences, a 422 at its field.
 import { ApiError, type BodyOf, type Conversation } from '@crm-messaging/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useReducer, useState } from 'react';
+import { useEffect, useReducer, useRef, useState } from 'react';
 import {
   Button,
   Disclosure,
@@ -13,6 +13,10 @@ import {
   Form,
   Heading,
   Label,
+  Tab,
+  TabList,
+  TabPanel,
+  Tabs,
   Text,
   TextArea,
   TextField,
@@ -31,8 +35,11 @@ import {
   TemplatePreview,
   type TemplateValues,
 } from '../../ui/template-fields.tsx';
+import { useCannedSuggestions } from './canned-suggestions.tsx';
 import { windowOpen } from './conversation-types.ts';
+import { NoteBox } from './note-box.tsx';
 import { SuggestReply } from './suggest-reply.tsx';
+import { composerAreaProps } from './suggestions.tsx';
 
 type ReplyBody = BodyOf<'replyToConversation'>;
 type MediaType = 'image' | 'video' | 'audio' | 'document';
@@ -72,8 +79,26 @@ function useRerenderAt(iso: string | null) {
 }
 
 export function ReplyBox({ conversation }: { conversation: Conversation }) {
-  const time = useTime();
   useRerenderAt(conversation.window_expires_at);
+  return (
+    // decisions §19: a private note is written beside the reply and clearly apart from it (D287).
+    <Tabs className="composer-tabs">
+      <TabList aria-label="Write" className="composer-tablist">
+        <Tab id="reply">Reply</Tab>
+        <Tab id="note">Private note</Tab>
+      </TabList>
+      <TabPanel id="reply">
+        <ReplyPanel conversation={conversation} />
+      </TabPanel>
+      <TabPanel id="note" className="note-panel">
+        <NoteBox conversationId={conversation.id} />
+      </TabPanel>
+    </Tabs>
+  );
+}
+
+function ReplyPanel({ conversation }: { conversation: Conversation }) {
+  const time = useTime();
   const open = windowOpen(conversation);
   // A refusal that ends the composer (the window closed meanwhile) stays visible above the template form.
   const [refusal, setRefusal] = useState<string | undefined>();
@@ -89,7 +114,7 @@ export function ReplyBox({ conversation }: { conversation: Conversation }) {
             : 'Window closed: the contact has not written yet, so only a template can be sent.'}
       </p>
       {open ? (
-        <Composer conversationId={conversation.id} onWindowClosed={setRefusal} />
+        <Composer conversation={conversation} onWindowClosed={setRefusal} />
       ) : (
         <>
           <FormError message={refusal} />
@@ -101,13 +126,26 @@ export function ReplyBox({ conversation }: { conversation: Conversation }) {
 }
 
 function Composer({
-  conversationId,
+  conversation,
   onWindowClosed,
 }: {
-  conversationId: string;
+  conversation: Conversation;
   onWindowClosed: (sentence: string) => void;
 }) {
+  const conversationId = conversation.id;
   const [text, setText] = useState('');
+  const [caret, setCaret] = useState(0);
+  const area = useRef<HTMLTextAreaElement>(null);
+  const canned = useCannedSuggestions({
+    text,
+    caret,
+    contact: conversation.contact,
+    onInsert: (next) => {
+      setText(next.text);
+      setCaret(next.caret);
+      requestAnimationFrame(() => area.current?.setSelectionRange(next.caret, next.caret));
+    },
+  });
   const [mediaUrl, setMediaUrl] = useState('');
   const [mediaType, setMediaType] = useState<MediaType>('image');
   const [filename, setFilename] = useState('');
@@ -156,22 +194,18 @@ function Composer({
         className="field"
         name="text"
         value={text}
-        onChange={setText}
+        onChange={(value) => {
+          setText(value);
+          setCaret(area.current?.selectionStart ?? value.length);
+        }}
         isInvalid={Boolean(form.fieldError('text') ?? form.fieldError('caption'))}
       >
         <Label>{mediaUrl ? 'Caption' : 'Message'}</Label>
-        <TextArea
-          rows={3}
-          onKeyDown={(event) => {
-            if (event.key === 'Enter' && !event.shiftKey && !event.nativeEvent.isComposing) {
-              event.preventDefault();
-              send();
-            }
-          }}
-        />
-        <Text slot="description">Enter sends; Shift+Enter starts a new line.</Text>
+        <TextArea ref={area} rows={3} data-composer="reply" {...composerAreaProps(canned, setCaret, send)} />
+        <Text slot="description">Enter sends; Shift+Enter starts a new line; / offers canned responses.</Text>
         <FieldError>{form.fieldError('text') ?? form.fieldError('caption')}</FieldError>
       </TextField>
+      {canned.list}
       {/* A React Aria disclosure (D164): a named button that says whether it is expanded, and a panel it controls. */}
       <Disclosure className="attach" isExpanded={attachOpen} onExpandedChange={setAttachOpen}>
         <Heading level={3} className="attach-heading">
