@@ -26,11 +26,10 @@ const SENTENCES: Record<string, string> = {
   rate_limited: 'The server is busy with many requests from you at once. Wait a second and try again.',
   forbidden_for_role: 'Your role does not allow this. Ask an admin.',
   not_found: 'It no longer exists: it may have been deleted.',
-  ai_disabled: 'The assistant is not enabled for this organization, so it cannot take the conversation.',
   conversation_window_closed:
     'The 24-hour window has closed: the contact has not written in the last 24 hours. Send a template instead.',
   channel_unavailable: 'The number of this conversation is no longer connected.',
-  // decisions §20: drafts and the assistant's try-it call.
+  // decisions §19/§20: assigning to the assistant, drafts and the assistant's try-it call.
   ai_disabled: 'The AI assistant is disabled. An admin can enable it in Settings → AI assistant.',
   ai_provider_error:
     'The AI model did not answer, or answered something else. Try again, or check the provider in Settings → AI assistant.',
