@@ -54,6 +54,15 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
   const ping = await h.api('POST', `/v1/webhook-endpoints/${endpoint.body.id}/test`, { key });
   const team = await h.api('POST', '/v1/teams', { key, body: { name: 'Owned' } });
   const canned = await h.api('POST', '/v1/canned-responses', { key, body: { short_code: 'owned', text: 'Owned' } });
+  const rule = await h.api('POST', '/v1/automation-rules', {
+    key,
+    body: {
+      name: 'Owned',
+      event: 'message.received',
+      conditions: [{ field: 'message.text', operator: 'contains', value: 'owned' }],
+      actions: [{ type: 'add_labels', labels: ['owned'] }],
+    },
+  });
   const ids: Record<string, string> = {
     contact_id: contact.body.id,
     property_id: property.body.id,
@@ -66,6 +75,7 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
     delivery_id: ping.body.id,
     team_id: team.body.id,
     canned_response_id: canned.body.id,
+    rule_id: rule.body.id,
   };
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`fixture ${name} was not created`);
   return { key, ids };
