@@ -201,6 +201,8 @@ describe('the OpenAPI document', () => {
         'contact.created',
         'contact.deleted',
         'contact.updated',
+        'conversation.note_created',
+        'conversation.updated',
         'message.received',
         'message.updated',
         'ping',
