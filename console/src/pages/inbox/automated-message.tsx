@@ -22,10 +22,6 @@ export function automatedClass(message: InboxMessage): string {
 
 export function SenderLabel({ message }: { message: InboxMessage }) {
   const automated = automatedSender(message);
-  return (
-    <>
-      {message.private ? <span className="message-tag">Private note</span> : null}
-      {automated ? <span className="message-tag">{automated}</span> : message.sender}
-    </>
-  );
+  // A note is marked "Private note" by the message itself (conversation.tsx, D287), not here.
+  return automated ? <span className="message-tag">{automated}</span> : <>{message.sender}</>;
 }

@@ -65,12 +65,7 @@ function Author({ message, personOf }: { message: InboxMessage; personOf: Return
   const person = personOf(message.author_id);
   const name = person ? personName(person) : message.author_id ? 'A former user' : undefined;
   if (name === undefined && message.direction !== 'inbound') return <SenderLabel message={message} />;
-  return (
-    <>
-      {message.private ? <span className="message-tag">Private note</span> : null}
-      {name ?? 'Contact'}
-    </>
-  );
+  return <>{name ?? 'Contact'}</>;
 }
 
 function MessageItem({ message, byId }: { message: InboxMessage; byId: Map<string, InboxMessage> }) {
