@@ -1503,7 +1503,7 @@ export interface paths {
         get?: never;
         /**
          * Say which conversation you have open
-         * @description decisions §19 (D289): any signed-in person tells the organization’s open streams which conversation they have open (or none): each stream receives a `presence` event `{type: "presence", id: <user id>, conversation_id?}`. Nothing is stored; the console says it again every 20 seconds while the conversation stays open, and forgets a person it has not heard from for 50.
+         * @description decisions §19 (D289): any signed-in person tells the organization’s open streams which conversation they have open (or none): each stream receives a `presence` event `{type: "presence", id: <user id>, conversation_id?, seq?}`. Nothing is stored; the console says it again every 20 seconds while the conversation stays open, and forgets a person it has not heard from for 50.
          */
         put: operations["consoleSetPresence"];
         post?: never;
@@ -3437,6 +3437,8 @@ export interface components {
         PresenceUpdate: {
             /** @description The conversation the person has open, or null when none. */
             conversation_id: string | null;
+            /** @description The page’s own increasing number for its announcements (passed on as is): two announcements of one page may arrive in either order (a leave sent as the page unloads overtaking the last heartbeat), and a receiver keeps the newest. */
+            seq?: number;
         };
         /**
          * Property

@@ -12,7 +12,16 @@ const FORGET_MS = 50_000;
 interface Heard {
   conversationId: string | undefined;
   at: number;
+  /** The newest announcement's number from that page (D289): an older one arriving later is ignored. */
+  seq: number | undefined;
 }
+
+/** This page's announcements, in increasing order even within a millisecond. */
+let lastSeq = 0;
+const nextSeq = () => {
+  lastSeq = Math.max(Date.now(), lastSeq + 1);
+  return lastSeq;
+};
 
 const heard = new Map<string, Heard>();
 const listeners = new Set<() => void>();
@@ -24,9 +33,11 @@ const changed = () => {
 };
 
 function announce(conversationId: string | null): void {
-  void api.request<void>('PUT', '/presence', { body: { conversation_id: conversationId } }).catch(() => {
-    // Presence is a courtesy: a refusal (a 429 after its retries, a lost connection) waits for the next heartbeat.
-  });
+  void api
+    .request<void>('PUT', '/presence', { body: { conversation_id: conversationId, seq: nextSeq() } })
+    .catch(() => {
+      // Presence is a courtesy: a refusal (a 429 after its retries, a lost connection) waits for the next heartbeat.
+    });
 }
 
 /** Says again, once and soon, which conversation this page shows (a newcomer, a reconnected stream). */
@@ -37,11 +48,14 @@ export function announceAgain(): void {
 }
 
 /** A `presence` event of the stream: `id` is the person, `conversation_id` what they have open (absent: none). */
-export function receivePresence(data: { id?: unknown; conversation_id?: unknown }): void {
+export function receivePresence(data: { id?: unknown; conversation_id?: unknown; seq?: unknown }): void {
   if (typeof data.id !== 'string' || data.id === self?.userId) return;
   const conversationId = typeof data.conversation_id === 'string' ? data.conversation_id : undefined;
+  const seq = typeof data.seq === 'number' ? data.seq : undefined;
   const before = heard.get(data.id);
-  heard.set(data.id, { conversationId, at: Date.now() });
+  // An announcement overtaken by a newer one of the same person (a leave racing the last heartbeat) says nothing.
+  if (seq !== undefined && before?.seq !== undefined && seq < before.seq) return;
+  heard.set(data.id, { conversationId, at: Date.now(), seq });
   if (before?.conversationId !== conversationId) {
     if (conversationId && conversationId === self?.conversationId) announceAgain();
     changed();
@@ -56,7 +70,7 @@ if (typeof window !== 'undefined')
       method: 'PUT',
       keepalive: true,
       headers: { 'content-type': 'application/json', 'x-csrf-token': cookie('crm_csrf') ?? '' },
-      body: JSON.stringify({ conversation_id: null }),
+      body: JSON.stringify({ conversation_id: null, seq: nextSeq() }),
     }).catch(() => undefined);
   });
 

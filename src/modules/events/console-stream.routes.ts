@@ -27,6 +27,16 @@ const PresenceBody = Type.Object(
     conversation_id: Type.Union([Type.String({ minLength: 1, maxLength: 64 }), Type.Null()], {
       description: 'The conversation the person has open, or null when none.',
     }),
+    seq: Type.Optional(
+      Type.Integer({
+        minimum: 0,
+        maximum: Number.MAX_SAFE_INTEGER,
+        description:
+          'The page’s own increasing number for its announcements (passed on as is): two announcements of one page ' +
+          'may arrive in either order (a leave sent as the page unloads overtaking the last heartbeat), and a ' +
+          'receiver keeps the newest.',
+      }),
+    ),
   },
   {
     additionalProperties: false,
@@ -130,7 +140,7 @@ export function consoleStreamRoutes(parent: FastifyInstance, deps: ConsoleStream
         description:
           'decisions §19 (D289): any signed-in person tells the organization’s open streams which conversation they ' +
           'have open (or none): each stream receives a `presence` event `{type: "presence", id: <user id>, ' +
-          'conversation_id?}`. Nothing is stored; the console says it again every 20 seconds while the ' +
+          'conversation_id?, seq?}`. Nothing is stored; the console says it again every 20 seconds while the ' +
           'conversation stays open, and forgets a person it has not heard from for 50.',
         operationId: 'consoleSetPresence',
         body: PresenceBody,
@@ -140,9 +150,14 @@ export function consoleStreamRoutes(parent: FastifyInstance, deps: ConsoleStream
     async (request, reply) => {
       const { orgId, user } = authOf(request);
       if (!user) throw new ApiError(401, { code: 'session_required' });
-      const conversationId = request.body.conversation_id;
+      const { conversation_id: conversationId, seq } = request.body;
       await deps.hub.publish(orgId, [
-        { type: 'presence', id: user.id, ...(conversationId === null ? {} : { conversation_id: conversationId }) },
+        {
+          type: 'presence',
+          id: user.id,
+          ...(conversationId === null ? {} : { conversation_id: conversationId }),
+          ...(seq === undefined ? {} : { seq }),
+        },
       ]);
       return reply.code(204).send(null);
     },

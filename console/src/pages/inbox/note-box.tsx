@@ -8,7 +8,7 @@ import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { FormError, useApiForm } from '../../ui/form.tsx';
 import { type Person, personName, usePeople } from './people.ts';
-import { composerAreaProps, replaceToken, tokenAt, useSuggestions } from './suggestions.tsx';
+import { composerAreaProps, replaceToken, tokenAt, useCaretAfterInsert, useSuggestions } from './suggestions.tsx';
 
 /** The people whose name or email has a word starting with `query`, ignoring case; at most 8. */
 export function matchPeople(people: Person[], query: string): Person[] {
@@ -30,6 +30,7 @@ export function NoteBox({ conversationId }: { conversationId: string }) {
   const [caret, setCaret] = useState(0);
   const [mentioned, setMentioned] = useState<Person[]>([]);
   const area = useRef<HTMLTextAreaElement>(null);
+  const placeCaret = useCaretAfterInsert(area, text);
   const form = useApiForm({
     mutationFn: (body: { text: string; mention_ids: string[] }) => api.notes.create(conversationId, body),
     onSuccess: () => {
@@ -55,7 +56,7 @@ export function NoteBox({ conversationId }: { conversationId: string }) {
       setText(next.text);
       setCaret(next.caret);
       setMentioned((current) => (current.some((p) => p.id === person.id) ? current : [...current, person]));
-      requestAnimationFrame(() => area.current?.setSelectionRange(next.caret, next.caret));
+      placeCaret(next.caret);
     },
   });
   const send = () => {

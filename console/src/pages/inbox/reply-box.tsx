@@ -39,7 +39,7 @@ import { useCannedSuggestions } from './canned-suggestions.tsx';
 import { windowOpen } from './conversation-types.ts';
 import { NoteBox } from './note-box.tsx';
 import { SuggestReply } from './suggest-reply.tsx';
-import { composerAreaProps } from './suggestions.tsx';
+import { composerAreaProps, useCaretAfterInsert } from './suggestions.tsx';
 
 type ReplyBody = BodyOf<'replyToConversation'>;
 type MediaType = 'image' | 'video' | 'audio' | 'document';
@@ -136,6 +136,7 @@ function Composer({
   const [text, setText] = useState('');
   const [caret, setCaret] = useState(0);
   const area = useRef<HTMLTextAreaElement>(null);
+  const placeCaret = useCaretAfterInsert(area, text);
   const canned = useCannedSuggestions({
     text,
     caret,
@@ -143,7 +144,7 @@ function Composer({
     onInsert: (next) => {
       setText(next.text);
       setCaret(next.caret);
-      requestAnimationFrame(() => area.current?.setSelectionRange(next.caret, next.caret));
+      placeCaret(next.caret);
     },
   });
   const [mediaUrl, setMediaUrl] = useState('');

@@ -1,7 +1,34 @@
 // Suggestions while typing in a composer (decisions §19, D287): `@` offers the organization's people (a mention), `/`
 // offers canned responses. The text area keeps the focus and says which option is active
 // (`aria-activedescendant` over a `listbox`), as a combobox does: arrows move, Enter or Tab choose, Escape closes.
-import { type KeyboardEvent, type ReactNode, type SyntheticEvent, useId, useState } from 'react';
+import {
+  type KeyboardEvent,
+  type ReactNode,
+  type RefObject,
+  type SyntheticEvent,
+  useId,
+  useLayoutEffect,
+  useRef,
+  useState,
+} from 'react';
+
+/**
+ * Puts the caret where an insertion (a mention, a canned response) ends, as soon as React has written the new text
+ * and before the next key is handled: a caret placed a frame later moved back over what the person typed meanwhile
+ * ("today" became "odayt" in the browser suite). Call `place(caret)` with the insertion's text change.
+ */
+export function useCaretAfterInsert(area: RefObject<HTMLTextAreaElement | null>, text: string) {
+  const pending = useRef<number | null>(null);
+  // biome-ignore lint/correctness/useExhaustiveDependencies: runs when the inserted text has been written.
+  useLayoutEffect(() => {
+    if (pending.current === null) return;
+    area.current?.setSelectionRange(pending.current, pending.current);
+    pending.current = null;
+  }, [text]);
+  return (caret: number) => {
+    pending.current = caret;
+  };
+}
 
 /** The word being typed at `caret` when it starts with `trigger` (at the start or after a space), else null. */
 export function tokenAt(text: string, caret: number, trigger: string): { start: number; query: string } | null {
