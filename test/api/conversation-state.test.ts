@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxPlatform } from '../../src/messaging/sandbox/sandbox-platform.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { inbound } from '../helpers/team-inbox.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
 const clock = manualClock(Date.parse('2030-03-01T10:00:00.000Z'));
@@ -20,11 +21,8 @@ async function setup() {
   return { org, key, channelId: account.numbers[0].id as string };
 }
 
-const inbound = (channelId: string, from: string, text = 'hello') =>
-  h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from, text });
-
 async function conversationOf(key: string, channelId: string, from: string) {
-  const delivered = await inbound(channelId, from);
+  const delivered = await inbound(h, channelId, from);
   expect(delivered.status).toBe(200);
   const list = await h.api('GET', '/v1/conversations', { key });
   return { conversation: list.body.items[0], delivered };
@@ -43,7 +41,7 @@ describe('conversation state', () => {
       unread_count: 1,
     });
     clock.advance(60_000);
-    const second = await inbound(channelId, '+15557000001', 'again');
+    const second = await inbound(h, channelId, '+15557000001', 'again');
     const read = await h.api('GET', `/v1/conversations/${conversation.id}`, { key });
     expect(read.body).toMatchObject({ last_inbound_at: clock.now().toISOString(), unread_count: 2 });
 
@@ -99,8 +97,8 @@ describe('conversation state', () => {
     const { key, channelId } = await setup();
     const old = (await conversationOf(key, channelId, '+15557000011')).conversation;
     clock.advance(DAY); // old's window closes exactly now
-    await inbound(channelId, '+15557000012');
-    await inbound(channelId, '+15557000013');
+    await inbound(h, channelId, '+15557000012');
+    await inbound(h, channelId, '+15557000013');
     const ids = async (query: string) => {
       const list = await h.api('GET', `/v1/conversations?${query}`, { key });
       expect(list.status).toBe(200);
@@ -128,7 +126,7 @@ describe('conversation state', () => {
     const { key, channelId } = await setup();
     const { conversation } = await conversationOf(key, channelId, '+15557000021');
     const burst = await Promise.all(
-      Array.from({ length: 40 }, (_, index) => inbound(channelId, '+15557000021', `burst ${index}`)),
+      Array.from({ length: 40 }, (_, index) => inbound(h, channelId, '+15557000021', `burst ${index}`)),
     );
     expect(burst.every((answer) => answer.status === 200)).toBe(true);
     const counted = await h.api('GET', `/v1/conversations/${conversation.id}`, { key });
@@ -140,7 +138,7 @@ describe('conversation state', () => {
       Array.from({ length: 40 }, (_, index) =>
         index % 4 === 0
           ? h.api('POST', `/v1/conversations/${conversation.id}/read`, { key })
-          : inbound(channelId, '+15557000021', `mixed ${index}`),
+          : inbound(h, channelId, '+15557000021', `mixed ${index}`),
       ),
     );
     expect(mixed.every((answer) => answer.status === 200)).toBe(true);
@@ -148,7 +146,7 @@ describe('conversation state', () => {
     expect(between).toBeGreaterThanOrEqual(0);
     expect(between).toBeLessThanOrEqual(30);
     expect((await h.api('POST', `/v1/conversations/${conversation.id}/read`, { key })).body.unread_count).toBe(0);
-    await Promise.all(Array.from({ length: 7 }, (_, index) => inbound(channelId, '+15557000021', `after ${index}`)));
+    await Promise.all(Array.from({ length: 7 }, (_, index) => inbound(h, channelId, '+15557000021', `after ${index}`)));
     expect((await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body.unread_count).toBe(7);
   });
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.ts';
 import { createUser } from '../helpers/console.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
+import { inbound } from '../helpers/team-inbox.ts';
 
 const clock = manualClock(Date.parse('2030-03-01T10:00:00.000Z'));
 let h: Harness;
@@ -18,15 +19,12 @@ async function setup() {
   return { org, key, channelId: account.numbers[0].id as string };
 }
 
-const inbound = (channelId: string, from: string, text = 'hello') =>
-  h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from, text });
-
 describe('a conversation row', () => {
   it('carries its contact and its newest message, in the list and the read', async () => {
     const { key, channelId } = await setup();
-    expect((await inbound(channelId, '+15557000001', 'first')).status).toBe(200);
+    expect((await inbound(h, channelId, '+15557000001', 'first')).status).toBe(200);
     clock.advance(1000);
-    expect((await inbound(channelId, '+15557000001', 'Where is my order?')).status).toBe(200);
+    expect((await inbound(h, channelId, '+15557000001', 'Where is my order?')).status).toBe(200);
     const list = await h.api('GET', '/v1/conversations', { key });
     expect(list.status).toBe(200);
     const [row] = list.body.items;
@@ -47,7 +45,7 @@ describe('a conversation row', () => {
 
   it('names the console person who wrote a reply, and no one for a key', async () => {
     const { org, key, channelId } = await setup();
-    expect((await inbound(channelId, '+15557000002')).status).toBe(200);
+    expect((await inbound(h, channelId, '+15557000002')).status).toBe(200);
     const [conversation] = (await h.api('GET', '/v1/conversations', { key })).body.items;
     const agent = await createUser(h, org.id, { role: 'agent' });
     const fromConsole = await agent.client.call('POST', `/app/api/v1/conversations/${conversation.id}/messages`, {
