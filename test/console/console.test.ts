@@ -106,7 +106,7 @@ describe('the console', { timeout: 60_000 }, () => {
     await link.filter({ hasText: 'Open' }).waitFor();
     await link.click();
     await page.getByRole('heading', { level: 2, name: 'Ana García' }).waitFor();
-    await page.getByText('Hola, ¿dónde está mi pedido?').waitFor();
+    await page.getByRole('list', { name: 'Messages' }).getByText('Hola, ¿dónde está mi pedido?').waitFor();
     // The broadcast's template message is in the same conversation, with its sender and status.
     await page
       .getByText(/system · .* · (sent|delivered|read)/)
@@ -130,7 +130,7 @@ describe('the console', { timeout: 60_000 }, () => {
 
     // A deep link reloads to the same conversation.
     await page.reload();
-    await page.getByText('Hola, ¿dónde está mi pedido?').waitFor();
+    await page.getByRole('list', { name: 'Messages' }).getByText('Hola, ¿dónde está mi pedido?').waitFor();
   });
 
   it('contacts: the table with its total, search, a filter and a sort', async () => {
