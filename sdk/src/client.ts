@@ -105,11 +105,16 @@ export class CrmClient {
     return this.#http.request<T>(method, url, { ...rest, headers } as never);
   }
 
-  /** Calls operation `id` with its path ids filled in (each encoded) in the order of its path. */
+  /** Operation `id`'s path with its ids filled in (each encoded) in the order of its path. */
+  #path(id: ApiOperationId, ids: string[]): string {
+    let index = 0;
+    return table[id].path.replace(/\{[a-z_]+\}/g, () => encodeURIComponent(ids[index++] ?? ''));
+  }
+
+  /** Calls operation `id` with its path ids filled in. */
   #call<T>(id: ApiOperationId, ids: string[], options: RawRequestOptions = {}): Promise<T> {
     const operation = table[id];
-    let index = 0;
-    const url = operation.path.replace(/\{[a-z_]+\}/g, () => encodeURIComponent(ids[index++] ?? ''));
+    const url = this.#path(id, ids);
     const { idempotencyKey: _key, ...rest } = options;
     return this.#http.request<T>(operation.method, url, {
       ...rest,
@@ -119,10 +124,7 @@ export class CrmClient {
 
   /** Like #call, for an operation that answers a file: the response's stream, unread, with its type and size. */
   async #stream(id: ApiOperationId, ids: string[], options: CallOptions = {}): Promise<MediaFile> {
-    const operation = table[id];
-    let index = 0;
-    const url = operation.path.replace(/\{[a-z_]+\}/g, () => encodeURIComponent(ids[index++] ?? ''));
-    const response = await this.#http.stream(operation.method, url, options as never);
+    const response = await this.#http.stream(table[id].method, this.#path(id, ids), options as never);
     const length = response.headers.get('content-length');
     const body = response.body ?? new ReadableStream<Uint8Array>({ start: (controller) => controller.close() });
     return {
@@ -306,6 +308,9 @@ export class CrmClient {
      */
     downloadMedia: (conversationId: string, messageId: string, options?: CallOptions): Promise<MediaFile> =>
       this.#stream('downloadConversationMessageMedia', [conversationId, messageId], options),
+    /** The address `downloadMedia` reads, for a link in a page whose session signs it (the console); no request. */
+    mediaUrl: (conversationId: string, messageId: string): string =>
+      `${this.baseUrl}${this.#path('downloadConversationMessageMedia', [conversationId, messageId])}`,
     markRead: (conversationId: string, options?: CallOptions): Promise<ResponseOf<'markConversationRead'>> =>
       this.#call('markConversationRead', [conversationId], options),
     /** POST /v1/conversations/{id}/ai-draft (decisions §20): a suggested reply from the AI assistant; sends nothing. */

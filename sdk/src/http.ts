@@ -29,12 +29,15 @@ export interface RequestOptions {
   body?: unknown;
   headers?: Record<string, string> | undefined;
   signal?: AbortSignal | undefined;
+  keepalive?: boolean | undefined;
 }
 
 /** Per-call options every method takes last. */
 export interface CallOptions {
   signal?: AbortSignal;
   headers?: Record<string, string>;
+  /** fetch's `keepalive`: the request outlives the page that sends it (a small body, as the page unloads). */
+  keepalive?: boolean;
 }
 
 const DEFAULT_BASE_URL = 'http://127.0.0.1:8080';
@@ -129,6 +132,7 @@ export class Transport {
       init.body = JSON.stringify(options.body);
     }
     if (options.signal) init.signal = options.signal;
+    if (options.keepalive) init.keepalive = true;
     for (let attempt = 0; ; attempt++) {
       let response: Response;
       try {

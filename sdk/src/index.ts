@@ -37,8 +37,9 @@ export {
 } from './errors.ts';
 export type { CallOptions, TransportOptions } from './http.ts';
 export type { components, operations, paths } from './openapi.ts';
-export { type ApiKeyScope, apiKeyScopes } from './operations.ts';
+export { type ApiKeyScope, apiKeyScopes, contactOrigins } from './operations.ts';
 export { type Page, walk } from './pagination.ts';
+export { KEY_PATTERN, keyFromName, OPTION_KINDS, type PropertyKind, propertyKinds } from './property-keys.ts';
 export type * from './types.ts';
 export {
   signWebhook,

@@ -82,6 +82,61 @@ export const operationTable = {
   draftConversationReply: { method: 'POST', path: '/v1/conversations/{conversation_id}/ai-draft' },
 } as const;
 
+/**
+ * The console's own operations (decisions §17, D326): a session cookie, not a key. Paths are relative to the
+ * console's base, `/app/api`; `ConsoleClient` (`@crm-messaging/sdk/console`) calls them.
+ */
+export const consoleOperationTable = {
+  consoleSignIn: { method: 'POST', path: '/session' },
+  consoleGetSession: { method: 'GET', path: '/session' },
+  consoleSignOut: { method: 'DELETE', path: '/session' },
+  consoleLookUpSignInLink: { method: 'POST', path: '/sign-in-links/lookup' },
+  consoleAcceptSignInLink: { method: 'POST', path: '/sign-in-links/accept' },
+  consoleUpdateMe: { method: 'PATCH', path: '/me' },
+  consoleListUsers: { method: 'GET', path: '/users' },
+  consoleInviteUser: { method: 'POST', path: '/users' },
+  consoleUpdateUser: { method: 'PATCH', path: '/users/{user_id}' },
+  consoleRemoveUser: { method: 'DELETE', path: '/users/{user_id}' },
+  consoleNewSignInLink: { method: 'POST', path: '/users/{user_id}/sign-in-link' },
+  consoleListApiKeys: { method: 'GET', path: '/api-keys' },
+  consoleCreateApiKey: { method: 'POST', path: '/api-keys' },
+  consoleListMessagingAccounts: { method: 'GET', path: '/messaging-accounts' },
+  consoleRevokeApiKey: { method: 'DELETE', path: '/api-keys/{key_id}' },
+  consoleEvents: { method: 'GET', path: '/events' },
+  consoleSetPresence: { method: 'PUT', path: '/presence' },
+} as const;
+
+/** The kinds of a custom property (decisions §6), in the server's order: `PropertyInput.kind` of the document. */
+export const propertyKinds = [
+  'TEXT',
+  'NUMBER',
+  'RADIO',
+  'DROPDOWN',
+  'BOOLEAN',
+  'DATE',
+  'TEXTAREA',
+  'MULTI_SELECT',
+  'EMAIL',
+  'MONEY',
+  'FILE',
+  'URL',
+  'MULTI_FILE',
+] as const;
+
+/** Where a contact came from (decisions §5): `ContactFilters.origin` of the document. */
+export const contactOrigins = [
+  'SOCIAL',
+  'ADS',
+  'WEB',
+  'EVENT',
+  'REFERRAL',
+  'OUTBOUND',
+  'IMPORT',
+  'MANUAL',
+  'API',
+  'OTHER',
+] as const;
+
 /** The scopes an API key may be limited to (decisions §18), without `*` (every operation, given alone). */
 export const apiKeyScopes = [
   'account:read',

@@ -1,6 +1,7 @@
 // Named types drawn from the generated `openapi.ts` by operation, so they follow the served document whether its
 // shapes are inline or named components.
 import type { operations } from './openapi.ts';
+import type { contactOrigins } from './operations.ts';
 
 export type OperationId = keyof operations;
 type JsonOf<R> = R extends { content: { 'application/json': infer Body } } ? Body : never;
@@ -51,3 +52,5 @@ export type BroadcastRecipient = ResponseOf<'listBroadcastRecipients'>['items'][
 export type Conversation = ResponseOf<'getConversation'>;
 export type Message = ResponseOf<'listConversationMessages'>['items'][number];
 export type MessagingPhone = ResponseOf<'listMessagingPhones'>['items'][number];
+/** Where a contact came from (decisions §5), as the server lists them. */
+export type ContactOrigin = (typeof contactOrigins)[number];

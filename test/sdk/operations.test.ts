@@ -114,7 +114,8 @@ describe('the SDK covers the API', () => {
     const methods = Object.entries(client).flatMap(([group, value]) =>
       Object.keys(value as object).map((method) => `${group}.${method}`),
     );
-    const unmapped = methods.filter((method) => !mapped.has(method) && !/\.iterate/.test(method));
+    // Iterators walk an operation's pages; `…Url` gives an operation's address without calling it.
+    const unmapped = methods.filter((method) => !mapped.has(method) && !/\.iterate|Url$/.test(method));
     expect(unmapped).toEqual([]);
   });
 });

@@ -1,8 +1,8 @@
 // The console's one data client: the project's SDK pointed at the console's API (/app/api), signed by the session
 // cookie, with the CSRF header the server compares with the `crm_csrf` cookie on every change (decisions §17).
-import { CrmClient } from '@crm-messaging/sdk';
+import { ConsoleClient } from '@crm-messaging/sdk/console';
 
-export const API_BASE = '/app/api';
+const API_BASE = '/app/api';
 
 export function cookie(name: string): string | undefined {
   for (const part of document.cookie.split(';')) {
@@ -12,7 +12,7 @@ export function cookie(name: string): string | undefined {
   return undefined;
 }
 
-export const api = new CrmClient({
+export const api = new ConsoleClient({
   baseUrl: API_BASE,
   session: { csrfToken: () => cookie('crm_csrf') },
   // A 429 was refused before anything ran (decisions §4), so every call — a read, a change with its

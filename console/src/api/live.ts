@@ -3,7 +3,7 @@
 // no replay: on a reconnection and on `resync`, everything shown is fetched again. EventSource reconnects by itself.
 import { useQueryClient } from '@tanstack/react-query';
 import { useEffect } from 'react';
-import { API_BASE } from './client.ts';
+import { api } from './client.ts';
 import { keysForEvent } from './keys.ts';
 import { announceAgain, receivePresence } from './presence.ts';
 
@@ -30,7 +30,7 @@ export function useLiveUpdates(enabled: boolean): void {
   const queryClient = useQueryClient();
   useEffect(() => {
     if (!enabled || typeof EventSource === 'undefined') return;
-    const source = new EventSource(`${API_BASE}/events`);
+    const source = new EventSource(api.console.events.url());
     let opened = false;
     const refetchAll = () => void queryClient.invalidateQueries();
     // Events come in bursts (a contact sends three files; a broadcast reports many recipients): the keys they make

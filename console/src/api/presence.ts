@@ -4,7 +4,7 @@
 // and stores nothing, and each page keeps who it heard from in memory, forgetting anyone silent for 50 seconds. A page
 // that hears a newcomer at its own conversation says so again at once, so that the newcomer learns of it too.
 import { useEffect, useSyncExternalStore } from 'react';
-import { API_BASE, api, cookie } from './client.ts';
+import { api } from './client.ts';
 
 const HEARTBEAT_MS = 20_000;
 const FORGET_MS = 50_000;
@@ -33,11 +33,9 @@ const changed = () => {
 };
 
 function announce(conversationId: string | null): void {
-  void api
-    .request<void>('PUT', '/presence', { body: { conversation_id: conversationId, seq: nextSeq() } })
-    .catch(() => {
-      // Presence is a courtesy: a refusal (a 429 after its retries, a lost connection) waits for the next heartbeat.
-    });
+  void api.console.presence.set({ conversation_id: conversationId, seq: nextSeq() }).catch(() => {
+    // Presence is a courtesy: a refusal (a 429 after its retries, a lost connection) waits for the next heartbeat.
+  });
 }
 
 /** Says again, once and soon, which conversation this page shows (a newcomer, a reconnected stream). */
@@ -66,12 +64,9 @@ export function receivePresence(data: { id?: unknown; conversation_id?: unknown;
 if (typeof window !== 'undefined')
   window.addEventListener('pagehide', () => {
     if (!self?.conversationId) return;
-    void fetch(`${API_BASE}/presence`, {
-      method: 'PUT',
-      keepalive: true,
-      headers: { 'content-type': 'application/json', 'x-csrf-token': cookie('crm_csrf') ?? '' },
-      body: JSON.stringify({ conversation_id: null, seq: nextSeq() }),
-    }).catch(() => undefined);
+    void api.console.presence
+      .set({ conversation_id: null, seq: nextSeq() }, { keepalive: true })
+      .catch(() => undefined);
   });
 
 function subscribe(listener: () => void): () => void {

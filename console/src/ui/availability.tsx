@@ -9,15 +9,12 @@ import { keys } from '../api/keys.ts';
 import { showError } from './errors.ts';
 import { useSession } from './session.tsx';
 
-/** `PATCH /app/api/me` (console only, any role): the signed-in person's own availability. */
-const setAvailability = (available: boolean) => api.request<unknown>('PATCH', '/me', { body: { available } });
-
 export function AvailabilitySwitch() {
   const { user } = useSession();
   const queryClient = useQueryClient();
-  const available = (user as { available?: boolean }).available ?? true;
+  const available = user.available;
   const change = useMutation({
-    mutationFn: setAvailability,
+    mutationFn: (available: boolean) => api.console.me.update({ available }),
     onSettled: async () => {
       await Promise.all([
         queryClient.invalidateQueries({ queryKey: keys.session }),

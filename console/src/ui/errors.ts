@@ -1,6 +1,6 @@
 // The one form helper's core (style.md, the console): the API is the one source of rules, so a refusal is shown,
 // never re-checked. A 422's issues go to the field their `loc` names; a 409's (or other) code becomes a sentence.
-import { ApiError, ConnectionError } from '@crm-messaging/sdk';
+import { ApiError, ConnectionError, KEY_PATTERN, type ValidationIssue } from '@crm-messaging/sdk';
 
 export interface ShownError {
   /** Message per field, keyed by the `loc` after `body` joined with dots (`email`, `properties.plan`). */
@@ -100,17 +100,6 @@ export function showError(error: unknown): ShownError {
   if (error instanceof ConnectionError) return { fields: {}, message: 'The server cannot be reached. Try again.' };
   return { fields: {}, message: error instanceof Error ? error.message : String(error) };
 }
-
-/** One issue of a 422 (FastAPI's shape: `loc`, `msg`, `type`, `ctx`). */
-export interface ValidationIssue {
-  loc: (string | number)[];
-  msg: string;
-  type: string;
-  ctx?: Record<string, unknown>;
-}
-
-/** decisions §6: the machine keys of properties, options, stages and sub-origins. */
-const KEY_PATTERN = '^[a-z][a-z0-9_]{0,63}$';
 
 const plural = (count: unknown, one: string) => `${count} ${one}${count === 1 ? '' : 's'}`;
 

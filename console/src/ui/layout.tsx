@@ -6,9 +6,8 @@ import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
 import { Button } from 'react-aria-components';
 import { Navigate, NavLink, Outlet, useLocation, useNavigate } from 'react-router';
-import { statusOf } from '../api/client.ts';
+import { api, statusOf } from '../api/client.ts';
 import { useLiveUpdates } from '../api/live.ts';
-import { session as sessionApi } from '../api/session.ts';
 import { AvailabilitySwitch } from './availability.tsx';
 import { SessionContext, useSessionQuery } from './session.tsx';
 import { ErrorState, Loading } from './states.tsx';
@@ -28,7 +27,7 @@ export function SignedInLayout() {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const signOut = useMutation({
-    mutationFn: sessionApi.signOut,
+    mutationFn: () => api.console.session.signOut(),
     onSettled: () => {
       queryClient.clear();
       navigate('/sign-in', { replace: true });

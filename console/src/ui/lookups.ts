@@ -1,4 +1,5 @@
 // Reads many pages share (funnel stages, properties, sub-origins, phones, templates), each under its key.
+import { contactOrigins } from '@crm-messaging/sdk';
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../api/client.ts';
 import { keys } from '../api/keys.ts';
@@ -12,4 +13,4 @@ export const useSubOrigins = () =>
 export const usePhones = () =>
   useQuery({ queryKey: keys.phones.list(), queryFn: () => api.channels.phones(), staleTime: 60_000 });
 
-export const ORIGINS = ['SOCIAL', 'ADS', 'WEB', 'EVENT', 'REFERRAL', 'OUTBOUND', 'IMPORT', 'MANUAL', 'API', 'OTHER'];
+export const ORIGINS = contactOrigins;

@@ -1,10 +1,11 @@
 // The signed-in person and their organization, read once and shared by every page (the organization's timezone
 // formats every time shown).
+
+import type { Session } from '@crm-messaging/sdk/console';
 import { useQuery } from '@tanstack/react-query';
 import { createContext, useContext } from 'react';
-import { readRetryDelay, retryRead, statusOf } from '../api/client.ts';
+import { api, readRetryDelay, retryRead, statusOf } from '../api/client.ts';
 import { keys } from '../api/keys.ts';
-import { type Session, session } from '../api/session.ts';
 import { formatTime } from './time.ts';
 
 export const SessionContext = createContext<Session | null>(null);
@@ -13,7 +14,7 @@ export const SessionContext = createContext<Session | null>(null);
 export function useSessionQuery() {
   return useQuery({
     queryKey: keys.session,
-    queryFn: session.get,
+    queryFn: () => api.console.session.get(),
     retry: (count, error) => statusOf(error) === 429 && retryRead(count, error),
     retryDelay: readRetryDelay,
     staleTime: 60_000,

@@ -1,6 +1,6 @@
 import { type Static, Type } from 'typebox';
 import { DateTime, Nullable, OpenEnum, StringEnum } from '../../http/schemas.ts';
-import { KEY_PATTERN } from '../../lib/keys.ts';
+import { OPTION_KINDS as CHOICE_KINDS, KEY_PATTERN } from '../../lib/keys.ts';
 
 export const PROPERTY_KINDS = [
   'TEXT',
@@ -19,8 +19,8 @@ export const PROPERTY_KINDS = [
 ] as const;
 export type PropertyKind = (typeof PROPERTY_KINDS)[number];
 
-/** Kinds whose values are option keys. */
-export const OPTION_KINDS: readonly PropertyKind[] = ['RADIO', 'DROPDOWN', 'MULTI_SELECT'];
+/** Kinds whose values are option keys (one list with the console's, D328). */
+export const OPTION_KINDS: readonly PropertyKind[] = CHOICE_KINDS;
 
 export const PropertyKindSchema = StringEnum(PROPERTY_KINDS, { description: 'CrmPropertyKind.' });
 /** The kind as responses show it: open to kinds added later. */

@@ -1,10 +1,9 @@
 // The audience of a new broadcast (decisions §16): the contact list's own filters, as `POST /v1/broadcasts` takes
 // them in `audience`, with a live count of the contacts that match (the contact list's total, asked for after the
 // person stops typing). The server is the one judge of a filter: its 422 shows at the filter it names.
-import type { ContactListQuery } from '@crm-messaging/sdk';
+import type { ContactListQuery, ContactOrigin, components } from '@crm-messaging/sdk';
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
-import { users } from '../../api/console-api.ts';
 import { keys } from '../../api/keys.ts';
 import { useDebounced } from '../../ui/debounce.ts';
 import { showError } from '../../ui/errors.ts';
@@ -13,17 +12,7 @@ import { ORIGINS, useFunnelStages } from '../../ui/lookups.ts';
 import { PropertyFilters, type PropertyRow, propertyFilterOf } from '../../ui/property-filters.tsx';
 
 /** The `audience` body: the filters of `GET /v1/contacts`, arrays as arrays (decisions §16). */
-export interface Audience {
-  q?: string;
-  country?: string[];
-  origin?: string[];
-  funnel_stage_ids?: string[];
-  owner_id?: string[];
-  created_from?: string;
-  created_to?: string;
-  property_filter?: string[];
-  opted_out?: boolean;
-}
+type Audience = components['schemas']['ContactFilters'];
 
 /** What the filter fields hold, one string each; `audienceOf` turns them into the body. */
 export interface AudienceForm {
@@ -70,7 +59,7 @@ export function audienceOf(form: AudienceForm): Audience {
     .map((c) => c.trim().toUpperCase())
     .filter(Boolean);
   if (countries.length > 0) audience.country = countries;
-  if (form.origin !== 'any') audience.origin = [form.origin];
+  if (form.origin !== 'any') audience.origin = [form.origin as ContactOrigin];
   if (form.stage !== 'any') audience.funnel_stage_ids = [form.stage];
   if (form.owner !== 'any') audience.owner_id = [form.owner];
   if (form.createdFrom) audience.created_from = form.createdFrom;
@@ -120,7 +109,7 @@ export function AudienceFilters({
   errorAt: (name: string) => string | undefined;
 }) {
   const stages = useFunnelStages();
-  const people = useQuery({ queryKey: keys.users.list(), queryFn: users.list, staleTime: 60_000 });
+  const people = useQuery({ queryKey: keys.users.list(), queryFn: () => api.console.users.list(), staleTime: 60_000 });
   const set = <K extends keyof AudienceForm>(name: K, field: AudienceForm[K]) => onChange({ ...value, [name]: field });
   // The filter fields in the order shown: `api` is the filter's name in the body, where a 422 at it points.
   const filters: Filter[] = [

@@ -1,10 +1,11 @@
 // API keys: created (with scopes and an expiry day, decisions §18) and shown once with a copy button, listed with
 // prefix, scopes, expiry and last use, revoked after a confirmation.
-import { apiKeyScopes } from '@crm-messaging/sdk';
+import { type ApiKeyScope, apiKeyScopes, type BodyOf } from '@crm-messaging/sdk';
+import type { ApiKey, CreatedApiKey } from '@crm-messaging/sdk/console';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Checkbox, CheckboxGroup, Form, Label } from 'react-aria-components';
-import { type ApiKey, apiKeys, type CreatedApiKey } from '../../api/console-api.ts';
+import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
@@ -19,14 +20,14 @@ import { zonedToUtc } from '../../ui/time.ts';
 export function ApiKeysSection() {
   const time = useTime();
   const { organization } = useSession();
-  const [scopes, setScopes] = useState<string[]>([]);
+  const [scopes, setScopes] = useState<ApiKeyScope[]>([]);
   const [expiresOn, setExpiresOn] = useState('');
   const queryClient = useQueryClient();
   const [name, setName] = useState('');
   const [created, setCreated] = useState<CreatedApiKey | null>(null);
-  const list = useQuery({ queryKey: keys.apiKeys.list(), queryFn: apiKeys.list });
+  const list = useQuery({ queryKey: keys.apiKeys.list(), queryFn: () => api.console.apiKeys.list() });
   const create = useApiForm({
-    mutationFn: apiKeys.create,
+    mutationFn: (body: BodyOf<'consoleCreateApiKey'>) => api.console.apiKeys.create(body),
     onSuccess: (key) => {
       setCreated(key);
       setName('');
@@ -36,7 +37,7 @@ export function ApiKeysSection() {
     },
   });
   const revoke = useMutation({
-    mutationFn: apiKeys.revoke,
+    mutationFn: (id: string) => api.console.apiKeys.revoke(id),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: keys.apiKeys.all }),
   });
   const columns: ColumnDef<ApiKey>[] = [
@@ -100,7 +101,7 @@ export function ApiKeysSection() {
         <CheckboxGroup
           className="field scopes"
           value={scopes}
-          onChange={setScopes}
+          onChange={(chosen) => setScopes(chosen as ApiKeyScope[])}
           isInvalid={Boolean(create.fieldErrorUnder('scopes'))}
         >
           <Label>Scopes (none chosen: every operation)</Label>

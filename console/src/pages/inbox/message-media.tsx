@@ -3,10 +3,10 @@
 import type { Message } from '@crm-messaging/sdk';
 import { useEffect, useRef, useState } from 'react';
 import { Button } from 'react-aria-components';
-import { API_BASE, after429, api, statusOf } from '../../api/client.ts';
+import { after429, api, statusOf } from '../../api/client.ts';
 
 function mediaPath(message: Message): string {
-  return `${API_BASE}/v1/conversations/${encodeURIComponent(message.conversation_id)}/messages/${encodeURIComponent(message.id)}/media`;
+  return api.conversations.mediaUrl(message.conversation_id, message.id);
 }
 
 export function MessageMedia({ message }: { message: Message }) {

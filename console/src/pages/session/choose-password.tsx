@@ -5,8 +5,8 @@ import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Form } from 'react-aria-components';
 import { useLocation, useNavigate } from 'react-router';
+import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
-import { session } from '../../api/session.ts';
 import { TextInput } from '../../ui/fields.tsx';
 import { FormError, useApiForm } from '../../ui/form.tsx';
 import { usePageTitle } from '../../ui/page.tsx';
@@ -20,12 +20,12 @@ export function ChoosePasswordPage() {
   const queryClient = useQueryClient();
   const link = useQuery({
     queryKey: ['sign-in-link', token],
-    queryFn: () => session.lookUpLink(token),
+    queryFn: () => api.console.signInLinks.lookUp({ token }),
     enabled: token !== '',
     retry: false,
   });
   const form = useApiForm({
-    mutationFn: session.choosePassword,
+    mutationFn: (body: { token: string; password: string }) => api.console.signInLinks.accept(body),
     onSuccess: (data) => {
       queryClient.setQueryData(keys.session, data);
       navigate('/inbox', { replace: true });

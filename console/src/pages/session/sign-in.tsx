@@ -3,8 +3,8 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Form } from 'react-aria-components';
 import { useNavigate, useSearchParams } from 'react-router';
+import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
-import { session } from '../../api/session.ts';
 import { TextInput } from '../../ui/fields.tsx';
 import { FormError, useApiForm } from '../../ui/form.tsx';
 import { usePageTitle } from '../../ui/page.tsx';
@@ -22,7 +22,7 @@ export function SignInPage() {
   const navigate = useNavigate();
   const queryClient = useQueryClient();
   const form = useApiForm({
-    mutationFn: session.signIn,
+    mutationFn: (body: { email: string; password: string }) => api.console.session.signIn(body),
     onSuccess: (data) => {
       queryClient.setQueryData(keys.session, data);
       navigate(safeNext(params.get('next')), { replace: true });

@@ -2,7 +2,6 @@
 // messaging accounts' balance, prices and 24-hour limit (D169; the operator sets them).
 import { useQuery } from '@tanstack/react-query';
 import { api } from '../../api/client.ts';
-import { messagingAccounts } from '../../api/console-api.ts';
 import { keys } from '../../api/keys.ts';
 import { useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
@@ -10,7 +9,10 @@ import { QueryView } from '../../ui/states.tsx';
 export function OrganizationSection() {
   const time = useTime();
   const organization = useQuery({ queryKey: keys.organization, queryFn: () => api.me() });
-  const accounts = useQuery({ queryKey: keys.messagingAccounts.list(), queryFn: messagingAccounts.list });
+  const accounts = useQuery({
+    queryKey: keys.messagingAccounts.list(),
+    queryFn: () => api.console.messagingAccounts.list(),
+  });
   return (
     <section className="card" aria-labelledby="organization-title">
       <h2 id="organization-title">Organization</h2>

@@ -1,9 +1,15 @@
 // Custom properties: create (with options for the choice kinds), archive and restore, reorder.
-import type { Property, PropertyInput } from '@crm-messaging/sdk';
+import {
+  keyFromName,
+  OPTION_KINDS,
+  type Property,
+  type PropertyInput,
+  type PropertyKind,
+  propertyKinds,
+} from '@crm-messaging/sdk';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Form } from 'react-aria-components';
-import { keyFromName } from '../../../../src/lib/keys.ts';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { showError } from '../../ui/errors.ts';
@@ -13,24 +19,7 @@ import { useProperties } from '../../ui/lookups.ts';
 import { MoveButtons, moved } from '../../ui/reorder.tsx';
 import { QueryView } from '../../ui/states.tsx';
 
-const KINDS = [
-  'TEXT',
-  'NUMBER',
-  'RADIO',
-  'DROPDOWN',
-  'BOOLEAN',
-  'DATE',
-  'TEXTAREA',
-  'MULTI_SELECT',
-  'EMAIL',
-  'MONEY',
-  'FILE',
-  'URL',
-  'MULTI_FILE',
-];
-const CHOICES = ['RADIO', 'DROPDOWN', 'MULTI_SELECT'];
-
-/** "Gold, Silver" -> [{key: "gold", label: "Gold"}, …]; the server checks the keys. */
+/** "Gold, Silver" -> [{key: "gold", label: "Gold"}, …] by the server's own rule (D328); the server checks them. */
 function optionsOf(text: string): { key: string; label: string }[] {
   return text
     .split(',')
@@ -50,7 +39,7 @@ export function PropertiesSection() {
     setLabel(value);
     if (!keyEdited) setKey(value.trim() ? keyFromName(value, 'property') : '');
   };
-  const [kind, setKind] = useState('TEXT');
+  const [kind, setKind] = useState<PropertyKind>('TEXT');
   const [options, setOptions] = useState('');
   const [currency, setCurrency] = useState('');
   const refresh = () => void queryClient.invalidateQueries({ queryKey: keys.properties.all });
@@ -115,8 +104,8 @@ export function PropertiesSection() {
           create.mutate({
             label,
             key,
-            kind: kind as PropertyInput['kind'],
-            ...(CHOICES.includes(kind) ? { options: optionsOf(options) } : {}),
+            kind,
+            ...(OPTION_KINDS.includes(kind) ? { options: optionsOf(options) } : {}),
             ...(kind === 'MONEY' && currency ? { currency } : {}),
           });
         }}
@@ -146,11 +135,11 @@ export function PropertiesSection() {
           label="Kind"
           name="kind"
           value={kind}
-          onChange={(v) => setKind(v ?? 'TEXT')}
-          options={KINDS.map((id) => ({ id, label: id }))}
+          onChange={(v) => setKind((v ?? 'TEXT') as PropertyKind)}
+          options={propertyKinds.map((id) => ({ id, label: id }))}
           error={create.fieldError('kind')}
         />
-        {CHOICES.includes(kind) ? (
+        {OPTION_KINDS.includes(kind) ? (
           <TextInput
             label="Options"
             name="options"

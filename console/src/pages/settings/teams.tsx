@@ -1,13 +1,12 @@
 // Settings → Teams (decisions §19, admins; D275): the organization's teams with their members, auto-assignment and
 // each member's limit; created and edited in one form (the API's 409 duplicate and 422s at their fields), deleted
 // after a confirmation (their conversations keep no team).
+import type { ConsoleUser as Person } from '@crm-messaging/sdk/console';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
 import { Button, Checkbox, CheckboxGroup, Form, Label, Switch } from 'react-aria-components';
 import { api } from '../../api/client.ts';
-import { users as usersApi } from '../../api/console-api.ts';
 import { keys } from '../../api/keys.ts';
-import type { User } from '../../api/session.ts';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
 import { showError } from '../../ui/errors.ts';
@@ -18,14 +17,12 @@ import { QueryView } from '../../ui/states.tsx';
 import { SettingsNav } from './settings-nav.tsx';
 import type { Team } from './team-api.ts';
 
-/** A person as the team pages show them; `available` comes with decisions §19's users list. */
-type Person = User & { available?: boolean };
 const personName = (person: Person) => person.name ?? person.email;
 
 export function TeamsPage() {
   const queryClient = useQueryClient();
   const list = useQuery({ queryKey: keys.teams.list(), queryFn: () => api.teams.list() });
-  const people = useQuery({ queryKey: keys.users.list(), queryFn: usersApi.list });
+  const people = useQuery({ queryKey: keys.users.list(), queryFn: () => api.console.users.list() });
   /** The team being edited; null: the form creates a new one. */
   const [editing, setEditing] = useState<Team | null>(null);
   const [notice, setNotice] = useState<string | null>(null);

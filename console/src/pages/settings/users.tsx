@@ -1,11 +1,11 @@
 // Users: invite by name and email (the one-time sign-in link shown to pass on), a new link for one who lost theirs,
 // change a role, remove after a confirmation.
+import type { InvitedUser, ConsoleUser as User, UserRole } from '@crm-messaging/sdk/console';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { Button, Form } from 'react-aria-components';
-import { type InvitedUser, users } from '../../api/console-api.ts';
+import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
-import type { User } from '../../api/session.ts';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { showError } from '../../ui/errors.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
@@ -25,13 +25,13 @@ export function UsersSection() {
   const { user: me } = useSession();
   const [email, setEmail] = useState('');
   const [name, setName] = useState('');
-  const [role, setRole] = useState<User['role']>('agent');
+  const [role, setRole] = useState<UserRole>('agent');
   const [invited, setInvited] = useState<InvitedUser | null>(null);
   const [link, setLink] = useState<{ email: string; url: string } | null>(null);
-  const list = useQuery({ queryKey: keys.users.list(), queryFn: users.list });
+  const list = useQuery({ queryKey: keys.users.list(), queryFn: () => api.console.users.list() });
   const refresh = () => void queryClient.invalidateQueries({ queryKey: keys.users.all });
   const invite = useApiForm({
-    mutationFn: () => users.invite({ email, role, ...(name.trim() ? { name: name.trim() } : {}) }),
+    mutationFn: () => api.console.users.invite({ email, role, ...(name.trim() ? { name: name.trim() } : {}) }),
     onSuccess: (user) => {
       setInvited(user);
       setLink(null);
@@ -41,13 +41,13 @@ export function UsersSection() {
     },
   });
   const update = useMutation({
-    mutationFn: ({ id, role }: { id: string; role: User['role'] }) => users.update(id, { role }),
+    mutationFn: ({ id, role }: { id: string; role: UserRole }) => api.console.users.update(id, { role }),
     onSuccess: refresh,
   });
-  const remove = useMutation({ mutationFn: users.remove, onSuccess: refresh });
+  const remove = useMutation({ mutationFn: (id: string) => api.console.users.remove(id), onSuccess: refresh });
   const newLink = useMutation({
     mutationFn: (user: User) =>
-      users.newSignInLink(user.id).then((answer) => ({ email: user.email, url: answer.sign_in_url })),
+      api.console.users.newSignInLink(user.id).then((answer) => ({ email: user.email, url: answer.sign_in_url })),
     onSuccess: (issued) => {
       setLink(issued);
       setInvited(null);
@@ -71,7 +71,7 @@ export function UsersSection() {
                     label={`Role of ${user.email}`}
                     name="role"
                     value={user.role}
-                    onChange={(value) => value && update.mutate({ id: user.id, role: value as User['role'] })}
+                    onChange={(value) => value && update.mutate({ id: user.id, role: value as UserRole })}
                     options={ROLES}
                   />
                   {user.id === me.id ? null : (
@@ -126,7 +126,7 @@ export function UsersSection() {
           label="Role"
           name="new-role"
           value={role}
-          onChange={(v) => setRole((v ?? 'agent') as User['role'])}
+          onChange={(v) => setRole((v ?? 'agent') as UserRole)}
           options={ROLES}
           error={invite.fieldError('role')}
         />

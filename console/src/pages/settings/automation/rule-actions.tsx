@@ -1,5 +1,6 @@
 // A rule's actions as rows by type (decisions §20), each with its inputs: a text, labels, a person or the
 // assistant, a team, a status or a priority (people and teams from the API); the API's 422 at its row.
+import type { components } from '@crm-messaging/sdk';
 import { useState } from 'react';
 import { Button } from 'react-aria-components';
 import { SelectInput, TextInput } from '../../../ui/fields.tsx';
@@ -23,7 +24,7 @@ export interface ActionRow {
   priority: string;
 }
 
-export type Action = { type: string } & Record<string, unknown>;
+export type Action = components['schemas']['AutomationActionInput'];
 
 const NONE = 'none';
 

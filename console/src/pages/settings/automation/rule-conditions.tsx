@@ -1,5 +1,6 @@
 // A rule's conditions as rows of field, operator and value (decisions §20): the fields and operators of the
 // contract, a value chosen from a list where the field has one; the API's 422 at its row (`conditions.N.value`).
+import type { components } from '@crm-messaging/sdk';
 import { useState } from 'react';
 import { Button } from 'react-aria-components';
 import { type Option, SelectInput, TextInput } from '../../../ui/fields.tsx';
@@ -16,12 +17,12 @@ export interface ConditionRow {
   value: string;
 }
 
-export type Condition = { field: string; operator: string; value: string | boolean };
+export type Condition = components['schemas']['AutomationCondition'];
 
 export function conditionOf(row: ConditionRow): Condition {
   const field = row.field === PROPERTY_FIELD ? `${PROPERTY_FIELD}${row.propertyKey ?? ''}` : row.field;
   const value = row.field === 'within_business_hours' ? row.value === 'true' : row.value;
-  return { field, operator: row.operator, value };
+  return { field, operator: row.operator as Condition['operator'], value };
 }
 
 export function conditionRowOf(condition: Condition, id: number): ConditionRow {
