@@ -1,5 +1,6 @@
 // Custom property definitions (contract: Custom property definition; decisions §1, §6).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyFromName } from '../../sdk/src/index.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
@@ -57,6 +58,38 @@ describe('create', () => {
   it('accepts a 64-character key', async () => {
     const { key } = await h.createOrg();
     expect((await create(key, { key: `a${'b'.repeat(63)}`, label: 'x', kind: 'TEXT' })).status).toBe(201);
+  });
+
+  // D328: the console derives keys with the SDK's keyFromName; the server derives a stage's key with the same rule.
+  const LABELS = [
+    'Qualified Lead!',
+    'Ação 2',
+    '2 doors',
+    '  __Ünïcödé__  ',
+    'Größe/Size',
+    '日本語',
+    'a'.repeat(70),
+    'x-y.z',
+  ];
+
+  it('takes the keys the SDK derives from labels (property and options), as it derives them itself', async () => {
+    const { key } = await h.createOrg();
+    for (const [index, label] of LABELS.entries()) {
+      const response = await create(key, {
+        key: keyFromName(label, 'property'),
+        label,
+        kind: 'MULTI_SELECT',
+        options: [
+          { key: keyFromName(label, 'option'), label },
+          { key: keyFromName(`${index} other`, 'option'), label: 'o' },
+        ],
+      });
+      expect(response.status, label).toBe(201);
+      const stage = await h.api('POST', '/v1/funnel-stages', { key, body: { name: label } });
+      expect(stage.status, label).toBe(201);
+      // Each stage name is new here, so the server's derived key is the rule's own (no `_2` variant).
+      expect(stage.body.key, label).toBe(keyFromName(label));
+    }
   });
 
   it('refuses a taken key with 409 duplicate_key, per organization', async () => {

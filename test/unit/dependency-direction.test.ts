@@ -77,3 +77,17 @@ describe('dependency direction', () => {
     expect(violations).toEqual([]);
   });
 });
+
+describe('the console', () => {
+  it('reaches the server only through the SDK package: no relative import leaves console/src (D326, D328)', () => {
+    const consoleSrc = join(root, 'console', 'src');
+    const files = readdirSync(consoleSrc, { recursive: true, encoding: 'utf8' }).filter((name) => /\.tsx?$/.test(name));
+    expect(files.length).toBeGreaterThan(50);
+    const leaving = files.flatMap((file) =>
+      importsOf(relative(src, join(consoleSrc, file)), readFileSync(join(consoleSrc, file), 'utf8'))
+        .filter((target) => !target.startsWith('../console/src/'))
+        .map((target) => `${file} -> ${target}`),
+    );
+    expect(leaving).toEqual([]);
+  });
+});
