@@ -1,7 +1,10 @@
-// Form fields on React Aria Components: a label, the input, and the API's message for that field (422 `loc`).
+// Form fields on React Aria Components: a label, the input, and the API's message for that field (422 `loc`): given,
+// or read from the enclosing ApiForm by the field's name (D327).
 import type { ReactNode } from 'react';
 import {
   Button,
+  Checkbox,
+  CheckboxGroup,
   FieldError,
   Input,
   Label,
@@ -14,10 +17,13 @@ import {
   TextArea,
   TextField,
 } from 'react-aria-components';
+import { useFieldError } from './form.tsx';
 
 interface Common {
   label: string;
   name: string;
+  /** The API field whose message this shows (its `loc` after `body`, dotted), when not `name`. */
+  field?: string;
   error?: string | undefined;
   description?: string;
   isRequired?: boolean;
@@ -26,7 +32,8 @@ interface Common {
 export function TextInput({
   label,
   name,
-  error,
+  field,
+  error: given,
   description,
   isRequired,
   type = 'text',
@@ -43,6 +50,7 @@ export function TextInput({
   multiline?: boolean;
   autoComplete?: string;
 }) {
+  const error = useFieldError(field ?? name, given);
   return (
     <TextField
       className="field"
@@ -71,7 +79,9 @@ export interface Option {
 export function SelectInput({
   label,
   name,
-  error,
+  field,
+  error: given,
+  description,
   options,
   value,
   onChange,
@@ -82,6 +92,7 @@ export function SelectInput({
   onChange: (value: string | null) => void;
   placeholder?: string;
 }) {
+  const error = useFieldError(field ?? name, given);
   return (
     <Select
       className="field"
@@ -96,6 +107,7 @@ export function SelectInput({
         <SelectValue />
         <span aria-hidden="true">▾</span>
       </Button>
+      {description ? <Text slot="description">{description}</Text> : null}
       <FieldError>{error}</FieldError>
       <Popover className="popover">
         <ListBox className="listbox" items={options}>
@@ -103,6 +115,36 @@ export function SelectInput({
         </ListBox>
       </Popover>
     </Select>
+  );
+}
+
+/** Several choices (a MULTI_SELECT, members, scopes): the message of the list or of any of its items. */
+export function CheckboxesInput({
+  label,
+  name,
+  field,
+  error: given,
+  options,
+  value,
+  onChange,
+  className = 'field',
+}: Common & {
+  options: { id: string; label: ReactNode }[];
+  value: string[];
+  onChange: (value: string[]) => void;
+  className?: string;
+}) {
+  const error = useFieldError(field ?? name, given, true);
+  return (
+    <CheckboxGroup className={className} name={name} value={value} onChange={onChange} isInvalid={Boolean(error)}>
+      <Label>{label}</Label>
+      {options.map((option) => (
+        <Checkbox key={option.id} value={option.id}>
+          <span aria-hidden="true" className="checkbox-box" /> {option.label}
+        </Checkbox>
+      ))}
+      {error ? <span className="field-error">{error}</span> : null}
+    </CheckboxGroup>
   );
 }
 

@@ -3,12 +3,12 @@
 import type { Contact, ContactPatch, Property } from '@crm-messaging/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Checkbox, CheckboxGroup, Form, Label, Link } from 'react-aria-components';
+import { Link } from 'react-aria-components';
 import { useNavigate, useParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
-import { SelectInput, TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { CheckboxesInput, SelectInput, TextInput } from '../../ui/fields.tsx';
+import { ApiForm, useApiForm } from '../../ui/form.tsx';
 import { useFunnelStages, useProperties } from '../../ui/lookups.ts';
 import { Page } from '../../ui/page.tsx';
 import { QueryView } from '../../ui/states.tsx';
@@ -88,15 +88,16 @@ function ContactForm({ contact }: { contact?: Contact }) {
   };
 
   return (
-    <Form
-      validationBehavior="aria"
-      className="form"
-      onSubmit={(event) => {
-        event.preventDefault();
-        submit();
-      }}
+    <ApiForm
+      form={form}
+      submit={contact ? 'Save contact' : 'Create contact'}
+      onSubmit={submit}
+      actions={
+        <Link className="button" href={contact ? `/contacts/${contact.id}` : '/contacts'}>
+          Cancel
+        </Link>
+      }
     >
-      <FormError message={form.shown.message} />
       {FIELDS.map(([name, label, type]) => (
         <TextInput
           key={name}
@@ -105,7 +106,6 @@ function ContactForm({ contact }: { contact?: Contact }) {
           type={type}
           value={values[name]}
           onChange={(value) => setValues((all) => ({ ...all, [name]: value }))}
-          error={form.fieldError(name)}
         />
       ))}
       <SelectInput
@@ -115,7 +115,6 @@ function ContactForm({ contact }: { contact?: Contact }) {
         onChange={setStage}
         placeholder="The initial stage"
         options={(stages.data?.items ?? []).map((item) => ({ id: item.id, label: item.name }))}
-        error={form.fieldError('funnel_stage_id')}
       />
       <QueryView query={properties}>
         {() => (
@@ -126,21 +125,12 @@ function ContactForm({ contact }: { contact?: Contact }) {
                 property={property}
                 value={current(property)}
                 onChange={(value) => setCustom((all) => ({ ...all, [property.key]: value }))}
-                error={form.fieldError(`properties.${property.key}`)}
               />
             ))}
           </>
         )}
       </QueryView>
-      <div className="actions">
-        <Button type="submit" className="primary" isDisabled={form.isPending}>
-          {contact ? 'Save contact' : 'Create contact'}
-        </Button>
-        <Link className="button" href={contact ? `/contacts/${contact.id}` : '/contacts'}>
-          Cancel
-        </Link>
-      </div>
-    </Form>
+    </ApiForm>
   );
 }
 
@@ -149,16 +139,14 @@ function PropertyInput({
   property,
   value,
   onChange,
-  error,
 }: {
   property: Property;
   value: string;
   onChange: (value: string) => void;
-  error: string | undefined;
 }) {
   const label =
     property.kind === 'MONEY' && property.currency ? `${property.label} (${property.currency})` : property.label;
-  const common = { label, name: `properties.${property.key}`, error, isRequired: property.required };
+  const common = { label, name: `properties.${property.key}`, isRequired: property.required };
   switch (property.kind) {
     case 'RADIO':
     case 'DROPDOWN':
@@ -184,20 +172,12 @@ function PropertyInput({
       );
     case 'MULTI_SELECT':
       return (
-        <CheckboxGroup
-          className="field"
+        <CheckboxesInput
+          {...common}
           value={value ? value.split(',').map((item) => item.trim()) : []}
           onChange={(keys) => onChange(keys.join(', '))}
-          isInvalid={Boolean(error)}
-        >
-          <Label>{label}</Label>
-          {property.options.map((option) => (
-            <Checkbox key={option.key} value={option.key}>
-              <span aria-hidden="true" className="checkbox-box" /> {option.label}
-            </Checkbox>
-          ))}
-          {error ? <span className="field-error">{error}</span> : null}
-        </CheckboxGroup>
+          options={property.options.map((option) => ({ id: option.key, label: option.label }))}
+        />
       );
     case 'DATE':
       return <TextInput {...common} type="date" value={value} onChange={onChange} />;

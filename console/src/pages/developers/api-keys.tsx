@@ -4,14 +4,13 @@ import { type ApiKeyScope, apiKeyScopes, type BodyOf } from '@crm-messaging/sdk'
 import type { ApiKey, CreatedApiKey } from '@crm-messaging/sdk/console';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Checkbox, CheckboxGroup, Form, Label } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
 import { showError } from '../../ui/errors.ts';
-import { TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { CheckboxesInput, TextInput } from '../../ui/fields.tsx';
+import { ApiForm, FormError, useApiForm } from '../../ui/form.tsx';
 import { ShownOnce } from '../../ui/secret.tsx';
 import { useSession, useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
@@ -70,25 +69,18 @@ export function ApiKeysSection() {
     <section className="card" aria-labelledby="api-keys-title">
       <h2 id="api-keys-title">API keys</h2>
       {created ? <ShownOnce label="API key" value={created.key} /> : null}
-      <Form
-        validationBehavior="aria"
-        className="filters"
-        aria-label="Create an API key"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <ApiForm
+        form={create}
+        inline
+        label="Create an API key"
+        submit="Create API key"
+        onSubmit={() => {
           // The key works until the end of the chosen day in the organization's timezone.
           const expiresAt = expiresOn ? (zonedToUtc(`${expiresOn}T23:59`, organization.timezone) ?? expiresOn) : null;
           create.mutate({ name, ...(scopes.length > 0 ? { scopes } : {}), expires_at: expiresAt });
         }}
       >
-        <TextInput
-          label="Key name"
-          name="name"
-          isRequired
-          value={name}
-          onChange={setName}
-          error={create.fieldError('name')}
-        />
+        <TextInput label="Key name" name="name" isRequired value={name} onChange={setName} />
         <TextInput
           label="Expires on (optional)"
           name="expires_at"
@@ -96,29 +88,17 @@ export function ApiKeysSection() {
           description={`At the end of that day, ${organization.timezone} time.`}
           value={expiresOn}
           onChange={setExpiresOn}
-          error={create.fieldError('expires_at')}
         />
-        <CheckboxGroup
+        <CheckboxesInput
           className="field scopes"
+          label="Scopes (none chosen: every operation)"
+          name="scopes"
           value={scopes}
           onChange={(chosen) => setScopes(chosen as ApiKeyScope[])}
-          isInvalid={Boolean(create.fieldErrorUnder('scopes'))}
-        >
-          <Label>Scopes (none chosen: every operation)</Label>
-          {apiKeyScopes.map((scope) => (
-            <Checkbox key={scope} value={scope}>
-              <span aria-hidden="true" className="checkbox-box" /> {scope}
-            </Checkbox>
-          ))}
-          {create.fieldErrorUnder('scopes') ? (
-            <span className="field-error">{create.fieldErrorUnder('scopes')}</span>
-          ) : null}
-        </CheckboxGroup>
-        <Button type="submit" className="primary" isDisabled={create.isPending}>
-          Create API key
-        </Button>
-      </Form>
-      <FormError message={create.shown.message ?? (revoke.error ? showError(revoke.error).message : undefined)} />
+          options={apiKeyScopes.map((scope) => ({ id: scope, label: scope }))}
+        />
+      </ApiForm>
+      <FormError message={revoke.error ? showError(revoke.error).message : undefined} />
       <QueryView query={list}>
         {(page) => (
           <DataTable label="API keys" columns={columns} items={page.items} rowKey={(k) => k.id} empty="No API keys." />

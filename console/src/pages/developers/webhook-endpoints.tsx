@@ -2,12 +2,11 @@
 import type { ResponseOf } from '@crm-messaging/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
 import { TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, useApiForm } from '../../ui/form.tsx';
 import { ShownOnce } from '../../ui/secret.tsx';
 import { useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
@@ -42,29 +41,15 @@ export function WebhookEndpointsSection() {
     <section className="card" aria-labelledby="webhooks-title">
       <h2 id="webhooks-title">Webhook endpoints</h2>
       {secret ? <ShownOnce label="Signing secret" value={secret} /> : null}
-      <Form
-        validationBehavior="aria"
-        className="filters"
-        aria-label="Add a webhook endpoint"
-        onSubmit={(event) => {
-          event.preventDefault();
-          create.mutate(undefined);
-        }}
+      <ApiForm
+        form={create}
+        inline
+        label="Add a webhook endpoint"
+        submit="Add endpoint"
+        onSubmit={() => create.mutate(undefined)}
       >
-        <TextInput
-          label="Endpoint URL"
-          name="url"
-          type="url"
-          isRequired
-          value={url}
-          onChange={setUrl}
-          error={create.fieldError('url')}
-        />
-        <Button type="submit" className="primary" isDisabled={create.isPending}>
-          Add endpoint
-        </Button>
-      </Form>
-      <FormError message={create.shown.message} />
+        <TextInput label="Endpoint URL" name="url" type="url" isRequired value={url} onChange={setUrl} />
+      </ApiForm>
       <QueryView query={list}>
         {(page) => (
           <DataTable

@@ -3,12 +3,11 @@
 // them as a 422 at the field; a used or expired link answers 410 sign_in_link_expired.
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form } from 'react-aria-components';
 import { useLocation, useNavigate } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, useApiForm } from '../../ui/form.tsx';
 import { usePageTitle } from '../../ui/page.tsx';
 import { ErrorState, Loading } from '../../ui/states.tsx';
 
@@ -41,18 +40,10 @@ export function ChoosePasswordPage() {
       ) : link.isError ? (
         <ErrorState error={link.error} />
       ) : (
-        <Form
-          validationBehavior="aria"
-          className="form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            form.mutate({ token, password });
-          }}
-        >
+        <ApiForm form={form} submit="Save and sign in" onSubmit={() => form.mutate({ token, password })}>
           <p>
             For <strong>{link.data.email}</strong>.
           </p>
-          <FormError message={form.shown.message} />
           <TextInput
             label="New password"
             name="password"
@@ -62,12 +53,8 @@ export function ChoosePasswordPage() {
             isRequired
             value={password}
             onChange={setPassword}
-            error={form.fieldError('password')}
           />
-          <Button type="submit" className="primary" isDisabled={form.isPending}>
-            Save and sign in
-          </Button>
-        </Form>
+        </ApiForm>
       )}
     </main>
   );

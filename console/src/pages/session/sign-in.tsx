@@ -1,12 +1,11 @@
 // Sign in (decisions §17, flow 1): email and password; after it, the page asked for or the inbox.
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form } from 'react-aria-components';
 import { useNavigate, useSearchParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, useApiForm } from '../../ui/form.tsx';
 import { usePageTitle } from '../../ui/page.tsx';
 
 /** Only paths inside the console are followed after sign-in (no open redirect). */
@@ -31,15 +30,11 @@ export function SignInPage() {
   return (
     <main className="auth">
       <h1>Sign in</h1>
-      <Form
-        validationBehavior="aria"
-        className="form"
-        onSubmit={(event) => {
-          event.preventDefault();
-          form.mutate({ email, password });
-        }}
+      <ApiForm
+        form={form}
+        submit={form.isPending ? 'Signing in…' : 'Sign in'}
+        onSubmit={() => form.mutate({ email, password })}
       >
-        <FormError message={form.shown.message} />
         <TextInput
           label="Email"
           name="email"
@@ -48,7 +43,6 @@ export function SignInPage() {
           isRequired
           value={email}
           onChange={setEmail}
-          error={form.fieldError('email')}
         />
         <TextInput
           label="Password"
@@ -58,12 +52,8 @@ export function SignInPage() {
           isRequired
           value={password}
           onChange={setPassword}
-          error={form.fieldError('password')}
         />
-        <Button type="submit" className="primary" isDisabled={form.isPending}>
-          {form.isPending ? 'Signing in…' : 'Sign in'}
-        </Button>
-      </Form>
+      </ApiForm>
     </main>
   );
 }

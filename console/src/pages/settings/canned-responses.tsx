@@ -3,7 +3,7 @@
 // fields), deleted after a confirmation. The inbox offers them after `/` in the reply box, filled for the contact.
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
-import { Button, Form, Input, Label, SearchField } from 'react-aria-components';
+import { Button, Input, Label, SearchField } from 'react-aria-components';
 import { useSearchParams } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
@@ -11,7 +11,7 @@ import { ConfirmButton } from '../../ui/confirm.tsx';
 import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
 import { showError } from '../../ui/errors.ts';
 import { TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, FormError, useApiForm } from '../../ui/form.tsx';
 import { Page } from '../../ui/page.tsx';
 import { QueryView } from '../../ui/states.tsx';
 import { SettingsNav } from './settings-nav.tsx';
@@ -139,14 +139,12 @@ function CannedResponseForm({
     onSuccess: (saved) => onSaved(saved, response === null),
   });
   return (
-    <Form
-      validationBehavior="aria"
-      className="form"
-      aria-labelledby="canned-form-title"
-      onSubmit={(event) => {
-        event.preventDefault();
-        save.mutate(undefined);
-      }}
+    <ApiForm
+      form={save}
+      labelledBy="canned-form-title"
+      submit={response ? 'Save canned response' : 'Create canned response'}
+      onSubmit={() => save.mutate(undefined)}
+      actions={response ? <Button onPress={onCancel}>Cancel</Button> : null}
     >
       <TextInput
         label="Short code"
@@ -155,7 +153,6 @@ function CannedResponseForm({
         description="Up to 30 lowercase letters, digits, - and _: typing /code in the reply box offers it."
         value={shortCode}
         onChange={setShortCode}
-        error={save.fieldError('short_code')}
       />
       <TextInput
         label="Text"
@@ -165,15 +162,7 @@ function CannedResponseForm({
         description="Up to 4,096 characters. {{contact.first_name}}, {{contact.last_name}} and {{contact.properties.KEY}} (KEY: a custom property's key) are filled from the contact when the response is inserted; a value the contact lacks is left empty."
         value={text}
         onChange={setText}
-        error={save.fieldError('text')}
       />
-      <FormError message={save.shown.message} />
-      <div className="actions">
-        <Button type="submit" className="primary" isDisabled={save.isPending}>
-          {response ? 'Save canned response' : 'Create canned response'}
-        </Button>
-        {response ? <Button onPress={onCancel}>Cancel</Button> : null}
-      </div>
-    </Form>
+    </ApiForm>
   );
 }

@@ -9,12 +9,12 @@ import {
 } from '@crm-messaging/sdk';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form } from 'react-aria-components';
+import { Button } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { showError } from '../../ui/errors.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, FormError, useApiForm } from '../../ui/form.tsx';
 import { useProperties } from '../../ui/lookups.ts';
 import { MoveButtons, moved } from '../../ui/reorder.tsx';
 import { QueryView } from '../../ui/states.tsx';
@@ -95,30 +95,21 @@ export function PropertiesSection() {
         )}
       </QueryView>
       <h3>New property</h3>
-      <Form
-        validationBehavior="aria"
-        className="form"
-        aria-label="New property"
-        onSubmit={(event) => {
-          event.preventDefault();
+      <ApiForm
+        form={create}
+        label="New property"
+        submit="Create property"
+        onSubmit={() =>
           create.mutate({
             label,
             key,
             kind,
             ...(OPTION_KINDS.includes(kind) ? { options: optionsOf(options) } : {}),
             ...(kind === 'MONEY' && currency ? { currency } : {}),
-          });
-        }}
+          })
+        }
       >
-        <FormError message={create.shown.message} />
-        <TextInput
-          label="Label"
-          name="label"
-          isRequired
-          value={label}
-          onChange={changeLabel}
-          error={create.fieldError('label')}
-        />
+        <TextInput label="Label" name="label" isRequired value={label} onChange={changeLabel} />
         <TextInput
           label="Key"
           name="key"
@@ -129,7 +120,6 @@ export function PropertiesSection() {
             setKey(value);
             setKeyEdited(value !== '');
           }}
-          error={create.fieldError('key')}
         />
         <SelectInput
           label="Kind"
@@ -137,7 +127,6 @@ export function PropertiesSection() {
           value={kind}
           onChange={(v) => setKind((v ?? 'TEXT') as PropertyKind)}
           options={propertyKinds.map((id) => ({ id, label: id }))}
-          error={create.fieldError('kind')}
         />
         {OPTION_KINDS.includes(kind) ? (
           <TextInput
@@ -146,22 +135,13 @@ export function PropertiesSection() {
             description="Separated by commas."
             value={options}
             onChange={setOptions}
-            error={create.fieldError('options')}
+            error={create.fieldErrorUnder('options')}
           />
         ) : null}
         {kind === 'MONEY' ? (
-          <TextInput
-            label="Currency"
-            name="currency"
-            value={currency}
-            onChange={setCurrency}
-            error={create.fieldError('currency')}
-          />
+          <TextInput label="Currency" name="currency" value={currency} onChange={setCurrency} />
         ) : null}
-        <Button type="submit" className="primary" isDisabled={create.isPending}>
-          Create property
-        </Button>
-      </Form>
+      </ApiForm>
     </section>
   );
 }

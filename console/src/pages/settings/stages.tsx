@@ -2,12 +2,11 @@
 import type { FunnelStage } from '@crm-messaging/sdk';
 import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { showError } from '../../ui/errors.ts';
 import { TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, FormError, useApiForm } from '../../ui/form.tsx';
 import { useFunnelStages } from '../../ui/lookups.ts';
 import { MoveButtons, moved } from '../../ui/reorder.tsx';
 import { QueryView } from '../../ui/states.tsx';
@@ -54,15 +53,7 @@ export function StagesSection() {
           </ol>
         )}
       </QueryView>
-      <Form
-        validationBehavior="aria"
-        className="filters"
-        aria-label="New stage"
-        onSubmit={(event) => {
-          event.preventDefault();
-          create.mutate(undefined);
-        }}
-      >
+      <ApiForm form={create} inline label="New stage" submit="Add stage" onSubmit={() => create.mutate(undefined)}>
         <TextInput
           label="Stage name"
           name="name"
@@ -71,11 +62,7 @@ export function StagesSection() {
           onChange={setName}
           error={create.fieldError('name') ?? create.fieldError('key')}
         />
-        <Button type="submit" className="primary" isDisabled={create.isPending}>
-          Add stage
-        </Button>
-      </Form>
-      <FormError message={create.shown.message} />
+      </ApiForm>
     </section>
   );
 }

@@ -1,12 +1,11 @@
 // Sub-origins: named sources of contacts inside an origin.
-import type { SubOriginInput } from '@crm-messaging/sdk';
+import type { ContactOrigin, SubOriginInput } from '@crm-messaging/sdk';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, useApiForm } from '../../ui/form.tsx';
 import { ORIGINS, useSubOrigins } from '../../ui/lookups.ts';
 import { QueryView } from '../../ui/states.tsx';
 
@@ -15,7 +14,7 @@ export function SubOriginsSection() {
   const subOrigins = useSubOrigins();
   const [label, setLabel] = useState('');
   const [key, setKey] = useState('');
-  const [origin, setOrigin] = useState('WEB');
+  const [origin, setOrigin] = useState<ContactOrigin>('WEB');
   const create = useApiForm({
     mutationFn: (body: SubOriginInput) => api.subOrigins.create(body),
     onSuccess: () => {
@@ -40,44 +39,22 @@ export function SubOriginsSection() {
           </ul>
         )}
       </QueryView>
-      <Form
-        validationBehavior="aria"
-        className="form"
-        aria-label="New sub-origin"
-        onSubmit={(event) => {
-          event.preventDefault();
-          create.mutate({ label, key, origin: origin as SubOriginInput['origin'] });
-        }}
+      <ApiForm
+        form={create}
+        label="New sub-origin"
+        submit="Add sub-origin"
+        onSubmit={() => create.mutate({ label, key, origin })}
       >
-        <FormError message={create.shown.message} />
-        <TextInput
-          label="Sub-origin label"
-          name="label"
-          isRequired
-          value={label}
-          onChange={setLabel}
-          error={create.fieldError('label')}
-        />
-        <TextInput
-          label="Sub-origin key"
-          name="key"
-          isRequired
-          value={key}
-          onChange={setKey}
-          error={create.fieldError('key')}
-        />
+        <TextInput label="Sub-origin label" name="label" isRequired value={label} onChange={setLabel} />
+        <TextInput label="Sub-origin key" name="key" isRequired value={key} onChange={setKey} />
         <SelectInput
           label="Origin"
           name="origin"
           value={origin}
-          onChange={(v) => setOrigin(v ?? 'WEB')}
+          onChange={(v) => setOrigin((v ?? 'WEB') as ContactOrigin)}
           options={ORIGINS.map((id) => ({ id, label: id }))}
-          error={create.fieldError('origin')}
         />
-        <Button type="submit" className="primary" isDisabled={create.isPending}>
-          Add sub-origin
-        </Button>
-      </Form>
+      </ApiForm>
     </section>
   );
 }

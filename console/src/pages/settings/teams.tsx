@@ -4,14 +4,14 @@
 import type { ConsoleUser as Person } from '@crm-messaging/sdk/console';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useRef, useState } from 'react';
-import { Button, Checkbox, CheckboxGroup, Form, Label, Switch } from 'react-aria-components';
+import { Button, Switch } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { type ColumnDef, DataTable } from '../../ui/data-table.tsx';
 import { showError } from '../../ui/errors.ts';
-import { TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { CheckboxesInput, TextInput } from '../../ui/fields.tsx';
+import { ApiForm, FormError, useApiForm } from '../../ui/form.tsx';
 import { Page } from '../../ui/page.tsx';
 import { QueryView } from '../../ui/states.tsx';
 import { SettingsNav } from './settings-nav.tsx';
@@ -154,28 +154,30 @@ function TeamForm({
     },
     onSuccess: (saved) => onSaved(saved, team === null),
   });
-  const membersError = save.fieldErrorUnder('member_ids');
   return (
-    <Form
-      validationBehavior="aria"
-      className="form"
-      aria-labelledby="team-form-title"
-      onSubmit={(event) => {
-        event.preventDefault();
-        save.mutate(undefined);
-      }}
+    <ApiForm
+      form={save}
+      labelledBy="team-form-title"
+      submit={team ? 'Save team' : 'Create team'}
+      onSubmit={() => save.mutate(undefined)}
+      actions={team ? <Button onPress={onCancel}>Cancel</Button> : null}
     >
-      <TextInput label="Name" name="name" isRequired value={name} onChange={setName} error={save.fieldError('name')} />
-      <CheckboxGroup className="field" value={members} onChange={setMembers} isInvalid={Boolean(membersError)}>
-        <Label>Members</Label>
-        {people.map((person) => (
-          <Checkbox key={person.id} value={person.id}>
-            <span aria-hidden="true" className="checkbox-box" /> {personName(person)}
-            {person.available === false ? <span className="muted"> (away)</span> : null}
-          </Checkbox>
-        ))}
-        {membersError ? <span className="field-error">{membersError}</span> : null}
-      </CheckboxGroup>
+      <TextInput label="Name" name="name" isRequired value={name} onChange={setName} />
+      <CheckboxesInput
+        label="Members"
+        name="member_ids"
+        value={members}
+        onChange={setMembers}
+        options={people.map((person) => ({
+          id: person.id,
+          label: (
+            <>
+              {personName(person)}
+              {person.available === false ? <span className="muted"> (away)</span> : null}
+            </>
+          ),
+        }))}
+      />
       <Switch isSelected={autoAssign} onChange={setAutoAssign}>
         <span className="switch-indicator" aria-hidden="true" /> Assign conversations automatically
       </Switch>
@@ -186,15 +188,7 @@ function TeamForm({
         description="From 1 to 1,000: auto-assignment gives no more open or pending conversations to a member."
         value={limit}
         onChange={setLimit}
-        error={save.fieldError('max_open_per_member')}
       />
-      <FormError message={save.shown.message} />
-      <div className="actions">
-        <Button type="submit" className="primary" isDisabled={save.isPending}>
-          {team ? 'Save team' : 'Create team'}
-        </Button>
-        {team ? <Button onPress={onCancel}>Cancel</Button> : null}
-      </div>
-    </Form>
+    </ApiForm>
   );
 }

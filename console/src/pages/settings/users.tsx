@@ -3,13 +3,13 @@
 import type { InvitedUser, ConsoleUser as User, UserRole } from '@crm-messaging/sdk/console';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form } from 'react-aria-components';
+import { Button } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { ConfirmButton } from '../../ui/confirm.tsx';
 import { showError } from '../../ui/errors.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, FormError, useApiForm } from '../../ui/form.tsx';
 import { ShownOnce } from '../../ui/secret.tsx';
 import { useSession, useTime } from '../../ui/session.tsx';
 import { QueryView } from '../../ui/states.tsx';
@@ -97,22 +97,14 @@ export function UsersSection() {
       </QueryView>
       {invited ? <ShownOnce label="Sign-in link" value={invited.sign_in_url} /> : null}
       {link ? <ShownOnce label={`Sign-in link for ${link.email}`} value={link.url} /> : null}
-      <Form
-        validationBehavior="aria"
-        className="filters"
-        aria-label="Invite a user"
-        onSubmit={(event) => {
-          event.preventDefault();
-          invite.mutate(undefined);
-        }}
+      <ApiForm
+        form={invite}
+        inline
+        label="Invite a user"
+        submit="Invite user"
+        onSubmit={() => invite.mutate(undefined)}
       >
-        <TextInput
-          label="Name of the new user"
-          name="name"
-          value={name}
-          onChange={setName}
-          error={invite.fieldError('name')}
-        />
+        <TextInput label="Name of the new user" name="name" value={name} onChange={setName} />
         <TextInput
           label="Email of the new user"
           name="email"
@@ -120,21 +112,16 @@ export function UsersSection() {
           isRequired
           value={email}
           onChange={setEmail}
-          error={invite.fieldError('email')}
         />
         <SelectInput
           label="Role"
           name="new-role"
+          field="role"
           value={role}
           onChange={(v) => setRole((v ?? 'agent') as UserRole)}
           options={ROLES}
-          error={invite.fieldError('role')}
         />
-        <Button type="submit" className="primary" isDisabled={invite.isPending}>
-          Invite user
-        </Button>
-      </Form>
-      <FormError message={invite.shown.message} />
+      </ApiForm>
     </section>
   );
 }

@@ -3,12 +3,12 @@
 import type { TemplateInput } from '@crm-messaging/sdk';
 import { useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form, Link } from 'react-aria-components';
+import { Link } from 'react-aria-components';
 import { useNavigate } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, useApiForm } from '../../ui/form.tsx';
 import { Page } from '../../ui/page.tsx';
 import { TEMPLATE_LANGUAGES } from '../../ui/template-languages.ts';
 
@@ -55,15 +55,16 @@ export function NewTemplatePage() {
   return (
     <Page title="New template">
       <div className="two-columns">
-        <Form
-          validationBehavior="aria"
-          className="form"
-          onSubmit={(event) => {
-            event.preventDefault();
-            submit();
-          }}
+        <ApiForm
+          form={form}
+          submit="Create template"
+          onSubmit={submit}
+          actions={
+            <Link className="button" href="/templates">
+              Cancel
+            </Link>
+          }
         >
-          <FormError message={form.shown.message} />
           <TextInput
             label="Name"
             name="name"
@@ -71,7 +72,6 @@ export function NewTemplatePage() {
             description="Lower case letters, digits and _."
             value={name}
             onChange={setName}
-            error={form.fieldError('name')}
           />
           <SelectInput
             label="Language"
@@ -79,7 +79,6 @@ export function NewTemplatePage() {
             value={language}
             onChange={(value) => setLanguage(value ?? 'en_US')}
             options={TEMPLATE_LANGUAGES}
-            error={form.fieldError('language')}
           />
           <SelectInput
             label="Category"
@@ -87,7 +86,6 @@ export function NewTemplatePage() {
             value={category}
             onChange={(value) => setCategory((value ?? 'UTILITY') as TemplateInput['category'])}
             options={['MARKETING', 'UTILITY', 'AUTHENTICATION'].map((id) => ({ id, label: id }))}
-            error={form.fieldError('category')}
           />
           <TextInput
             label="Header (optional)"
@@ -114,15 +112,7 @@ export function NewTemplatePage() {
             onChange={setExamples}
           />
           <TextInput label="Footer (optional)" name="footer" value={footer} onChange={setFooter} />
-          <div className="actions">
-            <Button type="submit" className="primary" isDisabled={form.isPending}>
-              Create template
-            </Button>
-            <Link className="button" href="/templates">
-              Cancel
-            </Link>
-          </div>
-        </Form>
+        </ApiForm>
         <section aria-labelledby="preview-title">
           <h2 id="preview-title">Preview</h2>
           <div className="preview">

@@ -4,10 +4,10 @@
 import type { BodyOf, ResponseOf } from '@crm-messaging/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Checkbox, CheckboxGroup, Form, Label, Switch } from 'react-aria-components';
+import { Button, Switch } from 'react-aria-components';
 import { api } from '../../../api/client.ts';
-import { SelectInput, TextInput } from '../../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../../ui/form.tsx';
+import { CheckboxesInput, SelectInput, TextInput } from '../../../ui/fields.tsx';
+import { ApiForm, useApiForm } from '../../../ui/form.tsx';
 import { usePhones } from '../../../ui/lookups.ts';
 import { QueryView } from '../../../ui/states.tsx';
 import { automationKeys, teamOptions, useTeams } from './automation-api.ts';
@@ -72,135 +72,117 @@ function AssistantForm({ saved }: { saved: Assistant }) {
   };
 
   return (
-    <Form
-      validationBehavior="aria"
-      className="form card form-wide"
-      aria-label="AI assistant settings"
-      onSubmit={(event) => {
-        event.preventDefault();
-        save.mutate({
-          enabled,
-          mode: mode as AssistantInput['mode'],
-          instructions,
-          faqs: faqs.map(({ question, answer }) => ({ question, answer })),
-          channel_ids: channelIds,
-          handoff_team_id: handoffTeam === NO_TEAM ? null : handoffTeam,
-          handoff_message: handoffMessage,
-          // A number the API refuses (not 1–50, or not a number) is its 422 at this field.
-          max_replies_per_conversation: (maxReplies.trim() === '' ? Number.NaN : Number(maxReplies)) as number,
-          provider: provider(),
-        });
-      }}
-    >
-      <FormError message={save.shown.message} />
-      <Switch isSelected={enabled} onChange={setEnabled}>
-        <span className="switch-indicator" aria-hidden="true" /> Assistant enabled
-      </Switch>
-      <SelectInput
-        label="Mode"
-        name="mode"
-        value={mode}
-        onChange={(value) => setMode(value ?? 'draft')}
-        options={[
-          { id: 'draft', label: 'Draft: suggests replies to people' },
-          { id: 'autonomous', label: 'Autonomous: answers contacts itself' },
-        ]}
-        error={at('mode')}
-      />
-      <TextInput
-        label="Instructions"
-        name="instructions"
-        multiline
-        description="What the model is told about the business (at most 8,000 characters)."
-        value={instructions}
-        onChange={setInstructions}
-        error={at('instructions')}
-      />
-      <FaqRows rows={faqs} onChange={setFaqs} errorAt={at} />
-      <CheckboxGroup
-        className="field scopes"
-        name="channel_ids"
-        value={channelIds}
-        onChange={setChannelIds}
-        isInvalid={Boolean(at('channel_ids'))}
+    <>
+      <ApiForm
+        // Every field shows the first message at it or under it, as a sentence.
+        form={{ ...save, fieldError: at, fieldErrorUnder: at }}
+        className="card form-wide"
+        label="AI assistant settings"
+        submit="Save AI assistant"
+        onSubmit={() =>
+          save.mutate({
+            enabled,
+            mode: mode as AssistantInput['mode'],
+            instructions,
+            faqs: faqs.map(({ question, answer }) => ({ question, answer })),
+            channel_ids: channelIds,
+            handoff_team_id: handoffTeam === NO_TEAM ? null : handoffTeam,
+            handoff_message: handoffMessage,
+            // A number the API refuses (not 1–50, or not a number) is its 422 at this field.
+            max_replies_per_conversation: (maxReplies.trim() === '' ? Number.NaN : Number(maxReplies)) as number,
+            provider: provider(),
+          })
+        }
       >
-        <Label>Numbers served (none chosen: all)</Label>
-        {(phones.data?.items ?? []).map((phone) => (
-          <Checkbox key={phone.id} value={phone.id}>
-            <span aria-hidden="true" className="checkbox-box" />{' '}
-            {phone.display_name ? `${phone.display_name} ${phone.phone}` : phone.phone}
-          </Checkbox>
-        ))}
-        {at('channel_ids') ? <p className="field-error">{at('channel_ids')}</p> : null}
-      </CheckboxGroup>
-      <SelectInput
-        label="Handoff team"
-        name="handoff_team_id"
-        value={handoffTeam}
-        onChange={(value) => setHandoffTeam(value ?? NO_TEAM)}
-        options={[{ id: NO_TEAM, label: 'No team' }, ...teamOptions(teams.data?.items)]}
-        error={at('handoff_team_id')}
-      />
-      <TextInput
-        label="Handoff message"
-        name="handoff_message"
-        multiline
-        description="Sent to the contact when the assistant hands the conversation to a person."
-        value={handoffMessage}
-        onChange={setHandoffMessage}
-        error={at('handoff_message')}
-      />
-      <TextInput
-        label="Most replies per conversation"
-        name="max_replies_per_conversation"
-        type="number"
-        description="From 1 to 50; the next contact message then goes to a person."
-        value={maxReplies}
-        onChange={setMaxReplies}
-        error={at('max_replies_per_conversation')}
-      />
-      <fieldset className="property-filters">
-        <legend>Model provider</legend>
-        <Switch isSelected={ownProvider} onChange={setOwnProvider}>
-          <span className="switch-indicator" aria-hidden="true" /> Use our own model provider
+        <Switch isSelected={enabled} onChange={setEnabled}>
+          <span className="switch-indicator" aria-hidden="true" /> Assistant enabled
         </Switch>
-        {ownProvider ? (
-          <>
-            <TextInput
-              label="Provider base URL"
-              name="provider.base_url"
-              type="url"
-              description="An OpenAI-compatible API, e.g. https://api.openai.com/v1"
-              value={baseUrl}
-              onChange={setBaseUrl}
-              error={at('provider.base_url')}
-            />
-            <TextInput
-              label="Model"
-              name="provider.model"
-              value={model}
-              onChange={setModel}
-              error={at('provider.model')}
-            />
-            <ProviderKey
-              hasKey={hasKey}
-              change={keyChange}
-              onChange={setKeyChange}
-              value={apiKey}
-              onValue={setApiKey}
-              error={at('provider.api_key')}
-            />
-          </>
-        ) : (
-          <p className="muted">The deployment’s model is used (or, without one, answers from the FAQs).</p>
-        )}
-        {at('provider') && !ownProvider ? <p className="field-error">{at('provider')}</p> : null}
-      </fieldset>
-      <Button type="submit" className="primary" isDisabled={save.isPending}>
-        Save AI assistant
-      </Button>
+        <SelectInput
+          label="Mode"
+          name="mode"
+          value={mode}
+          onChange={(value) => setMode(value ?? 'draft')}
+          options={[
+            { id: 'draft', label: 'Draft: suggests replies to people' },
+            { id: 'autonomous', label: 'Autonomous: answers contacts itself' },
+          ]}
+        />
+        <TextInput
+          label="Instructions"
+          name="instructions"
+          multiline
+          description="What the model is told about the business (at most 8,000 characters)."
+          value={instructions}
+          onChange={setInstructions}
+        />
+        <FaqRows rows={faqs} onChange={setFaqs} />
+        <CheckboxesInput
+          className="field scopes"
+          label="Numbers served (none chosen: all)"
+          name="channel_ids"
+          value={channelIds}
+          onChange={setChannelIds}
+          options={(phones.data?.items ?? []).map((phone) => ({
+            id: phone.id,
+            label: phone.display_name ? `${phone.display_name} ${phone.phone}` : phone.phone,
+          }))}
+        />
+        <SelectInput
+          label="Handoff team"
+          name="handoff_team_id"
+          value={handoffTeam}
+          onChange={(value) => setHandoffTeam(value ?? NO_TEAM)}
+          options={[{ id: NO_TEAM, label: 'No team' }, ...teamOptions(teams.data?.items)]}
+        />
+        <TextInput
+          label="Handoff message"
+          name="handoff_message"
+          multiline
+          description="Sent to the contact when the assistant hands the conversation to a person."
+          value={handoffMessage}
+          onChange={setHandoffMessage}
+        />
+        <TextInput
+          label="Most replies per conversation"
+          name="max_replies_per_conversation"
+          type="number"
+          description="From 1 to 50; the next contact message then goes to a person."
+          value={maxReplies}
+          onChange={setMaxReplies}
+        />
+        <fieldset className="property-filters">
+          <legend>Model provider</legend>
+          <Switch isSelected={ownProvider} onChange={setOwnProvider}>
+            <span className="switch-indicator" aria-hidden="true" /> Use our own model provider
+          </Switch>
+          {ownProvider ? (
+            <>
+              <TextInput
+                label="Provider base URL"
+                name="provider.base_url"
+                type="url"
+                description="An OpenAI-compatible API, e.g. https://api.openai.com/v1"
+                value={baseUrl}
+                onChange={setBaseUrl}
+              />
+              <TextInput label="Model" name="provider.model" value={model} onChange={setModel} />
+              <ProviderKey
+                hasKey={hasKey}
+                change={keyChange}
+                onChange={setKeyChange}
+                value={apiKey}
+                onValue={setApiKey}
+                error={at('provider.api_key')}
+              />
+            </>
+          ) : (
+            <p className="muted">The deployment’s model is used (or, without one, answers from the FAQs).</p>
+          )}
+          {at('provider') && !ownProvider ? <p className="field-error">{at('provider')}</p> : null}
+        </fieldset>
+      </ApiForm>
       {notice ? <p role="status">{notice}</p> : null}
-    </Form>
+    </>
   );
 }
 
@@ -263,28 +245,14 @@ function TryIt() {
     <section className="card" aria-labelledby="try-it-title">
       <h2 id="try-it-title">Try it</h2>
       <p className="muted">Write a contact’s message to see what the assistant would answer (nothing is sent).</p>
-      <Form
-        validationBehavior="aria"
-        className="form"
-        aria-label="Try the assistant"
-        onSubmit={(event) => {
-          event.preventDefault();
-          test.mutate({ text });
-        }}
+      <ApiForm
+        form={{ ...test, fieldError: (name) => sentence(test.fieldError(name)) }}
+        label="Try the assistant"
+        submit="Try it"
+        onSubmit={() => test.mutate({ text })}
       >
-        <FormError message={test.shown.message} />
-        <TextInput
-          label="A contact’s message"
-          name="text"
-          multiline
-          value={text}
-          onChange={setText}
-          error={sentence(test.fieldError('text'))}
-        />
-        <Button type="submit" isDisabled={test.isPending}>
-          Try it
-        </Button>
-      </Form>
+        <TextInput label="A contact’s message" name="text" multiline value={text} onChange={setText} />
+      </ApiForm>
       <div role="status" className="try-answer">
         {test.data ? (
           <dl className="fields" aria-label="The assistant’s answer">

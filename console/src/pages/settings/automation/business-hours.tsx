@@ -4,10 +4,10 @@
 import type { BodyOf } from '@crm-messaging/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useState } from 'react';
-import { Button, Form, Switch } from 'react-aria-components';
+import { Button, Switch } from 'react-aria-components';
 import { api } from '../../../api/client.ts';
 import { SelectInput, TextInput } from '../../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../../ui/form.tsx';
+import { ApiForm, useApiForm } from '../../../ui/form.tsx';
 import { useSession } from '../../../ui/session.tsx';
 import { QueryView } from '../../../ui/states.tsx';
 import { automationKeys } from './automation-api.ts';
@@ -63,92 +63,87 @@ function BusinessHoursForm({ saved }: { saved: BusinessHours }) {
   const setRow = (id: number, change: Partial<Row>) =>
     setRows((current) => current.map((row) => (row.id === id ? { ...row, ...change } : row)));
   return (
-    <Form
-      validationBehavior="aria"
-      className="form card form-wide"
-      aria-label="Business hours"
-      onSubmit={(event) => {
-        event.preventDefault();
-        save.mutate({
-          enabled,
-          week: rows.map(({ day, open, close }) => ({ day, open, close })),
-          away_message: away.trim() === '' ? null : { text: away },
-        });
-      }}
-    >
-      <FormError message={save.shown.message} />
-      <p className="muted">
-        Times are in the organization’s timezone, {organization.timezone}. A day not listed is closed; a day may have
-        more than one row.
-      </p>
-      <Switch isSelected={enabled} onChange={setEnabled}>
-        <span className="switch-indicator" aria-hidden="true" /> Business hours enabled
-      </Switch>
-      {enabled ? null : <p className="muted">While disabled the organization is always open (no away message).</p>}
-      <fieldset className="property-filters">
-        <legend>Opening hours</legend>
-        {rows.length === 0 ? <p className="muted">No opening hours: closed every day.</p> : null}
-        <ul className="rows">
-          {rows.map((row, index) => (
-            <li key={row.id}>
-              <SelectInput
-                label={`Day ${index + 1}`}
-                name={`week.${index}.day`}
-                value={row.day}
-                onChange={(day) => setRow(row.id, { day: (day ?? 'mon') as Day })}
-                options={DAYS}
-                error={at(`week.${index}.day`)}
-              />
-              <TextInput
-                label={`Opens ${index + 1}`}
-                name={`week.${index}.open`}
-                description="HH:MM"
-                value={row.open}
-                onChange={(open) => setRow(row.id, { open })}
-                error={at(`week.${index}.open`)}
-              />
-              <TextInput
-                label={`Closes ${index + 1}`}
-                name={`week.${index}.close`}
-                description="HH:MM, 24:00 for midnight"
-                value={row.close}
-                onChange={(close) => setRow(row.id, { close })}
-                error={at(`week.${index}.close`)}
-              />
-              <Button
-                aria-label={`Remove opening hours ${index + 1}`}
-                onPress={() => setRows((current) => current.filter((r) => r.id !== row.id))}
-              >
-                Remove
-              </Button>
-            </li>
-          ))}
-        </ul>
-        {at('week') ? <p className="field-error">{at('week')}</p> : null}
-        <Button
-          onPress={() => {
-            const last = rows.at(-1);
-            const day = last ? (DAYS[(DAYS.findIndex((d) => d.id === last.day) + 1) % 7]?.id ?? 'mon') : 'mon';
-            setRows((current) => [...current, { id: nextId, day, open: '09:00', close: '17:00' }]);
-            setNextId((n) => n + 1);
-          }}
-        >
-          Add opening hours
-        </Button>
-      </fieldset>
-      <TextInput
-        label="Away message"
-        name="away_message.text"
-        multiline
-        description="Sent once per closed period to a contact who writes while closed; empty sends none."
-        value={away}
-        onChange={setAway}
-        error={sentence(save.fieldErrorUnder('away_message'))}
-      />
-      <Button type="submit" className="primary" isDisabled={save.isPending}>
-        Save business hours
-      </Button>
+    <>
+      <ApiForm
+        form={{ ...save, fieldError: at }}
+        className="card form-wide"
+        label="Business hours"
+        submit="Save business hours"
+        onSubmit={() =>
+          save.mutate({
+            enabled,
+            week: rows.map(({ day, open, close }) => ({ day, open, close })),
+            away_message: away.trim() === '' ? null : { text: away },
+          })
+        }
+      >
+        <p className="muted">
+          Times are in the organization’s timezone, {organization.timezone}. A day not listed is closed; a day may have
+          more than one row.
+        </p>
+        <Switch isSelected={enabled} onChange={setEnabled}>
+          <span className="switch-indicator" aria-hidden="true" /> Business hours enabled
+        </Switch>
+        {enabled ? null : <p className="muted">While disabled the organization is always open (no away message).</p>}
+        <fieldset className="property-filters">
+          <legend>Opening hours</legend>
+          {rows.length === 0 ? <p className="muted">No opening hours: closed every day.</p> : null}
+          <ul className="rows">
+            {rows.map((row, index) => (
+              <li key={row.id}>
+                <SelectInput
+                  label={`Day ${index + 1}`}
+                  name={`week.${index}.day`}
+                  value={row.day}
+                  onChange={(day) => setRow(row.id, { day: (day ?? 'mon') as Day })}
+                  options={DAYS}
+                />
+                <TextInput
+                  label={`Opens ${index + 1}`}
+                  name={`week.${index}.open`}
+                  description="HH:MM"
+                  value={row.open}
+                  onChange={(open) => setRow(row.id, { open })}
+                />
+                <TextInput
+                  label={`Closes ${index + 1}`}
+                  name={`week.${index}.close`}
+                  description="HH:MM, 24:00 for midnight"
+                  value={row.close}
+                  onChange={(close) => setRow(row.id, { close })}
+                />
+                <Button
+                  aria-label={`Remove opening hours ${index + 1}`}
+                  onPress={() => setRows((current) => current.filter((r) => r.id !== row.id))}
+                >
+                  Remove
+                </Button>
+              </li>
+            ))}
+          </ul>
+          {at('week') ? <p className="field-error">{at('week')}</p> : null}
+          <Button
+            onPress={() => {
+              const last = rows.at(-1);
+              const day = last ? (DAYS[(DAYS.findIndex((d) => d.id === last.day) + 1) % 7]?.id ?? 'mon') : 'mon';
+              setRows((current) => [...current, { id: nextId, day, open: '09:00', close: '17:00' }]);
+              setNextId((n) => n + 1);
+            }}
+          >
+            Add opening hours
+          </Button>
+        </fieldset>
+        <TextInput
+          label="Away message"
+          name="away_message.text"
+          multiline
+          description="Sent once per closed period to a contact who writes while closed; empty sends none."
+          value={away}
+          onChange={setAway}
+          error={sentence(save.fieldErrorUnder('away_message'))}
+        />
+      </ApiForm>
       {notice ? <p role="status">{notice}</p> : null}
-    </Form>
+    </>
   );
 }

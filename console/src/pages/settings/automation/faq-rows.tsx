@@ -1,5 +1,5 @@
 // The assistant's FAQs (decisions §20): question and answer pairs, added, edited and removed; the API's 422 at
-// each pair's field (`faqs.N.answer`).
+// each pair's field (`faqs.N.answer`), read from the enclosing form (D327).
 import { useState } from 'react';
 import { Button } from 'react-aria-components';
 import { TextInput } from '../../../ui/fields.tsx';
@@ -10,15 +10,7 @@ export interface FaqRow {
   answer: string;
 }
 
-export function FaqRows({
-  rows,
-  onChange,
-  errorAt,
-}: {
-  rows: FaqRow[];
-  onChange: (rows: FaqRow[]) => void;
-  errorAt: (name: string) => string | undefined;
-}) {
+export function FaqRows({ rows, onChange }: { rows: FaqRow[]; onChange: (rows: FaqRow[]) => void }) {
   const [nextId, setNextId] = useState(rows.length);
   const setRow = (id: number, change: Partial<FaqRow>) =>
     onChange(rows.map((row) => (row.id === id ? { ...row, ...change } : row)));
@@ -34,7 +26,6 @@ export function FaqRows({
               name={`faqs.${index}.question`}
               value={row.question}
               onChange={(question) => setRow(row.id, { question })}
-              error={errorAt(`faqs.${index}.question`)}
             />
             <TextInput
               label={`Answer ${index + 1}`}
@@ -42,7 +33,6 @@ export function FaqRows({
               multiline
               value={row.answer}
               onChange={(answer) => setRow(row.id, { answer })}
-              error={errorAt(`faqs.${index}.answer`)}
             />
             <Button
               aria-label={`Remove question ${index + 1}`}

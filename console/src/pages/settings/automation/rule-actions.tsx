@@ -135,7 +135,6 @@ export function ActionRows({
                   multiline
                   value={row.text}
                   onChange={(text) => setRow(row.id, { text })}
-                  error={errorAt(`${at}.text`)}
                 />
               ) : null}
               {row.type === 'add_labels' ? (
@@ -169,7 +168,6 @@ export function ActionRows({
                   value={row.teamId}
                   onChange={(teamId) => setRow(row.id, { teamId: teamId ?? NONE })}
                   options={[{ id: NONE, label: 'No team' }, ...teamOptions(teams.data?.items)]}
-                  error={errorAt(`${at}.team_id`)}
                 />
               ) : null}
               {row.type === 'set_status' ? (
@@ -179,7 +177,6 @@ export function ActionRows({
                   value={row.status}
                   onChange={(status) => setRow(row.id, { status: status ?? 'open' })}
                   options={STATUSES}
-                  error={errorAt(`${at}.status`)}
                 />
               ) : null}
               {row.type === 'set_status' && row.status === 'snoozed' ? (
@@ -190,7 +187,6 @@ export function ActionRows({
                   description="Optional; empty: until the contact writes."
                   value={row.snoozedUntil}
                   onChange={(snoozedUntil) => setRow(row.id, { snoozedUntil })}
-                  error={errorAt(`${at}.snoozed_until`)}
                 />
               ) : null}
               {row.type === 'set_priority' ? (
@@ -200,7 +196,6 @@ export function ActionRows({
                   value={row.priority}
                   onChange={(priority) => setRow(row.id, { priority: priority ?? 'none' })}
                   options={PRIORITIES}
-                  error={errorAt(`${at}.priority`)}
                 />
               ) : null}
               <Button aria-label={`Remove action ${n}`} onPress={() => onChange(rows.filter((r) => r.id !== row.id))}>

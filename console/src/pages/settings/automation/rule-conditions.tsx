@@ -102,7 +102,6 @@ export function ConditionRows({
                     });
                 }}
                 options={CONDITION_FIELDS.map(({ id, label }) => ({ id, label }))}
-                error={errorAt(`${at}.field`)}
               />
               {row.field === PROPERTY_FIELD ? (
                 <SelectInput
@@ -122,7 +121,6 @@ export function ConditionRows({
                 value={row.operator}
                 onChange={(operator) => setRow(row.id, { operator: operator ?? 'equals' })}
                 options={(field?.operators ?? ['equals']).map((id) => ({ id, label: OPERATOR_LABELS[id] ?? id }))}
-                error={errorAt(`${at}.operator`)}
               />
               {options ? (
                 <SelectInput

@@ -3,13 +3,13 @@
 import type { BodyOf, ResponseOf } from '@crm-messaging/sdk';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form, Link, Switch } from 'react-aria-components';
+import { Link, Switch } from 'react-aria-components';
 import { useNavigate, useParams } from 'react-router';
 import { api } from '../../../api/client.ts';
 import { ConfirmButton } from '../../../ui/confirm.tsx';
 import { showError } from '../../../ui/errors.ts';
 import { SelectInput, TextInput } from '../../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../../ui/form.tsx';
+import { ApiForm, FormError, useApiForm } from '../../../ui/form.tsx';
 import { useSession, useTime } from '../../../ui/session.tsx';
 import { QueryView } from '../../../ui/states.tsx';
 import { automationKeys } from './automation-api.ts';
@@ -86,60 +86,60 @@ function RuleForm({ rule }: { rule: Rule | undefined }) {
   const at = (field: string) => sentence(save.fieldError(field));
   const under = (field: string) => sentence(save.fieldErrorUnder(field));
   return (
-    <Form
-      validationBehavior="aria"
-      className="form card form-wide"
-      aria-label={rule ? 'Rule' : 'New rule'}
-      onSubmit={(submitted) => {
-        submitted.preventDefault();
-        save.mutate({
-          name,
-          event: event as RuleInput['event'],
-          conditions: conditions.map(conditionOf) as RuleInput['conditions'],
-          actions: actions.map((row) => actionOf(row, organization.timezone)) as RuleInput['actions'],
-          stop,
-          active,
-        });
-      }}
-    >
-      <FormError message={save.shown.message ?? (remove.error ? showError(remove.error).message : undefined)} />
-      <TextInput label="Rule name" name="name" isRequired value={name} onChange={setName} error={at('name')} />
-      <SelectInput
-        label="When"
-        name="event"
-        value={event}
-        onChange={(value) => setEvent(value ?? 'message.received')}
-        options={Object.entries(EVENT_LABELS).map(([id, label]) => ({ id, label }))}
-        error={at('event')}
-      />
-      <ConditionRows rows={conditions} onChange={setConditions} errorAt={at} />
-      <ActionRows rows={actions} onChange={setActions} errorAt={at} errorUnder={under} />
-      <Switch isSelected={stop} onChange={setStop}>
-        <span className="switch-indicator" aria-hidden="true" /> Stop: no later rule runs when this one matches
-      </Switch>
-      <Switch isSelected={active} onChange={setActive}>
-        <span className="switch-indicator" aria-hidden="true" /> Active
-      </Switch>
-      <div className="actions">
-        <Button type="submit" className="primary" isDisabled={save.isPending}>
-          {rule ? 'Save rule' : 'Create rule'}
-        </Button>
-        <Link href="/settings/rules" className="button">
-          Back to the rules
-        </Link>
-        {rule ? (
-          <ConfirmButton
-            label="Delete rule"
-            title="Delete this rule?"
-            confirmLabel="Delete rule"
-            onConfirm={() => remove.mutate()}
-          >
-            Its runs are deleted with it.
-          </ConfirmButton>
-        ) : null}
-      </div>
+    <>
+      <ApiForm
+        form={{ ...save, fieldError: at }}
+        className="card form-wide"
+        label={rule ? 'Rule' : 'New rule'}
+        submit={rule ? 'Save rule' : 'Create rule'}
+        onSubmit={() =>
+          save.mutate({
+            name,
+            event: event as RuleInput['event'],
+            conditions: conditions.map(conditionOf) as RuleInput['conditions'],
+            actions: actions.map((row) => actionOf(row, organization.timezone)) as RuleInput['actions'],
+            stop,
+            active,
+          })
+        }
+        actions={
+          <>
+            <Link href="/settings/rules" className="button">
+              Back to the rules
+            </Link>
+            {rule ? (
+              <ConfirmButton
+                label="Delete rule"
+                title="Delete this rule?"
+                confirmLabel="Delete rule"
+                onConfirm={() => remove.mutate()}
+              >
+                Its runs are deleted with it.
+              </ConfirmButton>
+            ) : null}
+          </>
+        }
+      >
+        <TextInput label="Rule name" name="name" isRequired value={name} onChange={setName} />
+        <SelectInput
+          label="When"
+          name="event"
+          value={event}
+          onChange={(value) => setEvent(value ?? 'message.received')}
+          options={Object.entries(EVENT_LABELS).map(([id, label]) => ({ id, label }))}
+        />
+        <ConditionRows rows={conditions} onChange={setConditions} errorAt={at} />
+        <ActionRows rows={actions} onChange={setActions} errorAt={at} errorUnder={under} />
+        <Switch isSelected={stop} onChange={setStop}>
+          <span className="switch-indicator" aria-hidden="true" /> Stop: no later rule runs when this one matches
+        </Switch>
+        <Switch isSelected={active} onChange={setActive}>
+          <span className="switch-indicator" aria-hidden="true" /> Active
+        </Switch>
+      </ApiForm>
+      <FormError message={remove.error ? showError(remove.error).message : undefined} />
       {notice ? <p role="status">{notice}</p> : null}
-    </Form>
+    </>
   );
 }
 
