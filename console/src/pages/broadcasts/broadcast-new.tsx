@@ -6,12 +6,12 @@
 import type { components } from '@crm-messaging/sdk';
 import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Button, Form, Label, Link, Radio, RadioGroup } from 'react-aria-components';
+import { Label, Link, Radio, RadioGroup } from 'react-aria-components';
 import { useNavigate } from 'react-router';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
-import { FormError, useApiForm } from '../../ui/form.tsx';
+import { ApiForm, useApiForm } from '../../ui/form.tsx';
 import { useIdempotencyKey } from '../../ui/idempotency.ts';
 import { usePhones } from '../../ui/lookups.ts';
 import { Page } from '../../ui/page.tsx';
@@ -117,23 +117,24 @@ export function NewBroadcastPage() {
         </Empty>
       ) : (
         <div className="two-columns">
-          <Form
-            validationBehavior="aria"
-            className="form form-wide"
-            aria-label="New broadcast"
-            onSubmit={(event) => {
-              event.preventDefault();
-              submit();
-            }}
+          <ApiForm
+            form={form}
+            className="form-wide"
+            label="New broadcast"
+            submit={when === 'later' ? 'Schedule broadcast' : 'Send broadcast'}
+            onSubmit={submit}
+            actions={
+              <Link className="button" href="/broadcasts">
+                Cancel
+              </Link>
+            }
           >
-            <FormError message={form.shown.message} />
             <TextInput
               label="Name"
               name="name"
               description="For you, up to 200 characters (optional)."
               value={name}
               onChange={setName}
-              error={form.fieldError('name')}
             />
             <SelectInput
               label="Template"
@@ -145,7 +146,6 @@ export function NewBroadcastPage() {
               }}
               placeholder="Choose an approved template"
               options={approved.map((t) => ({ id: t.id, label: `${t.name} (${t.language}, ${t.category})` }))}
-              error={form.fieldError('template_id')}
             />
             {numbers.length > 1 ? (
               <SelectInput
@@ -158,7 +158,6 @@ export function NewBroadcastPage() {
                   id: p.id,
                   label: `${p.display_name ?? p.phone} (${p.phone})`,
                 }))}
-                error={form.fieldError('channel_id')}
               />
             ) : numbers[0] ? (
               <p>
@@ -210,7 +209,6 @@ export function NewBroadcastPage() {
                     onChange={setSendAtLocal}
                     isRequired
                     description={`In the organization's timezone, up to 30 days ahead. It is now ${utcToZonedInput(now, organization.timezone).replace('T', ' ')} there.`}
-                    error={form.fieldError('send_at')}
                   />
                   {sendAt ? (
                     <p aria-live="polite">
@@ -220,16 +218,7 @@ export function NewBroadcastPage() {
                 </>
               ) : null}
             </fieldset>
-
-            <div className="actions">
-              <Button type="submit" className="primary" isDisabled={form.isPending}>
-                {when === 'later' ? 'Schedule broadcast' : 'Send broadcast'}
-              </Button>
-              <Link className="button" href="/broadcasts">
-                Cancel
-              </Link>
-            </div>
-          </Form>
+          </ApiForm>
           <section aria-labelledby="preview-title" className="sticky-aside">
             <h2 id="preview-title">Preview</h2>
             <TemplatePreview components={template.data?.components} values={values} />
