@@ -78,7 +78,9 @@ export function ApiForm({
 }) {
   const message = <FormError message={form.shown.message} />;
   const button = (
-    <Button type="submit" className="primary" isPending={form.isPending}>
+    // Disabled, not React Aria's isPending: its announcement leaves a `role="img"` node naming the button, which has no
+    // name once the page moves on (axe's role-img-alt).
+    <Button type="submit" className="primary" isDisabled={form.isPending}>
       {submit}
     </Button>
   );
@@ -88,6 +90,7 @@ export function ApiForm({
       className={[inline ? 'filters' : 'form', className].filter(Boolean).join(' ')}
       aria-label={label}
       aria-labelledby={labelledBy}
+      aria-busy={form.isPending || undefined}
       onSubmit={(event) => {
         event.preventDefault();
         if (!form.isPending) onSubmit();
