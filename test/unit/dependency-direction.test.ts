@@ -79,7 +79,7 @@ describe('dependency direction', () => {
 });
 
 describe('the console', () => {
-  it('reaches the server only through the SDK package: no relative import leaves console/src (D326, D328)', () => {
+  it('reaches the server only through the SDK package: no relative import leaves console/src (D330)', () => {
     const consoleSrc = join(root, 'console', 'src');
     const files = readdirSync(consoleSrc, { recursive: true, encoding: 'utf8' }).filter((name) => /\.tsx?$/.test(name));
     expect(files.length).toBeGreaterThan(50);
