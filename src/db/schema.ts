@@ -232,6 +232,8 @@ export interface MessagesTable {
   /** decisions §19 (0037): the console's person who wrote it, else null; notes are private. */
   author_id: ColumnType<string | null, string | null | undefined, string | null>;
   private: Generated<boolean>;
+  /** D292 (0042): when the server received a contact's message (its clock); null for every other message. */
+  received_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Timestamp;
   sent_at: NullableTimestamp;
   delivered_at: NullableTimestamp;

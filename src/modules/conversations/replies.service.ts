@@ -204,6 +204,7 @@ export function createRepliesService(deps: RepliesDeps) {
       window_account_id: null,
       author_id: authorId, // decisions §19: the console's person, null for a key
       private: false,
+      received_at: null,
       created_at: now,
       sent_at: null,
       delivered_at: null,
