@@ -25,6 +25,7 @@ import { audienceRoutes } from './modules/broadcasts/audience.routes.ts';
 import { broadcastsRoutes } from './modules/broadcasts/broadcasts.routes.ts';
 import { sendRoutes } from './modules/broadcasts/send.routes.ts';
 import { cannedResponsesRoutes } from './modules/canned-responses/canned-responses.routes.ts';
+import { filesRoutes } from './modules/files/files.routes.ts';
 import { channelRoutes } from './modules/channels/channels.routes.ts';
 import { contactsRoutes } from './modules/contacts/contacts.routes.ts';
 import { conversationRoutes } from './modules/conversations/conversations.routes.ts';
@@ -192,6 +193,7 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   conversationRoutes(scope, services.conversations);
   conversationMediaRoutes(scope, services.conversationMedia);
   replyRoutes(scope, services.replies);
+  filesRoutes(scope, services.files);
   noteRoutes(scope, services.conversations);
   sendRoutes(scope, services.send);
   broadcastsRoutes(scope, services.broadcasts);

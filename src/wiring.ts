@@ -29,6 +29,7 @@ import { createBroadcastsService } from './modules/broadcasts/broadcasts.service
 import { broadcastStatusHandlers } from './modules/broadcasts/platform-status.handlers.ts';
 import { countPendingRecipients } from './modules/broadcasts/recipients.repo.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
+import { createFilesService } from './modules/files/files.service.ts';
 import { createCannedResponsesService } from './modules/canned-responses/canned-responses.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
@@ -164,6 +165,7 @@ export function wire(input: WiringInput) {
     funnelStages: createFunnelStagesService({ db, clock }),
     teams: createTeamsService({ db, clock }),
     cannedResponses: createCannedResponsesService({ db, clock }),
+    files: createFilesService({ db, clock }),
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
     conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),

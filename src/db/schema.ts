@@ -242,6 +242,20 @@ export interface MessagesTable {
   updated_at: Timestamp;
 }
 
+/** D294 (0042): a file uploaded for a reply, its bytes kept until `expires_at`. */
+export interface UploadedFilesTable {
+  org_id: string;
+  id: string;
+  kind: string;
+  mime_type: string;
+  filename: string;
+  size: number;
+  bytes: Buffer;
+  created_by: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+}
+
 export interface ReplyHandoffsTable {
   org_id: string;
   message_id: string;
@@ -509,6 +523,7 @@ export interface ConsoleStreamsTable {
 }
 
 export interface DB extends AutomationTables {
+  uploaded_files: UploadedFilesTable;
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   messaging_accounts: MessagingAccountsTable;
