@@ -29,7 +29,6 @@ import { createBroadcastsService } from './modules/broadcasts/broadcasts.service
 import { broadcastStatusHandlers } from './modules/broadcasts/platform-status.handlers.ts';
 import { countPendingRecipients } from './modules/broadcasts/recipients.repo.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
-import { createFilesService } from './modules/files/files.service.ts';
 import { createCannedResponsesService } from './modules/canned-responses/canned-responses.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
@@ -42,6 +41,7 @@ import { REPLY_WAKE_CHANNEL } from './modules/conversations/replies.repo.ts';
 import { createRepliesService } from './modules/conversations/replies.service.ts';
 import { countPendingReplies } from './modules/conversations/reply-handoffs.repo.ts';
 import { createConsoleEventHub } from './modules/events/console-stream.ts';
+import { createFilesService } from './modules/files/files.service.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
 import { createPropertiesService } from './modules/properties/properties.service.ts';

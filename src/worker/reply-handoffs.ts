@@ -7,19 +7,19 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { FreeformBody, MessagingPlatform, SendResult } from '../messaging/platform.ts';
-import { fileBytes } from '../modules/files/files.service.ts';
 import { type RetryPolicy, verdictOf } from '../modules/broadcasts/recipient-rules.ts';
 import {
   type ClaimedReply,
-  type ReplyBodyRequest,
   claimReplies,
   failUnconfirmedReplies,
   leaveUnconfirmed,
+  type ReplyBodyRequest,
   recordAccepted,
   recordRefused,
   requeue,
 } from '../modules/conversations/reply-handoffs.repo.ts';
 import { replyError, replyReference } from '../modules/conversations/reply-rules.ts';
+import { fileBytes } from '../modules/files/files.service.ts';
 import type { HandoffMetric } from './fanout.ts';
 
 export interface ReplyHandoffOptions extends RetryPolicy {
