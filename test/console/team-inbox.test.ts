@@ -257,6 +257,7 @@ describe('the team inbox', { timeout: 120_000 }, () => {
     await writeNote(admin, 'Ben, one more thing', ['Ben Agent']);
     await expect.poll(() => notifications(agent), LIVE).toEqual([mentioned, mentioned]);
     expect(await notifications(admin)).toEqual([mentioned]);
+    for (const page of [admin, agent]) await page.getByRole('tab', { name: 'Reply' }).click();
   });
 
   it('`/` in the reply box offers canned responses, filled for the contact; the reply says who wrote it', async () => {
