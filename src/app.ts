@@ -33,6 +33,7 @@ import { noteRoutes } from './modules/conversations/notes.routes.ts';
 import { replyRoutes } from './modules/conversations/replies.routes.ts';
 import { consoleStreamRoutes } from './modules/events/console-stream.routes.ts';
 import { webhooksDocument } from './modules/events/events.openapi.ts';
+import { filesRoutes } from './modules/files/files.routes.ts';
 import { funnelStagesRoutes } from './modules/funnel-stages/funnel-stages.routes.ts';
 import { consoleAdminRoutes } from './modules/operator/console-admin.routes.ts';
 import { operatorRoutes } from './modules/operator/operator.routes.ts';
@@ -192,6 +193,7 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   conversationRoutes(scope, services.conversations);
   conversationMediaRoutes(scope, services.conversationMedia);
   replyRoutes(scope, services.replies);
+  filesRoutes(scope, services.files);
   noteRoutes(scope, services.conversations);
   sendRoutes(scope, services.send);
   broadcastsRoutes(scope, services.broadcasts);

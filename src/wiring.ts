@@ -41,6 +41,7 @@ import { REPLY_WAKE_CHANNEL } from './modules/conversations/replies.repo.ts';
 import { createRepliesService } from './modules/conversations/replies.service.ts';
 import { countPendingReplies } from './modules/conversations/reply-handoffs.repo.ts';
 import { createConsoleEventHub } from './modules/events/console-stream.ts';
+import { createFilesService } from './modules/files/files.service.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
 import { createPropertiesService } from './modules/properties/properties.service.ts';
@@ -164,6 +165,7 @@ export function wire(input: WiringInput) {
     funnelStages: createFunnelStagesService({ db, clock }),
     teams: createTeamsService({ db, clock }),
     cannedResponses: createCannedResponsesService({ db, clock }),
+    files: createFilesService({ db, clock }),
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
     conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),

@@ -414,6 +414,15 @@ export class CrmClient {
       this.#call('deleteCannedResponse', [id], options),
   };
 
+  /** decisions §19 (D294): files from the computer, sent in a reply with `{type, file_id}`. */
+  readonly files = {
+    /** POST /v1/files: `data` is the bytes in base64; the type comes from `mime_type` or the name. Kept 30 days. */
+    upload: (body: BodyOf<'uploadFile'>, options?: CallOptions): Promise<ResponseOf<'uploadFile'>> =>
+      this.#call('uploadFile', [], { ...options, body }),
+    get: (fileId: string, options?: CallOptions): Promise<ResponseOf<'getFile'>> =>
+      this.#call('getFile', [fileId], options),
+  };
+
   /** decisions §19: the organization's people. */
   readonly users = {
     /** GET /v1/users: every person with their role and availability (`{items}`, whole). */
@@ -528,6 +537,8 @@ export const methodOfOperation = {
   markConversationRead: 'conversations.markRead',
   downloadConversationMessageMedia: 'conversations.downloadMedia',
   replyToConversation: 'conversations.reply',
+  uploadFile: 'files.upload',
+  getFile: 'files.get',
   draftConversationReply: 'conversations.aiDraft',
   getBusinessHours: 'businessHours.get',
   putBusinessHours: 'businessHours.put',

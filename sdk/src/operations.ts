@@ -18,6 +18,8 @@ export const operationTable = {
   replyToConversation: { method: 'POST', path: '/v1/conversations/{conversation_id}/messages', idempotencyKey: true },
   markConversationRead: { method: 'POST', path: '/v1/conversations/{conversation_id}/read' },
   downloadConversationMessageMedia: { method: 'GET', path: '/v1/conversations/{conversation_id}/messages/{message_id}/media' },
+  uploadFile: { method: 'POST', path: '/v1/files' },
+  getFile: { method: 'GET', path: '/v1/files/{file_id}' },
   createConversationNote: { method: 'POST', path: '/v1/conversations/{conversation_id}/notes' },
   retryBroadcast: { method: 'POST', path: '/v1/broadcasts/{broadcast_id}/retry', idempotencyKey: true },
   sendTemplate: { method: 'POST', path: '/v1/templates/{template_id}/send', idempotencyKey: true },

@@ -232,12 +232,28 @@ export interface MessagesTable {
   /** decisions §19 (0037): the console's person who wrote it, else null; notes are private. */
   author_id: ColumnType<string | null, string | null | undefined, string | null>;
   private: Generated<boolean>;
+  /** D292 (0042): when the server received a contact's message (its clock); null for every other message. */
+  received_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Timestamp;
   sent_at: NullableTimestamp;
   delivered_at: NullableTimestamp;
   read_at: NullableTimestamp;
   failed_at: NullableTimestamp;
   updated_at: Timestamp;
+}
+
+/** D294 (0042): a file uploaded for a reply, its bytes kept until `expires_at`. */
+export interface UploadedFilesTable {
+  org_id: string;
+  id: string;
+  kind: string;
+  mime_type: string;
+  filename: string;
+  size: number;
+  bytes: Buffer;
+  created_by: string | null;
+  created_at: Timestamp;
+  expires_at: Timestamp;
 }
 
 export interface ReplyHandoffsTable {
@@ -507,6 +523,7 @@ export interface ConsoleStreamsTable {
 }
 
 export interface DB extends AutomationTables {
+  uploaded_files: UploadedFilesTable;
   organizations: OrganizationsTable;
   api_keys: ApiKeysTable;
   messaging_accounts: MessagingAccountsTable;

@@ -74,6 +74,8 @@ export const OPERATION_SCOPES = {
   deleteCannedResponse: 'conversations:write',
   downloadConversationMessageMedia: 'conversations:read',
   replyToConversation: 'conversations:write',
+  uploadFile: 'conversations:write',
+  getFile: 'conversations:read',
 
   listTemplates: 'templates:read',
   getTemplate: 'templates:read',

@@ -110,7 +110,26 @@ export type FreeformBody =
       link: string;
       caption?: string;
       filename?: string;
+    }
+  | {
+      type: 'image' | 'video' | 'audio' | 'document';
+      /** D294: a file given to the platform beforehand (`uploadMedia`; the Cloud API's media `id`). */
+      mediaId: string;
+      caption?: string;
+      filename?: string;
     };
+
+/** D294: a file handed to the platform to send by id (the Cloud API's `POST /{phone_number_id}/media`). */
+export interface MediaUpload {
+  phoneNumberId: string;
+  mimeType: string;
+  filename: string;
+  bytes: Buffer;
+}
+
+export type MediaUploadResult =
+  | { ok: true; platformMediaId: string }
+  | { ok: false; reason: 'platform_error'; retryable: boolean; code?: number; message: string };
 
 export interface FreeformMessage {
   phoneNumberId: string;
@@ -147,6 +166,8 @@ export interface MessagingPlatform {
   markRead(receipt: ReadReceipt): Promise<{ ok: boolean; reason?: string }>;
   /** decisions §15: text or media by link, optionally answering a message. Same result shape as templates. */
   sendMessage(message: FreeformMessage): Promise<SendResult>;
+  /** D294: gives the platform a file's bytes; answers its id for a media message. */
+  uploadMedia(upload: MediaUpload): Promise<MediaUploadResult>;
   /** decisions §15: the bytes of an inbound message's file (Cloud API: media URL lookup, then download with the token). */
   downloadMedia(media: { phoneNumberId: string; platformMediaId: string }): Promise<MediaDownload>;
 }

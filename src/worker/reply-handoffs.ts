@@ -6,18 +6,20 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
-import type { MessagingPlatform, SendResult } from '../messaging/platform.ts';
+import type { FreeformBody, MessagingPlatform, SendResult } from '../messaging/platform.ts';
 import { type RetryPolicy, verdictOf } from '../modules/broadcasts/recipient-rules.ts';
 import {
   type ClaimedReply,
   claimReplies,
   failUnconfirmedReplies,
   leaveUnconfirmed,
+  type ReplyBodyRequest,
   recordAccepted,
   recordRefused,
   requeue,
 } from '../modules/conversations/reply-handoffs.repo.ts';
 import { replyError, replyReference } from '../modules/conversations/reply-rules.ts';
+import { fileBytes } from '../modules/files/files.service.ts';
 import type { HandoffMetric } from './fanout.ts';
 
 export interface ReplyHandoffOptions extends RetryPolicy {
@@ -51,10 +53,12 @@ export function createReplyHandoffs(deps: ReplyHandoffDeps) {
           callbackData,
         });
       }
+      const body = await platformBody(reply);
+      if (!body.ok) return body.result;
       return await platform.sendMessage({
         phoneNumberId: request.phoneNumberId,
         to: request.to,
-        body: request.message.body,
+        body: body.body,
         ...(request.message.replyToPlatformMessageId
           ? { replyToPlatformMessageId: request.message.replyToPlatformMessageId }
           : {}),
@@ -64,6 +68,32 @@ export function createReplyHandoffs(deps: ReplyHandoffDeps) {
       // An adapter that throws has not told us whether the platform took the message.
       return { ok: false, reason: 'platform_error', retryable: false, uncertain: true, message: String(error) };
     }
+  }
+
+  /**
+   * D294: the message as the platform takes it. An uploaded file is given to the platform first (again at each
+   * attempt: an upload that was not followed by a send costs nothing) and sent by the platform's media id; a file
+   * gone meanwhile (expired) fails the reply.
+   */
+  async function platformBody(
+    reply: ClaimedReply,
+  ): Promise<{ ok: true; body: FreeformBody } | { ok: false; result: SendResult }> {
+    const body = (reply.request.message as { body: ReplyBodyRequest }).body;
+    if (!('fileId' in body)) return { ok: true, body };
+    const file = await fileBytes(db, reply.org_id, body.fileId, new Date());
+    if (!file) {
+      const message = `the uploaded file ${body.fileId} is gone (expired)`;
+      return { ok: false, result: { ok: false, reason: 'platform_error', retryable: false, message } };
+    }
+    const uploaded = await platform.uploadMedia({
+      phoneNumberId: reply.request.phoneNumberId,
+      mimeType: file.mime_type,
+      filename: file.filename,
+      bytes: file.bytes,
+    });
+    if (!uploaded.ok) return { ok: false, result: uploaded };
+    const { fileId: _file, ...rest } = body;
+    return { ok: true, body: { ...rest, mediaId: uploaded.platformMediaId } };
   }
 
   async function handOff(reply: ClaimedReply): Promise<void> {

@@ -8,6 +8,7 @@ import type { DB } from '../db/schema.ts';
 import { pruneProcessedEvents } from '../messaging/webhooks.ts';
 import { pruneRuleRuns, RULE_RUNS_RETENTION_MS } from '../modules/automation/automation-rules.repo.ts';
 import { purgeExpiredIdempotencyKeys } from '../modules/broadcasts/idempotency.ts';
+import { pruneExpiredFiles } from '../modules/files/files.service.ts';
 import { pruneWebhookHistory } from '../modules/webhook-endpoints/deliveries.repo.ts';
 
 export interface RetentionSettings {
@@ -28,6 +29,8 @@ export interface RetentionResult {
   idempotencyKeys: number;
   /** decisions §20: automation rules' runs, kept 30 days. */
   ruleRuns: number;
+  /** D294: uploaded files past their `expires_at` (30 days). */
+  files: number;
 }
 
 /** Runs `step` while it reports a full batch and the budget lasts; answers the rows it removed. */
@@ -62,5 +65,8 @@ export async function pruneHistory(db: Kysely<DB>, now: Date, settings: Retentio
   );
   const idempotencyKeys = await inBatches(() => purgeExpiredIdempotencyKeys(db, batch), batch, budgetMs);
   const ruleRuns = await inBatches(() => pruneRuleRuns(db, now, RULE_RUNS_RETENTION_MS, batch), batch, budgetMs);
-  return { webhookDeliveries, webhookEvents, platformEvents, idempotencyKeys, ruleRuns };
+  // Files are large: a tenth of the batch per statement.
+  const fileBatch = Math.max(1, Math.ceil(batch / 10));
+  const files = await inBatches(() => pruneExpiredFiles(db, now, fileBatch), fileBatch, budgetMs);
+  return { webhookDeliveries, webhookEvents, platformEvents, idempotencyKeys, ruleRuns, files };
 }

@@ -326,3 +326,39 @@ describe('inbound media from the Cloud API', () => {
     expect(peakRss - baselineRss).toBeLessThan(100 * MB);
   }, 120_000);
 });
+
+describe('a reply with an uploaded file over the Cloud API (D294)', () => {
+  it('uploads the bytes to the number’s media edge, then sends the message by the media id it answered', async () => {
+    const { key, waba, phoneNumberId } = await cloudNumber();
+    const hello = messagesWebhook(waba, phoneNumberId, [
+      { from: '16505551234', id: 'wamid.CLOUD.HELLO', timestamp: at(), type: 'text', text: { body: 'hi' } },
+    ]);
+    expect((await h.webhook(hello)).status).toBe(200);
+    const { conversationId } = await messagesOf(key);
+    const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(2000, 9)]);
+    const file = await h.api('POST', '/v1/files', {
+      key,
+      body: { filename: 'invoice.pdf', data: pdf.toString('base64') },
+    });
+    expect(file.status, file.text).toBe(201);
+    const sent = await h.api('POST', `/v1/conversations/${conversationId}/messages`, {
+      key,
+      body: { type: 'document', file_id: file.body.id, caption: 'Your invoice' },
+    });
+    expect(sent.status, sent.text).toBe(202);
+    while ((await h.wiring.replies.runOnce()) > 0);
+    const { messages } = await messagesOf(key);
+    expect(messages.find((message) => message.id === sent.body.id)?.status).toBe('sent');
+    const upload = fake.uploads.at(-1);
+    expect(upload).toMatchObject({ phoneNumberId, type: 'application/pdf', filename: 'invoice.pdf' });
+    expect(Buffer.compare(upload?.bytes as Buffer, pdf)).toBe(0);
+    const send = fake.requests
+      .filter((request) => request.method === 'POST' && request.path.endsWith('/messages'))
+      .at(-1);
+    expect(send?.body).toMatchObject({
+      type: 'document',
+      document: { id: upload?.id, caption: 'Your invoice', filename: 'invoice.pdf' },
+    });
+    expect((send?.body as { document?: object } | undefined)?.document).not.toHaveProperty('link');
+  });
+});

@@ -126,6 +126,8 @@ describe('PATCH /v1/conversations/{id}', () => {
 describe('what moves a conversation by itself', () => {
   it('a contact’s message reopens a resolved or snoozed conversation and ends the snooze', async () => {
     const { orgId, key, channelId, phone, conversation } = await fixture();
+    // A moment after the contact's message: a resolve asked for at its very instant would race it (D292).
+    clock.advance(1000);
     const resolved = await patch(key, conversation.id, { status: 'resolved' });
     expect(resolved.body).toMatchObject({ status: 'resolved', waiting_since: null });
     clock.advance(1000);
@@ -133,6 +135,7 @@ describe('what moves a conversation by itself', () => {
     let read = (await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body;
     expect(read).toMatchObject({ status: 'open', waiting_since: clock.now().toISOString() });
 
+    clock.advance(1000);
     const until = new Date(clock.now().getTime() + DAY).toISOString();
     const snoozed = await patch(key, conversation.id, { status: 'snoozed', snoozed_until: until });
     expect(snoozed.body).toMatchObject({ status: 'snoozed', snoozed_until: until });
@@ -152,9 +155,11 @@ describe('what moves a conversation by itself', () => {
 
   it('a snooze ends at its time (the worker’s task), once', async () => {
     const { orgId, key, conversation } = await fixture();
+    clock.advance(1000); // after the contact's message (D292)
     const until = new Date(clock.now().getTime() + 60_000).toISOString();
     expect((await patch(key, conversation.id, { status: 'snoozed', snoozed_until: until })).status).toBe(200);
     const forever = await fixture();
+    clock.advance(1000);
     expect((await patch(forever.key, forever.conversation.id, { status: 'snoozed' })).body).toMatchObject({
       status: 'snoozed',
       snoozed_until: null,
@@ -201,6 +206,7 @@ describe('what moves a conversation by itself', () => {
     const asked = clock.now().toISOString();
     await inbound(h, channelId, phone, 'wait');
     expect((await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body.waiting_since).toBe(asked);
+    clock.advance(1000);
     const resolved = await patch(key, conversation.id, { status: 'resolved' });
     expect(resolved.body).toMatchObject({ status: 'resolved', waiting_since: null });
   });
@@ -254,9 +260,12 @@ describe('changes at once', () => {
     }
   });
 
-  it('a contact’s message racing a resolve never loses the message’s reopening', async () => {
+  it('a contact’s message racing a resolve ends open, as if it came after the resolve (D292)', async () => {
     const { orgId, key, channelId, phone, conversation } = await fixture();
-    for (let round = 0; round < 5; round++) {
+    // Whichever commits first (the message before the resolve takes the row's lock, while it holds it, or after),
+    // the outcome is the serial order "resolve, then the message": two events in order, open, waiting since the
+    // message. The clock stands still within a round: the message is received at the moment the request arrives.
+    for (let round = 0; round < 20; round++) {
       expect((await patch(key, conversation.id, { status: 'open' })).status).toBe(200);
       const before = (await eventsOf(h, orgId, 'conversation.updated')).length;
       clock.advance(1000);
@@ -266,16 +275,41 @@ describe('changes at once', () => {
       ]);
       expect([resolved.status, delivered.status]).toEqual([200, 200]);
       const events = (await eventsOf(h, orgId, 'conversation.updated')).slice(before);
+      expect(events.map((event) => [event.previous.status, event.conversation.status])).toEqual([
+        ['open', 'resolved'],
+        ['resolved', 'open'],
+      ]);
       const read = (await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body;
-      // Either the message came first (then the resolve wins, one event) or the resolve did (then the message
-      // reopens it: open, waiting since the message, two events); never resolved after the message reopened it.
-      expect(read.status).toBe(events.at(-1).conversation.status);
-      if (events.length === 2) {
-        expect(read).toMatchObject({ status: 'open', waiting_since: clock.now().toISOString() });
-      } else {
-        expect(events).toHaveLength(1);
-        expect(read).toMatchObject({ status: 'resolved', waiting_since: null });
-      }
+      expect(read).toMatchObject({ status: 'open', waiting_since: clock.now().toISOString(), snoozed_until: null });
+    }
+  });
+
+  it('a message received before the resolve arrived is covered by it; a snooze races like a resolve (D292)', async () => {
+    const { orgId, key, channelId, phone, conversation } = await fixture();
+    clock.advance(1000);
+    expect((await inbound(h, channelId, phone, 'one more thing')).status).toBe(200);
+    clock.advance(1000);
+    const before = (await eventsOf(h, orgId, 'conversation.updated')).length;
+    expect((await patch(key, conversation.id, { status: 'resolved' })).body).toMatchObject({
+      status: 'resolved',
+      waiting_since: null,
+    });
+    expect(await eventsOf(h, orgId, 'conversation.updated')).toHaveLength(before + 1);
+    expect((await patch(key, conversation.id, { status: 'open' })).status).toBe(200);
+    for (let round = 0; round < 10; round++) {
+      clock.advance(1000);
+      const until = new Date(clock.now().getTime() + DAY).toISOString();
+      const count = (await eventsOf(h, orgId, 'conversation.updated')).length;
+      const [snoozed, delivered] = await Promise.all([
+        patch(key, conversation.id, { status: 'snoozed', snoozed_until: until }),
+        inbound(h, channelId, phone, `snooze race ${round}`),
+      ]);
+      expect([snoozed.status, delivered.status]).toEqual([200, 200]);
+      const events = (await eventsOf(h, orgId, 'conversation.updated')).slice(count);
+      expect(events.map((event) => event.conversation.status)).toEqual(['snoozed', 'open']);
+      const read = (await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body;
+      expect(read).toMatchObject({ status: 'open', snoozed_until: null });
+      expect(read.waiting_since).not.toBeNull();
     }
   });
 });

@@ -84,6 +84,7 @@ describe('the retention task', () => {
       platformEvents: 250,
       idempotencyKeys: 250,
       ruleRuns: 0,
+      files: 0,
     });
     expect(await counts(orgId)).toEqual({ events: 11, deliveries: 11, platformEvents: 10, idempotencyKeys: 10 });
     const kept = await h.database.db
@@ -100,6 +101,7 @@ describe('the retention task', () => {
       platformEvents: 0,
       idempotencyKeys: 0,
       ruleRuns: 0,
+      files: 0,
     });
   });
 
@@ -113,6 +115,7 @@ describe('the retention task', () => {
       platformEvents: 100,
       idempotencyKeys: 100,
       ruleRuns: 0,
+      files: 0,
     });
     expect(await counts(orgId)).toMatchObject({ deliveries: 150, platformEvents: 150, idempotencyKeys: 150 });
     for (let run = 0; run < 5; run++) await pruneHistory(h.database.db, new Date(), settings);

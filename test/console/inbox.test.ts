@@ -237,6 +237,44 @@ describe('the inbox: reading and answering a conversation', { timeout: 60_000 },
     expect(await trigger.getAttribute('aria-expanded')).toBe('false');
   });
 
+  it('attaches an image from the computer (D294): its name, size and type shown, a refusal at the field, then sent', async () => {
+    const input = page.locator('input[type="file"]');
+    const picker = page.getByRole('button', { name: 'Attach a file from the computer' });
+    await picker.waitFor();
+    // A file the platform does not take: the server's refusal, at the file's field; nothing is attached.
+    await input.setInputFiles({ name: 'page.html', mimeType: 'text/html', buffer: Buffer.from('<html></html>') });
+    await page
+      .getByRole('alert')
+      .filter({ hasText: 'page.html: The file is not of a kind that can be sent' })
+      .waitFor();
+    // The photo: uploaded as it is picked, then shown by name, size and type.
+    await input.setInputFiles({ name: 'paquete.png', mimeType: 'image/png', buffer: PHOTO });
+    await page.getByText(`Attached: paquete.png · ${Math.round(PHOTO.length / 1024)} KB · image/png`).waitFor();
+    expect(await page.getByRole('alert').filter({ hasText: 'page.html' }).count()).toBe(0);
+    await page.getByRole('textbox', { name: 'Caption' }).fill('La foto desde mi computadora');
+    const before = replies.length;
+    await page.getByRole('button', { name: 'Send reply' }).click();
+    await expect.poll(() => replies.length - before).toBeGreaterThanOrEqual(1);
+    const sent = JSON.parse(replies.at(-1)!.postData() ?? '{}');
+    expect(sent).toEqual({
+      type: 'image',
+      file_id: expect.stringMatching(/^file_/),
+      caption: 'La foto desde mi computadora',
+    });
+    // Sent: nothing attached any more; the platform took it, and the message's file is the photo's bytes.
+    await expect.poll(() => page.getByText('Attached: paquete.png').count()).toBe(0);
+    await expect
+      .poll(async () => (await messagesOf(data.conversationId)).find((m) => m.media?.file_id === sent.file_id)?.status)
+      .toMatch(/^(sent|delivered|read)$/);
+    const message = (await messagesOf(data.conversationId)).find((m) => m.media?.file_id === sent.file_id);
+    expect(message.media).toMatchObject({ mime_type: 'image/png', filename: 'paquete.png', url: null });
+    const bytes = await fetch(
+      `${server.baseUrl}/v1/conversations/${data.conversationId}/messages/${message.id}/media`,
+      { headers: { authorization: `Bearer ${data.key}` } },
+    );
+    expect(Buffer.compare(Buffer.from(await bytes.arrayBuffer()), PHOTO)).toBe(0);
+  });
+
   it('shows an inbound image, offers a document by its name, and quotes the message a reply answers', async () => {
     // The conversation is still open from the tests above: the three messages arrive live, in one burst.
     const first = (await messagesOf(data.conversationId)).find((m) => m.text === 'Hola, ¿dónde está mi pedido?');

@@ -46,6 +46,8 @@ beforeAll(async () => {
   );
   for (const role of ['admin', 'agent'] as const) {
     const { context, page, csp } = await openDesktopPage(browser);
+    // Both people have allowed notifications: what the page would show is recorded (D288, D293).
+    await context.addInitScript(recordNotifications);
     await signInNewPerson(server, page, data.orgId, {
       email: `${role}@acme.example`,
       name: role === 'admin' ? 'Ada Admin' : 'Ben Agent',
@@ -71,6 +73,25 @@ afterAll(async () => {
   await browser?.close();
   await server?.stop();
 });
+
+/** Runs in the page before its scripts: a Notification the person has allowed, recording what it would show. */
+function recordNotifications() {
+  const shown: { title: string; body: string | null }[] = [];
+  class Recorded {
+    static permission = 'granted';
+    static requestPermission = async () => 'granted';
+    constructor(title: string, options?: { body?: string }) {
+      shown.push({ title, body: options?.body ?? null });
+    }
+    close() {}
+  }
+  Object.assign(globalThis, { Notification: Recorded, shownNotifications: shown });
+}
+const notifications = (page: Page) =>
+  page.evaluate(
+    () =>
+      (globalThis as unknown as { shownNotifications: { title: string; body: string | null }[] }).shownNotifications,
+  );
 
 const list = (page: Page) => page.getByRole('navigation', { name: 'Conversations' });
 const row = (page: Page, name: string) => list(page).getByRole('link', { name: new RegExp(name) });
@@ -130,6 +151,10 @@ describe('the team inbox', { timeout: 120_000 }, () => {
     await choose(admin, /Assignee/, 'Ben Agent');
     await row(agent, 'Ana García').waitFor(LIVE);
     expect((await conversation(data.conversationId)).assignee).toEqual({ type: 'user', id: agentId });
+    // The browser tells the agent, who allowed it, that the conversation was given to them.
+    await expect
+      .poll(() => notifications(agent), LIVE)
+      .toEqual([{ title: 'A conversation was given to you', body: 'Ana García' }]);
 
     await choose(admin, /Team/, 'Support');
     await choose(admin, /Priority/, 'High');
@@ -196,6 +221,43 @@ describe('the team inbox', { timeout: 120_000 }, () => {
     await shown.filter({ hasText: 'Please call her @Ben Agent today' }).waitFor(LIVE);
     expect(await shown.textContent()).toContain('Private note');
     expect(await shown.textContent()).toContain('Ada Admin');
+  });
+
+  it('a note that mentions a person notifies them, not its author nor anyone else (D293)', async () => {
+    const admin = people.admin.page;
+    const agent = people.agent.page;
+    for (const page of [admin, agent]) {
+      await page.goto(`${server.baseUrl}/app/inbox/${data.conversationId}`);
+      await details(page).waitFor();
+      await page.getByRole('tab', { name: 'Private note' }).click();
+    }
+    const mentioned = { title: 'You were mentioned in a note', body: 'Ana García' };
+    async function writeNote(page: Page, text: string, mentions: string[]) {
+      const note = page.getByRole('textbox', { name: 'Private note' });
+      await note.fill(`${text} `);
+      for (const name of mentions) {
+        await note.press('End');
+        await note.pressSequentially(`@${name.slice(0, 2)}`);
+        await page.getByRole('listbox', { name: 'People to mention' }).getByRole('option', { name: name }).waitFor();
+        await note.press('Enter');
+      }
+      const sent = page.waitForResponse((answer) => answer.url().endsWith('/notes') && answer.status() === 201);
+      await note.press('Enter');
+      await sent;
+    }
+    // The admin mentions the agent: the agent is told; the admin (author, not mentioned) is not.
+    await writeNote(admin, 'Ben, can you take this?', ['Ben Agent']);
+    await expect.poll(() => notifications(agent), LIVE).toEqual([mentioned]);
+    // The agent mentions the admin and themselves: the admin is told; the agent (the author) is not.
+    await writeNote(agent, 'Ada, I will', ['Ada Admin', 'Ben Agent']);
+    await expect.poll(() => notifications(admin), LIVE).toEqual([mentioned]);
+    // A note mentioning no one tells no one; the agent's third notification is the next note that names them (the
+    // stream is in commit order, so the notes before it were heard, and made no notification).
+    await writeNote(admin, 'Thanks', []);
+    await writeNote(admin, 'Ben, one more thing', ['Ben Agent']);
+    await expect.poll(() => notifications(agent), LIVE).toEqual([mentioned, mentioned]);
+    expect(await notifications(admin)).toEqual([mentioned]);
+    for (const page of [admin, agent]) await page.getByRole('tab', { name: 'Reply' }).click();
   });
 
   it('`/` in the reply box offers canned responses, filled for the contact; the reply says who wrote it', async () => {

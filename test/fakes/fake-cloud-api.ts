@@ -88,6 +88,8 @@ export interface FakeCloudApi {
   mediaDownloadEnded(id: string): boolean;
   /** Each send waits this long before answering (a slow platform). */
   setSendDelay(ms: number): void;
+  /** D294: files uploaded with `POST /{phone_number_id}/media` (multipart), in order; each is also held as media. */
+  uploads: { id: string; phoneNumberId: string; type: string; filename: string; bytes: Buffer }[];
   close(): Promise<void>;
 }
 
@@ -261,6 +263,32 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
     pump();
   };
 
+  /** D294: the Cloud API's media upload: a multipart form with `messaging_product`, `type` and `file`. */
+  const uploads: FakeCloudApi['uploads'] = [];
+  const receiveUpload = async (
+    request: RecordedRequest,
+    bytes: Buffer,
+    contentType: string,
+    outgoing: ServerResponse,
+  ) => {
+    const form = await new Response(new Uint8Array(bytes), { headers: { 'content-type': contentType } }).formData();
+    const file = form.get('file');
+    const type = form.get('type');
+    if (form.get('messaging_product') !== 'whatsapp' || typeof type !== 'string' || !(file instanceof Blob)) {
+      outgoing.writeHead(400, { 'content-type': 'application/json' });
+      return outgoing.end(
+        JSON.stringify({ error: { message: 'Invalid parameter', type: 'OAuthException', code: 100 } }),
+      );
+    }
+    const id = String(1_000_000_000_000_000 + uploads.length + 1);
+    const content = Buffer.from(await file.arrayBuffer());
+    const phoneNumberId = request.path.split('/')[1] ?? '';
+    uploads.push({ id, phoneNumberId, type, filename: (file as File).name, bytes: content });
+    media.set(id, { mimeType: type, bytes: content });
+    outgoing.writeHead(200, { 'content-type': 'application/json' });
+    outgoing.end(JSON.stringify({ id }));
+  };
+
   const pickResponse = (request: RecordedRequest): ScriptedResponse => {
     const index = scripts.findIndex((entry) => entry.matcher(request));
     const entry = scripts[index];
@@ -287,6 +315,13 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
       requests.push(request);
       if (request.method === 'GET' && request.path === '/whatsapp_business/attachments/') {
         return serveMedia(request, outgoing);
+      }
+      if (
+        request.method === 'POST' &&
+        /^\/[^/]+\/media$/.test(request.path) &&
+        !scripts.some((e) => e.matcher(request))
+      ) {
+        return void receiveUpload(request, Buffer.concat(chunks), incoming.headers['content-type'] ?? '', outgoing);
       }
       const response = pickResponse(request);
       if (response.acceptThenHang) {
@@ -333,6 +368,7 @@ export async function startFakeCloudApi(options: { apiVersion?: string; token?: 
       webhookTarget = target;
     },
     accepted,
+    uploads,
     addMedia(id, file) {
       media.set(id, file);
     },

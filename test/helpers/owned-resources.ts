@@ -63,6 +63,13 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
       actions: [{ type: 'add_labels', labels: ['owned'] }],
     },
   });
+  const file = await h.api('POST', '/v1/files', {
+    key,
+    body: {
+      filename: 'owned.png',
+      data: 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==',
+    },
+  });
   const ids: Record<string, string> = {
     contact_id: contact.body.id,
     property_id: property.body.id,
@@ -76,6 +83,7 @@ export async function createOwnedResources(h: Harness): Promise<OwnedResources> 
     team_id: team.body.id,
     canned_response_id: canned.body.id,
     rule_id: rule.body.id,
+    file_id: file.body.id,
   };
   for (const [name, id] of Object.entries(ids)) if (!id) throw new Error(`fixture ${name} was not created`);
   return { key, ids };

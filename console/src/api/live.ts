@@ -23,6 +23,22 @@ const EVENT_TYPES = [
   'template.status_updated',
 ];
 
+/** A note's event as the stream gives it (D293): its ids, with its author and the people it mentions. */
+export interface NoteEvent {
+  id?: string;
+  conversation_id?: string;
+  author_id?: string;
+  mention_ids?: string[];
+}
+
+const noteListeners = new Set<(note: NoteEvent) => void>();
+
+/** Calls `listener` with each note written in the organization while the stream is open; answers the unsubscribe. */
+export function onNoteCreated(listener: (note: NoteEvent) => void): () => void {
+  noteListeners.add(listener);
+  return () => noteListeners.delete(listener);
+}
+
 /** How long the events of a burst are gathered before their queries are invalidated (well within §17's 2 s). */
 const BURST_MS = 250;
 
@@ -55,6 +71,15 @@ export function useLiveUpdates(enabled: boolean): void {
     });
     source.addEventListener('resync', refetchAll);
     for (const name of EVENT_TYPES) source.addEventListener(name, onEvent as EventListener);
+    source.addEventListener('conversation.note_created', (event: MessageEvent<string>) => {
+      let note: NoteEvent;
+      try {
+        note = JSON.parse(event.data);
+      } catch {
+        return;
+      }
+      for (const listener of noteListeners) listener(note);
+    });
     // Who has which conversation open (D289): no data changed, nothing to refetch.
     source.addEventListener('presence', (event: MessageEvent<string>) => {
       try {

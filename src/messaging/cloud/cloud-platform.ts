@@ -5,6 +5,8 @@ import { declaredLength, withIdleTimeout } from '../media/media-stream.ts';
 import type {
   FreeformMessage,
   MediaDownload,
+  MediaUpload,
+  MediaUploadResult,
   MessagingPlatform,
   ReadReceipt,
   SendResult,
@@ -47,7 +49,36 @@ export function createCloudPlatform(options: CloudPlatformOptions): MessagingPla
     markRead: (receipt) => markRead(client, receipt),
     sendMessage: (message) => sendMessage(client, message),
     downloadMedia: (media) => downloadMedia(client, media),
+    uploadMedia: (upload) => uploadMedia(client, upload),
   };
+}
+
+/** D294: the Cloud API's media upload (`POST /{phone_number_id}/media`, multipart), answering the media id. */
+async function uploadMedia(client: GraphClientOptions, upload: MediaUpload): Promise<MediaUploadResult> {
+  const form = new FormData();
+  form.set('messaging_product', 'whatsapp');
+  form.set('type', upload.mimeType);
+  form.set('file', new Blob([new Uint8Array(upload.bytes)], { type: upload.mimeType }), upload.filename);
+  const outcome = await callGraph(client, {
+    method: 'POST',
+    path: `${encodeURIComponent(upload.phoneNumberId)}/media`,
+    body: form,
+  });
+  if (outcome.kind === 'unreachable') {
+    // Nothing is sent without the media id: trying again is always safe.
+    return { ok: false, reason: 'platform_error', retryable: true, message: outcome.message };
+  }
+  const error = readGraphError(outcome.body);
+  if (error || outcome.status >= 300) {
+    const { retryable } = classifyPlatformError(error?.code, outcome.status);
+    const message = error ? describeError(error) : `platform answered HTTP ${outcome.status}`;
+    return error?.code === undefined
+      ? { ok: false, reason: 'platform_error', retryable, message }
+      : { ok: false, reason: 'platform_error', retryable, code: error.code, message };
+  }
+  const id = isRecord(outcome.body) && typeof outcome.body.id === 'string' ? outcome.body.id : undefined;
+  if (!id) return { ok: false, reason: 'platform_error', retryable: true, message: 'platform answered no media id' };
+  return { ok: true, platformMediaId: id };
 }
 
 /** The Cloud API's read receipt: `status: "read"` with the inbound message's id on the number's messages edge. */

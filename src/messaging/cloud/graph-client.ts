@@ -35,13 +35,15 @@ export async function callGraph(options: GraphClientOptions, request: GraphReque
   const url = new URL(joinPath(options.baseUrl, request.path));
   for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
   const headers: Record<string, string> = { authorization: `Bearer ${options.token}`, accept: 'application/json' };
-  if (request.body !== undefined) headers['content-type'] = 'application/json';
+  // A form (D294: a media upload) sets its own multipart type; anything else is JSON.
+  const form = request.body instanceof FormData;
+  if (request.body !== undefined && !form) headers['content-type'] = 'application/json';
   const signal = AbortSignal.timeout(options.timeoutMs);
   try {
     const response = await options.fetch(url, {
       method: request.method,
       headers,
-      body: request.body === undefined ? undefined : JSON.stringify(request.body),
+      body: request.body === undefined ? undefined : form ? (request.body as FormData) : JSON.stringify(request.body),
       signal,
     });
     const text = await response.text();

@@ -19,7 +19,8 @@ export function toWireTemplateMessage(message: TemplateMessage): WireObject {
 }
 
 /**
- * decisions §15: a text (`preview_url`) or a media message by `link` (with `caption`, and `filename` for documents),
+ * decisions §15: a text (`preview_url`) or a media message by `link` or uploaded media `id` (D294), with `caption`, and
+ * `filename` for documents,
  * answering `context.message_id` when it replies to a message.
  */
 export function toWireFreeformMessage(message: FreeformMessage): WireObject {
@@ -34,7 +35,8 @@ export function toWireFreeformMessage(message: FreeformMessage): WireObject {
   if (body.type === 'text') {
     wire.text = body.previewUrl === undefined ? { body: body.text } : { preview_url: body.previewUrl, body: body.text };
   } else {
-    const media: WireObject = { link: body.link };
+    // D294: an uploaded file by its media id, else the file by link.
+    const media: WireObject = 'mediaId' in body ? { id: body.mediaId } : { link: body.link };
     // The platform takes no caption on audio, and a file name only on documents.
     if (body.caption !== undefined && body.type !== 'audio') media.caption = body.caption;
     if (body.filename !== undefined && body.type === 'document') media.filename = body.filename;

@@ -93,7 +93,20 @@ export interface SandboxMessage {
   businessAccountId: string;
   phoneNumberId: string;
   to: string;
+  /** D294: the uploaded file a media message was sent with (its bytes as the contact would get them). */
+  media?: SandboxUpload;
 }
+
+/** D294: a file given to the sandbox by `uploadMedia`. */
+export interface SandboxUpload {
+  phoneNumberId: string;
+  mimeType: string;
+  filename: string;
+  bytes: Buffer;
+}
+
+/** D294: uploads kept in memory (the real platform keeps them 30 days); the oldest leaves first. */
+const MAX_UPLOADS = 100;
 
 export interface SandboxPlatform extends MessagingPlatform {
   readonly name: 'sandbox';
@@ -102,6 +115,8 @@ export interface SandboxPlatform extends MessagingPlatform {
   deliver(events: PlatformEvent[]): Promise<WebhookPayload>;
   /** A message this sandbox accepted (for status reports about messages the database does not know). */
   acceptedMessage(platformMessageId: string): SandboxMessage | undefined;
+  /** D294: a file given with `uploadMedia`, by the media id it answered. */
+  uploadedMedia(platformMediaId: string): SandboxUpload | undefined;
   newMessageId(): string;
   /** The read receipts the service sent, oldest first (the operator's view of what the contact's phone shows). */
   readReceipts(): ReadReceipt[];
@@ -130,6 +145,7 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
   const templates = new Map<string, StoredTemplate>(); // by platform template id
   const cooldowns = new Map<string, number>(); // name key -> deleted at (ms)
   const messages = new Map<string, SandboxMessage>();
+  const uploads = new Map<string, SandboxUpload>();
   const receipts: ReadReceipt[] = [];
   const timers = new Set<NodeJS.Timeout>();
   // Template webhooks are ordered by their entry time (whole seconds); each template's next one is strictly later,
@@ -314,8 +330,17 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
   async function sendMessage(message: FreeformMessage): Promise<SendResult> {
     const refused = magicFailure(message.to);
     if (refused) return refused;
+    // D294: a media id must be one this sandbox was given, for this number (the platform's error 131053).
+    const media = 'mediaId' in message.body ? uploads.get(message.body.mediaId) : undefined;
+    if ('mediaId' in message.body && media?.phoneNumberId !== message.phoneNumberId) {
+      return { ok: false, reason: 'platform_error', retryable: false, code: 131053, message: 'Media upload error' };
+    }
     const lastInbound = await sink?.lastInboundAt(message.phoneNumberId, message.to);
     const { platformMessageId, waba } = await accept(message);
+    if (media) {
+      const accepted = messages.get(platformMessageId);
+      if (accepted) accepted.media = media;
+    }
     const open = lastInbound !== undefined && lastInbound.getTime() + WINDOW_MS > options.clock.now().getTime();
     if (!open) {
       const error = {
@@ -353,6 +378,21 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
       return { ok: true };
     },
     sendMessage,
+    async uploadMedia(upload) {
+      if (uploads.size >= MAX_UPLOADS) {
+        const oldest = uploads.keys().next().value;
+        if (oldest !== undefined) uploads.delete(oldest);
+      }
+      const id = randomDigits(16);
+      uploads.set(id, {
+        phoneNumberId: upload.phoneNumberId,
+        mimeType: upload.mimeType,
+        filename: upload.filename,
+        bytes: upload.bytes,
+      });
+      return { ok: true, platformMediaId: id };
+    },
+    uploadedMedia: (id) => uploads.get(id),
     async downloadMedia(media) {
       const file = readSandboxMediaId(media.platformMediaId);
       if (!file) return { ok: false, reason: 'not_found', message: 'the sandbox has no such media' };

@@ -190,6 +190,35 @@ export async function reopenOnContactMessage(trx: Kysely<DB>, orgId: string, con
   await applyConversationChange(trx, orgId, conversationId, { status }, 'contact_message', now);
 }
 
+/**
+ * D292: a resolve or snooze asked for at `arrived` covers the contact's messages the server received before that
+ * moment. One received at or after it is taken as coming after the change, whichever transaction committed first:
+ * when it committed before the change took the row's lock, the change is applied (its event) and then undone by the
+ * message here (a second event), as if the message had arrived just after; when it commits later, its own
+ * transaction reopens the conversation (reopenOnContactMessage). `waitingBefore` is `waiting_since` before the change:
+ * the wait the message starts again is its own time, unless an answer came after it (then nothing waits).
+ * Call in the change's transaction, after it.
+ */
+export async function reopenForLaterContactMessage(
+  trx: Kysely<DB>,
+  orgId: string,
+  conversationId: string,
+  arrived: Date,
+  waitingBefore: Date | null,
+  now: Date,
+) {
+  const current = await state.lockConversationState(trx, orgId, conversationId);
+  if (!current || (current.status !== 'snoozed' && current.status !== 'resolved')) return;
+  const first = (await state.firstContactMessageSince(trx, orgId, conversationId, arrived))?.first;
+  if (!first) return;
+  const status = current.assignee_type === 'ai' ? 'pending' : 'open';
+  await applyConversationChange(trx, orgId, conversationId, { status }, 'contact_message', now);
+  // The serial order: a resolve cleared the wait, then the message started it again (a snooze kept it).
+  if (current.status === 'resolved' && waitingBefore !== null) {
+    await state.updateConversationState(trx, orgId, conversationId, { waiting_since: new Date(first) });
+  }
+}
+
 /** decisions §19: snoozes whose time has passed move to `open`; a batch per call. Answers how many ended. */
 export async function endSnoozes(db: Kysely<DB>, now: Date, batch = 100): Promise<number> {
   return db.transaction().execute(async (trx) => {

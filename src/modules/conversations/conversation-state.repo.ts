@@ -7,10 +7,30 @@ import type { ConversationsTable, DB } from '../../db/schema.ts';
 export const lockConversationState = (db: Kysely<DB>, orgId: string, conversationId: string) =>
   db
     .selectFrom('conversations')
-    .select(['status', 'snoozed_until', 'assignee_type', 'assignee_user_id', 'team_id', 'priority', 'labels'])
+    .select([
+      'status',
+      'snoozed_until',
+      'assignee_type',
+      'assignee_user_id',
+      'team_id',
+      'priority',
+      'labels',
+      'waiting_since',
+    ])
     .where('org_id', '=', orgId)
     .where('id', '=', conversationId)
     .forUpdate()
+    .executeTakeFirst();
+
+/** D292: the oldest contact message of the conversation that the server received at or after `since`, if any. */
+export const firstContactMessageSince = (db: Kysely<DB>, orgId: string, conversationId: string, since: Date) =>
+  db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.min('created_at').as('first'))
+    .where('org_id', '=', orgId)
+    .where('conversation_id', '=', conversationId)
+    .where('direction', '=', 'inbound')
+    .where('received_at', '>=', since)
     .executeTakeFirst();
 
 export const updateConversationState = (

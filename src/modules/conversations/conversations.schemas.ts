@@ -136,6 +136,9 @@ export const MessageMediaSchema = Type.Object(
     filename: Nullable(Type.String()),
     caption: Nullable(Type.String()),
     url: Nullable(Type.String()),
+    file_id: Type.Optional(
+      Type.String({ description: 'D294: the uploaded file it was sent from (`POST /v1/files`), when it was.' }),
+    ),
   },
   { additionalProperties: false, title: 'MessageMedia', description: 'The file of a media message.' },
 );

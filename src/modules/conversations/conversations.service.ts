@@ -8,7 +8,11 @@ import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { MessagingPlatform } from '../../messaging/platform.ts';
 import { assistantEnabled } from './assistant.ts';
-import { applyConversationChange, type ConversationChange } from './conversation-changes.ts';
+import {
+  applyConversationChange,
+  type ConversationChange,
+  reopenForLaterContactMessage,
+} from './conversation-changes.ts';
 import * as state from './conversation-state.repo.ts';
 import { conversationView } from './conversation-view.ts';
 import * as repo from './conversations.repo.ts';
@@ -168,10 +172,12 @@ export function createConversationsService(deps: ConversationsDeps) {
      * another id, 409 `ai_disabled`), the team (422); then the change and its one event, in one transaction.
      */
     async update(orgId: string, conversationId: string, body: ConversationPatchBody) {
+      // D292: the moment the request arrived, which the contact's messages received since then come after.
       const now = clock.now();
       const change = checkPatch(body, now);
       await transactionWithRetry(db, async (trx) => {
-        if (!(await state.lockConversationState(trx, orgId, conversationId))) throw notFound();
+        const before = await state.lockConversationState(trx, orgId, conversationId);
+        if (!before) throw notFound();
         const assignee = change.assignee;
         if (assignee?.type === 'user' && !(await state.exists(trx, 'users', orgId, assignee.id))) {
           throw validationError(['body', 'assignee', 'id'], 'Not a user of the organization', 'value_error', {
@@ -187,6 +193,9 @@ export function createConversationsService(deps: ConversationsDeps) {
           });
         }
         await applyConversationChange(trx, orgId, conversationId, change, 'request', now);
+        if (change.status === 'resolved' || change.status === 'snoozed') {
+          await reopenForLaterContactMessage(trx, orgId, conversationId, now, before.waiting_since, now);
+        }
       });
       return get(orgId, conversationId);
     },

@@ -7,6 +7,7 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import type { MediaFetcher } from '../../messaging/media/media-fetcher.ts';
 import type { MediaDownload, MessagingPlatform } from '../../messaging/platform.ts';
+import { fileBytes } from '../files/files.service.ts';
 import * as repo from './conversations.repo.ts';
 import type { MessageMedia } from './message-view.ts';
 
@@ -46,6 +47,18 @@ export function createConversationMediaService(deps: {
           phoneNumberId: row.phone_number_id,
           platformMediaId: row.platform_media_id,
         });
+      } else if (file.file_id) {
+        // D294: an uploaded file is answered from its stored bytes while it is kept.
+        const stored = await fileBytes(db, orgId, file.file_id, new Date());
+        if (!stored) {
+          throw new ApiError(502, { code: 'media_not_found', source: 'file', message: 'the uploaded file expired' });
+        }
+        download = {
+          ok: true,
+          mimeType: stored.mime_type,
+          contentLength: stored.bytes.length,
+          body: new Blob([new Uint8Array(stored.bytes)]).stream(),
+        };
       } else {
         // decisions (media endpoint): an outbound file is fetched again from the URL it was sent by.
         if (!file.url) throw notFound();

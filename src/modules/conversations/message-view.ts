@@ -13,6 +13,7 @@ export function messageView(row: MessageRow) {
     updated_at: _updated,
     platform_media_id: _mediaId,
     window_account_id: _windowAccount,
+    received_at: _received,
     ...message
   } = row;
   return {

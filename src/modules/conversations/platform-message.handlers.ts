@@ -13,7 +13,11 @@ import { messageEventData } from './message-view.ts';
 import { settleLateReply, settleReplyHandoff } from './reply-handoffs.repo.ts';
 import { parseReplyReference, replyError } from './reply-rules.ts';
 
-const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx, event, { orgId, channelId }) => {
+const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (
+  trx,
+  event,
+  { orgId, channelId, receivedAt },
+) => {
   if (!channelId) return 'unmatched';
   const at = event.timestamp;
   // Not one of the named acquisition categories: the person wrote to a connected number. The channel is kept by
@@ -63,6 +67,8 @@ const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (trx,
     media: media ? JSON.stringify(media) : null,
     platform_media_id: event.media?.platformMediaId ?? null,
     org_id: orgId,
+    // D292: the server's moment of receipt, which a resolve racing this message compares with.
+    received_at: receivedAt,
     updated_at: at,
   });
   // decisions §11: `message.received`, the Message as the conversation lists it; a redelivered webhook inserts

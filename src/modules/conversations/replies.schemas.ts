@@ -18,7 +18,7 @@ export const ReplyBody = Type.Object(
   {
     type: StringEnum(REPLY_TYPES, {
       description:
-        '`text` (with `text`), a media type (with `media_url`), or `template` (with `template_id` and a send ' +
+        '`text` (with `text`), a media type (with `media_url` or `file_id`), or `template` (with `template_id` and a send ' +
         'recipient’s fields). Text and media replies need the customer-service window open.',
     }),
     text: Type.Optional(Type.String({ minLength: 1, maxLength: TEXT_MAX, description: 'A text reply’s body.' })),
@@ -30,6 +30,15 @@ export const ReplyBody = Type.Object(
         description:
           'A media reply: a public http(s) URL, fetched and checked like header media (image 5 MB, video and audio ' +
           '16 MB, document 100 MB).',
+      }),
+    ),
+    file_id: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 64,
+        description:
+          'A media reply: a file uploaded with `POST /v1/files` (of this organization, unexpired, of this type), ' +
+          'instead of `media_url`.',
       }),
     ),
     caption: Type.Optional(
@@ -55,7 +64,7 @@ export const ReplyBody = Type.Object(
   {
     additionalProperties: false,
     title: 'ReplyRequest',
-    description: 'A reply in a conversation: text, media by URL, or a template.',
+    description: 'A reply in a conversation: text, media by URL or uploaded file, or a template.',
     // Others: `{type: "image", media_url: "https://example.com/receipt.png", caption: "Your receipt"}`,
     // `{type: "template", template_id: "tpl_…", variables: {"body.1": "4417"}}`.
     examples: [{ type: 'text', text: 'Your order ships today.', sender: 'agent' }],

@@ -11,7 +11,6 @@ import { withArticle } from '../../lib/article.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MediaFetcher } from '../../messaging/media/media-fetcher.ts';
-import type { FreeformBody } from '../../messaging/platform.ts';
 import { checkRoom, honoursOptOut, type IdempotencyHold } from '../broadcasts/admission.ts';
 import { completeIdempotencyKey, withIdempotencyKey } from '../broadcasts/idempotency.ts';
 import { adjustBalance } from '../broadcasts/recipient-held.ts';
@@ -19,13 +18,14 @@ import { priceOf } from '../broadcasts/recipient-rules.ts';
 import { type SendableDeps, sendableTemplate } from '../broadcasts/sendable.ts';
 import { lockAccount } from '../broadcasts/sends.repo.ts';
 import { contactsById } from '../contacts/contact-lookup.repo.ts';
+import { findFile } from '../files/files.service.ts';
 import { renderedBody } from '../templates/rendered-body.ts';
 import { buildSendComponents, validateRecipientInput } from '../templates/send-requirements.ts';
 import { type MessageRow, WINDOW_MS } from './conversations.repo.ts';
 import { type MessageMedia, messageView } from './message-view.ts';
 import * as repo from './replies.repo.ts';
 import { MEDIA_REPLY_TYPES, type MediaReplyType, ReplyBody } from './replies.schemas.ts';
-import type { ReplyRequest } from './reply-handoffs.repo.ts';
+import type { ReplyBodyRequest, ReplyRequest } from './reply-handoffs.repo.ts';
 
 export interface RepliesDeps extends SendableDeps {
   db: Kysely<DB>;
@@ -40,7 +40,7 @@ const checkReplyBody = orderedBody(ReplyBody);
 const isMedia = (type: string): type is MediaReplyType => (MEDIA_REPLY_TYPES as readonly string[]).includes(type);
 
 const TEXT_FIELDS = ['text', 'preview_url'] as const;
-const MEDIA_FIELDS = ['media_url', 'caption', 'filename'] as const;
+const MEDIA_FIELDS = ['media_url', 'file_id', 'caption', 'filename'] as const;
 const TEMPLATE_FIELDS = [
   'template_id',
   'variables',
@@ -53,9 +53,22 @@ const TEMPLATE_FIELDS = [
 
 /** The body's rules a schema cannot say: which fields each type takes and needs (FastAPI-style 422s). */
 function checkShape(body: ReplyBody): void {
-  const needed = body.type === 'text' ? 'text' : body.type === 'template' ? 'template_id' : 'media_url';
+  const needed =
+    body.type === 'text'
+      ? 'text'
+      : body.type === 'template'
+        ? 'template_id'
+        : body.file_id !== undefined
+          ? 'file_id'
+          : 'media_url';
   if (body[needed] === undefined) {
     throw validationError(['body', needed], 'Field required', 'missing', { input: body });
+  }
+  // D294: a media reply's file is a URL or an uploaded file, not both.
+  if (body.media_url !== undefined && body.file_id !== undefined) {
+    throw validationError(['body', 'file_id'], 'Either media_url or file_id, not both', 'value_error', {
+      input: body.file_id,
+    });
   }
   const allowed = new Set<string>(
     body.type === 'text'
@@ -151,10 +164,39 @@ export function createRepliesService(deps: RepliesDeps) {
     if (!phone) throw new ApiError(409, { code: 'channel_unavailable', reason: 'the contact has no phone' });
 
     let media: MessageMedia | null = null;
-    let freeform: FreeformBody | undefined;
+    let freeform: ReplyBodyRequest | undefined;
     let template: Awaited<ReturnType<typeof prepareTemplate>> | undefined;
     if (body.type === 'text') {
       freeform = { type: 'text', text: body.text as string, ...(body.preview_url ? { previewUrl: true } : {}) };
+    } else if (isMedia(body.type) && body.file_id !== undefined) {
+      // D294: an uploaded file of this organization, unexpired, of the reply's type.
+      const file = await findFile(db, orgId, body.file_id, now);
+      if (!file) {
+        throw validationError(['body', 'file_id'], 'Not a file of the organization (or expired)', 'value_error', {
+          input: body.file_id,
+        });
+      }
+      if (file.type !== body.type) {
+        throw new ApiError(422, {
+          code: 'media_type_mismatch',
+          file_id: file.id,
+          reason: `expected ${body.type}, the file is ${withArticle(file.type)} (${file.mime_type})`,
+        });
+      }
+      const filename = body.filename ?? (body.type === 'document' ? file.filename : undefined);
+      media = {
+        mime_type: file.mime_type,
+        filename: filename ?? file.filename,
+        caption: body.caption ?? null,
+        url: null,
+        file_id: file.id,
+      };
+      freeform = {
+        type: body.type,
+        fileId: file.id,
+        ...(body.caption !== undefined ? { caption: body.caption } : {}),
+        ...(filename !== undefined ? { filename } : {}),
+      };
     } else if (isMedia(body.type)) {
       const url = body.media_url as string;
       const checked = await deps.media.check(url, body.type);
@@ -204,6 +246,7 @@ export function createRepliesService(deps: RepliesDeps) {
       window_account_id: null,
       author_id: authorId, // decisions §19: the console's person, null for a key
       private: false,
+      received_at: null,
       created_at: now,
       sent_at: null,
       delivered_at: null,
@@ -251,7 +294,7 @@ export function createRepliesService(deps: RepliesDeps) {
             }
           : {
               kind: 'freeform',
-              body: freeform as FreeformBody,
+              body: freeform as ReplyBodyRequest,
               ...(replyToPlatform ? { replyToPlatformMessageId: replyToPlatform } : {}),
             },
       };

@@ -16,6 +16,19 @@ import type { MessageRow } from './conversations.repo.ts';
 import { messageEventData } from './message-view.ts';
 
 /** Everything the worker needs to hand a reply off, resolved when the reply was accepted. */
+/**
+ * A free-form reply as queued: what the platform is sent, or (D294) a media message whose uploaded file the hand-off
+ * gives the platform first (`fileId`, replaced by the platform's media id).
+ */
+export type ReplyBodyRequest =
+  | FreeformBody
+  | {
+      type: 'image' | 'video' | 'audio' | 'document';
+      fileId: string;
+      caption?: string;
+      filename?: string;
+    };
+
 export interface ReplyRequest {
   accountId: string;
   phoneNumberId: string;
@@ -23,7 +36,7 @@ export interface ReplyRequest {
   /** What the admission took from the balance (a template's price; 0 for text and media): given back on a refusal. */
   charged: number;
   message:
-    | { kind: 'freeform'; body: FreeformBody; replyToPlatformMessageId?: string }
+    | { kind: 'freeform'; body: ReplyBodyRequest; replyToPlatformMessageId?: string }
     | { kind: 'template'; templateName: string; language: string; components: SendComponent[] };
 }
 

@@ -65,7 +65,8 @@ export function consoleStreamRoutes(parent: FastifyInstance, deps: ConsoleStream
         description:
           '`text/event-stream`. Each event is named by its type (`message.received`, `contact.updated`, ' +
           '`broadcast.recipient.updated`, `broadcast.finished`, `template.status_updated`, …, as the webhook events) ' +
-          'and its data is `{type, id?, broadcast_id?, conversation_id?, contact_id?}`. A person sees the types their ' +
+          'and its data is `{type, id?, broadcast_id?, conversation_id?, contact_id?}` (a note also names `author_id` and ' +
+          '`mention_ids`, D293). A person sees the types their ' +
           'role may read. `resync` means some changes may have been missed: fetch again what is shown. Comments ' +
           'keep the connection alive every 15 seconds; the stream ends when the session does.',
         operationId: 'consoleEvents',

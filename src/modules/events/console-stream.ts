@@ -20,6 +20,9 @@ export interface StreamEvent {
   broadcast_id?: string;
   conversation_id?: string;
   contact_id?: string;
+  /** D293: a `conversation.note_created`'s author and the people it mentions (who the console notifies). */
+  author_id?: string;
+  mention_ids?: string[];
 }
 
 export type StreamListener = (events: StreamEvent[]) => void;

@@ -1,11 +1,14 @@
-// Browser notifications (decisions §19, D288): once a person allows them, a conversation newly given to them is
-// announced by the browser. The person's open and pending conversations are read (one list, refreshed by the live
-// stream like every other read); an id that was not there before is a conversation just given to them.
+// Browser notifications (decisions §19, D288, D293): once a person allows them, a conversation newly given to them
+// and a note that mentions them are announced by the browser. The person's open and pending conversations are read
+// (one list, refreshed by the live stream like every other read); an id that was not there before is a conversation
+// just given to them. A note's stream event names its author and mentions: one that mentions this person, written
+// by someone else, is announced with the conversation's contact.
 import { useQuery } from '@tanstack/react-query';
 import { useEffect, useRef, useState } from 'react';
 import { Button } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
+import { onNoteCreated } from '../../api/live.ts';
 import { useSession } from '../../ui/session.tsx';
 import { contactLabel } from './contact-name.tsx';
 
@@ -46,4 +49,19 @@ export function useInboxNotifications(): void {
           new Notification('A conversation was given to you', { body: contactLabel(conversation.contact) });
     known.current = new Set(items.map((conversation) => conversation.id));
   }, [mine.data]);
+  useEffect(() => {
+    if (!granted) return;
+    return onNoteCreated((note) => {
+      if (!note.conversation_id || note.author_id === user.id || !note.mention_ids?.includes(user.id)) return;
+      const conversationId = note.conversation_id;
+      void api.conversations.get(conversationId).then(
+        (conversation) =>
+          new Notification('You were mentioned in a note', {
+            body: contactLabel(conversation.contact),
+            tag: `note-${note.id ?? conversationId}`,
+          }),
+        () => new Notification('You were mentioned in a note', { tag: `note-${note.id ?? conversationId}` }),
+      );
+    });
+  }, [granted, user.id]);
 }

@@ -1,15 +1,17 @@
 // The reply box (decisions §15, §17 flow 2): the customer-service window's state in the organization's timezone; while
-// it is open, a composer for text (Enter sends, Shift+Enter starts a new line) or media by URL; once it is closed, a
+// it is open, a composer for text (Enter sends, Shift+Enter starts a new line) or media, a file from the computer
+// (uploaded as it is picked, D294) or by URL; once it is closed, a
 // template with its variables by name. One Idempotency-Key per body, so a retry after a lost answer never sends twice.
 // The server is the one judge: its refusals are shown as sentences, a 422 at its field.
 import { ApiError, type BodyOf, type Conversation } from '@crm-messaging/sdk';
-import { useQuery, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useEffect, useReducer, useRef, useState } from 'react';
 import {
   Button,
   Disclosure,
   DisclosurePanel,
   FieldError,
+  FileTrigger,
   Form,
   Heading,
   Label,
@@ -23,6 +25,7 @@ import {
 } from 'react-aria-components';
 import { api } from '../../api/client.ts';
 import { keys } from '../../api/keys.ts';
+import { showError } from '../../ui/errors.ts';
 import { SelectInput, TextInput } from '../../ui/fields.tsx';
 import { FormError, useApiForm } from '../../ui/form.tsx';
 import { useIdempotencyKey } from '../../ui/idempotency.ts';
@@ -43,6 +46,42 @@ import { composerAreaProps, useCaretAfterInsert } from './suggestions.tsx';
 
 type ReplyBody = BodyOf<'replyToConversation'>;
 type MediaType = 'image' | 'video' | 'audio' | 'document';
+type UploadedFile = Awaited<ReturnType<typeof api.files.upload>>;
+
+/** A file's bytes in base64 (what `POST /v1/files` takes), read by the browser. */
+function base64Of(file: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const reader = new FileReader();
+    reader.onload = () => resolve(String(reader.result).replace(/^data:[^,]*,/, ''));
+    reader.onerror = () => reject(reader.error ?? new Error('The file could not be read.'));
+    reader.readAsDataURL(file);
+  });
+}
+
+/** A size as people read it: 1.2 MB, 34 KB, 12 bytes. */
+export function sizeLabel(bytes: number): string {
+  if (bytes >= 1024 * 1024) return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
+  if (bytes >= 1024) return `${Math.round(bytes / 1024)} KB`;
+  return `${bytes} bytes`;
+}
+
+/** D294: the media codes said of a file from the computer (the shared sentences speak of a URL). */
+const UPLOAD_SENTENCES: Record<string, string> = {
+  media_too_large: 'The file is too large to send',
+  media_type_mismatch: 'The file is not of a kind that can be sent',
+};
+
+function uploadRefusal(error: unknown): string | undefined {
+  if (!error) return undefined;
+  const shown = showError(error);
+  const field = shown.fields.data ?? shown.fields.mime_type ?? shown.fields.filename;
+  if (field) return field;
+  if (error instanceof ApiError && UPLOAD_SENTENCES[error.code]) {
+    const reason = (error.detail as { reason?: unknown }).reason;
+    return `${UPLOAD_SENTENCES[error.code]}${typeof reason === 'string' ? `: ${reason}` : ''}.`;
+  }
+  return shown.message;
+}
 
 function useSendReply(conversationId: string, onAccepted: () => void) {
   const queryClient = useQueryClient();
@@ -151,12 +190,28 @@ function Composer({
   const [mediaType, setMediaType] = useState<MediaType>('image');
   const [filename, setFilename] = useState('');
   const [attachOpen, setAttachOpen] = useState(false);
+  // D294: a file from the computer, uploaded as soon as it is picked; the reply refers to it by `file_id`.
+  const [picked, setPicked] = useState<File | undefined>();
+  const [file, setFile] = useState<UploadedFile | undefined>();
+  const upload = useMutation({
+    mutationFn: async (chosen: File) =>
+      api.files.upload({
+        filename: chosen.name,
+        ...(chosen.type ? { mime_type: chosen.type } : {}),
+        data: await base64Of(chosen),
+      }),
+    onSuccess: setFile,
+  });
   const form = useSendReply(conversationId, () => {
     setText('');
     setMediaUrl('');
     setFilename('');
     setAttachOpen(false);
+    setFile(undefined);
+    setPicked(undefined);
+    upload.reset();
   });
+  const computerFileError = uploadRefusal(upload.error) ?? form.fieldError('file_id');
   // A refusal at the file's fields (a 422 at `media_url`) opens the panel that holds them.
   const fileError = form.fieldError('media_url') ?? form.fieldError('filename');
   useEffect(() => {
@@ -168,6 +223,11 @@ function Composer({
   }, [form.error, form.shown.message, onWindowClosed]);
 
   const bodyOf = (): ReplyBody | undefined => {
+    if (file) {
+      const body: Record<string, unknown> = { type: file.type, file_id: file.id };
+      if (text && file.type !== 'audio') body.caption = text;
+      return body as ReplyBody;
+    }
     if (mediaUrl.trim()) {
       const body: Record<string, unknown> = { type: mediaType, media_url: mediaUrl.trim() };
       if (text && mediaType !== 'audio') body.caption = text;
@@ -201,12 +261,58 @@ function Composer({
         }}
         isInvalid={Boolean(form.fieldError('text') ?? form.fieldError('caption'))}
       >
-        <Label>{mediaUrl ? 'Caption' : 'Message'}</Label>
+        <Label>{mediaUrl || file ? 'Caption' : 'Message'}</Label>
         <TextArea ref={area} rows={3} data-composer="reply" {...composerAreaProps(canned, setCaret, send)} />
         <Text slot="description">Enter sends; Shift+Enter starts a new line; / offers canned responses.</Text>
         <FieldError>{form.fieldError('text') ?? form.fieldError('caption')}</FieldError>
       </TextField>
       {canned.list}
+      <div className="field computer-file">
+        {/* React Aria's FileTrigger: a real button that opens the system's file picker (keyboard and screen readers). */}
+        <FileTrigger
+          onSelect={(files) => {
+            const chosen = files?.[0];
+            if (!chosen) return;
+            setFile(undefined);
+            setPicked(chosen);
+            upload.mutate(chosen);
+          }}
+        >
+          <Button className="attach-computer" aria-describedby="computer-file-state">
+            Attach a file from the computer
+          </Button>
+        </FileTrigger>
+        <div id="computer-file-state" aria-live="polite">
+          {upload.isPending && picked ? (
+            <p className="muted">
+              Uploading {picked.name} ({sizeLabel(picked.size)})…
+            </p>
+          ) : null}
+          {file ? (
+            <p className="attached-file">
+              <span>
+                Attached: {file.filename} · {sizeLabel(file.size)} · {file.mime_type}
+              </span>{' '}
+              <Button
+                className="link"
+                aria-label={`Remove ${file.filename}`}
+                onPress={() => {
+                  setFile(undefined);
+                  setPicked(undefined);
+                }}
+              >
+                Remove
+              </Button>
+            </p>
+          ) : null}
+        </div>
+        {computerFileError ? (
+          <p className="field-error" role="alert">
+            {picked ? `${picked.name}: ` : ''}
+            {computerFileError}
+          </p>
+        ) : null}
+      </div>
       {/* A React Aria disclosure (D164): a named button that says whether it is expanded, and a panel it controls. */}
       <Disclosure className="attach" isExpanded={attachOpen} onExpandedChange={setAttachOpen}>
         <Heading level={3} className="attach-heading">
@@ -249,7 +355,11 @@ function Composer({
           ) : null}
         </DisclosurePanel>
       </Disclosure>
-      <Button type="submit" className="primary" isDisabled={form.isPending || bodyOf() === undefined}>
+      <Button
+        type="submit"
+        className="primary"
+        isDisabled={form.isPending || upload.isPending || bodyOf() === undefined}
+      >
         {form.isPending ? 'Sending…' : 'Send reply'}
       </Button>
       <SuggestReply conversationId={conversationId} onDraft={setText} />

@@ -51,6 +51,7 @@ export async function queueAutomatedText(
     window_account_id: null,
     author_id: null,
     private: false,
+    received_at: null,
     created_at: now,
     sent_at: null,
     delivered_at: null,
