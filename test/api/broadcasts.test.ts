@@ -1,7 +1,7 @@
 // Broadcasts after the request: idempotency, the fan-out's outcomes, status reports, balance, cancel, reads, and
 // the count invariant while a fan-out runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../src/modules/broadcasts/idempotency.ts';
+import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../src/http/idempotency.ts';
 import { chargeClaims, claimBatch } from '../../src/modules/broadcasts/recipient-claim.ts';
 import { recordedEvents } from '../helpers/events.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';

@@ -1,6 +1,7 @@
 // The folders of src/ depend one way (docs/architecture.md): the lower layers (http/, messaging/, lib/, db/) never
-// import a feature (modules/) or the worker, and a feature never imports the worker, which drives features. Biome's
-// cycle rule catches circles; this catches a lower folder reaching up, which is no circle until someone closes it.
+// import a feature (modules/) or the worker, a feature never imports the worker, which drives features, and the
+// messaging account sits below the features that send, conversations below broadcasts (D306). Biome's cycle rule
+// catches circles; this catches a lower folder reaching up, which is no circle until someone closes it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,6 +42,12 @@ const rules: { from: string; mayNotImport: string[] }[] = [
   { from: 'lib/', mayNotImport: ['modules/', 'worker/'] },
   { from: 'modules/', mayNotImport: ['worker/'] },
   { from: 'db/', mayNotImport: ['modules/'] },
+  // The messaging account sits below every feature that sends (D306); conversations never reach into broadcasts.
+  {
+    from: 'modules/messaging-accounts/',
+    mayNotImport: ['modules/broadcasts/', 'modules/conversations/', 'modules/automation/'],
+  },
+  { from: 'modules/conversations/', mayNotImport: ['modules/broadcasts/'] },
 ];
 
 describe('dependency direction', () => {

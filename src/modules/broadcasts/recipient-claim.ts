@@ -7,10 +7,11 @@ import { executePrepared } from '../../db/prepared-statements.ts';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy as groupInOrder } from '../../lib/group-by.ts';
+import { adjustBalance } from '../messaging-accounts/accounts.repo.ts';
+import { canPay, priceOf } from '../messaging-accounts/prices.ts';
 import { type ContactToken, componentsFiller } from './audience-components.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
-import { adjustBalance, updateRecipient } from './recipient-held.ts';
-import { canPay, priceOf } from './recipient-rules.ts';
+import { updateRecipient } from './recipient-held.ts';
 
 type Candidate = Awaited<ReturnType<typeof claimBatch>>[number];
 

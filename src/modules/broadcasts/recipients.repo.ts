@@ -8,10 +8,11 @@ import type { DB } from '../../db/schema.ts';
 import type { PlatformEventOf } from '../../messaging/webhooks.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
 import { recordOutboundMessages } from '../conversations/conversations.repo.ts';
+import { adjustBalance } from '../messaging-accounts/accounts.repo.ts';
 import { MARKETING_CAP, MARKETING_CAP_BACKOFF_MS } from './platform-pacing.ts';
 import type { ClaimedRow } from './recipient-claim.ts';
 import { recordRecipientMoves } from './recipient-events.ts';
-import { adjustBalance, refund, updateRecipient } from './recipient-held.ts';
+import { refund, updateRecipient } from './recipient-held.ts';
 import { isForward, parseCallbackReference } from './recipient-rules.ts';
 
 export { type ClaimedRow, type ClaimOptions, claimRecipients } from './recipient-claim.ts';
