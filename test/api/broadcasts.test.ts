@@ -2,7 +2,8 @@
 // the count invariant while a fan-out runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../src/http/idempotency.ts';
-import { chargeClaims, claimBatch } from '../../src/modules/broadcasts/recipient-claim.ts';
+import { claimBatch } from '../../src/modules/recipients/claim-candidates.ts';
+import { chargeClaims } from '../../src/modules/recipients/claim-charge.ts';
 import { recordedEvents } from '../helpers/events.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';

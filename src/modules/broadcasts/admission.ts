@@ -10,9 +10,9 @@ import type { BroadcastsTable, DB } from '../../db/schema.ts';
 import { completeIdempotencyKey, type IdempotencyHold } from '../../http/idempotency.ts';
 import { admitMessage, honoursOptOut, type MessageAdmission } from '../messaging-accounts/admission.ts';
 import { lockWindow } from '../messaging-accounts/window.repo.ts';
-import { broadcastView } from './broadcast-view.ts';
+import { broadcastView } from '../recipients/broadcast-view.ts';
+import { type QueuedRecipient, queueRecipients, recordFailedAtOnce } from '../recipients/recipient-queue.ts';
 import { insertBroadcast } from './broadcasts.repo.ts';
-import { type QueuedRecipient, queueRecipients, recordFailedAtOnce } from './recipients.repo.ts';
 
 /** A recipient to admit; `optedOut` ones of a MARKETING template are `failed` `opted_out` at once, uncharged. */
 export type AdmittedRecipient = Omit<QueuedRecipient, 'failure'> & { optedOut: boolean };

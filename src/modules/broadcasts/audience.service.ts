@@ -9,10 +9,10 @@ import { anywhere, orderedBody, under } from '../../http/ordered-body.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MediaFetcher } from '../../messaging/media/media-fetcher.ts';
 import { audienceCondition } from '../contacts/contact-audience.ts';
+import { audienceComponents } from '../recipients/audience-components.ts';
 import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from '../templates/sendable.ts';
 import { type AdmittedBroadcast, admitBroadcast } from './admission.ts';
 import { AudienceBroadcastBody, SEND_AT_MAX_DAYS } from './audience.schemas.ts';
-import { audienceComponents } from './audience-components.ts';
 import type { BroadcastsService } from './broadcasts.service.ts';
 
 export interface AudienceDeps extends SendableDeps {

@@ -6,9 +6,12 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import { admitMessage } from '../messaging-accounts/admission.ts';
+import { lookAgainAtHeld } from '../recipients/audience-materialize.ts';
+import { broadcastView } from '../recipients/broadcast-view.ts';
+import { recordFinished } from '../recipients/recipient-events.ts';
+import { RECIPIENT_LISTED_STATUSES } from '../recipients/recipient-rules.ts';
+import { cancelTail, listRecipients, unparkRemainder } from '../recipients/recipients.repo.ts';
 import { findTemplate } from '../templates/templates.repo.ts';
-import { lookAgainAtHeld } from './audience-materialize.ts';
-import { broadcastView } from './broadcast-view.ts';
 import {
   type BroadcastRow,
   findBroadcast,
@@ -24,9 +27,6 @@ import type {
   RECIPIENT_STATUSES,
   RecipientListQuery,
 } from './broadcasts.schemas.ts';
-import { recordFinished } from './recipient-events.ts';
-import { RECIPIENT_LISTED_STATUSES } from './recipient-rules.ts';
-import { cancelTail, listRecipients, unparkRemainder } from './recipients.repo.ts';
 
 export type { BroadcastStatus };
 

@@ -6,9 +6,9 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import type { IdempotencyHold } from '../../http/idempotency.ts';
 import { newId } from '../../lib/ids.ts';
+import { type ContactToken, componentsFiller } from '../recipients/audience-components.ts';
 import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from '../templates/sendable.ts';
 import { type AdmittedBroadcast, admitBroadcast } from './admission.ts';
-import { type ContactToken, componentsFiller } from './audience-components.ts';
 
 /** decisions §13: failures another try cannot fix. */
 const FINAL_ERRORS = ['opted_out', 'not_on_network'];

@@ -168,7 +168,7 @@ export function failUnconfirmedReplies(db: Kysely<DB>, olderThanMs: number, limi
       update reply_handoffs as r set state = 'unconfirmed', lease_until = null, lease_token = null
       from (
         select org_id, message_id from reply_handoffs
-        -- At least that old, as failUnconfirmed (broadcasts/recipients.repo.ts) counts it.
+        -- At least that old, as failUnconfirmed (recipients/recipients.repo.ts) counts it.
         where state = 'marked' and handoff_started_at <= now() - make_interval(secs => ${olderThanMs / 1000})
           and (lease_until is null or lease_until < now())
         limit ${limit} for update skip locked) as old

@@ -1,4 +1,4 @@
-// The shared tools of the recipients repository's steps, at the bottom of their stack (the claim, the hand-offs and
+// The shared tools of the queue's steps, at the bottom of their stack (the claim, the hand-offs and
 // the repository import them; this file imports none of them): a recipient's key, the UPDATE of one recipient, the
 // one UPDATE shape that changes rows a claim still holds (the batch's rows travel as arrays), and the refund of what
 // such rows reserved (through the account's balance, messaging-accounts/accounts.repo.ts).
@@ -15,7 +15,7 @@ export interface RecipientKey {
   position: number;
 }
 
-/** What the held-row tools need of a claimed row (recipient-claim.ts's ClaimedRow has it all). */
+/** What the held-row tools need of a claimed row (claim-charge.ts's ClaimedRow has it all). */
 export interface HeldRow extends RecipientKey {
   account_id: string;
   lease_token: string;

@@ -10,8 +10,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
-import { ApiError } from '../../http/errors.ts';
-import { audienceCondition, reachableContact } from '../contacts/contact-audience.ts';
+import { reachableContact, storedAudienceCondition } from '../contacts/contact-audience.ts';
 import type { ContactFilters } from '../contacts/contacts.schemas.ts';
 import { honoursOptOut } from '../messaging-accounts/admission.ts';
 import { nextRoom, roomOf, takesRoom } from '../messaging-accounts/window.repo.ts';
@@ -75,14 +74,9 @@ export async function materializeChunk(db: Kysely<DB>, chunkSize: number): Promi
       .executeTakeFirst();
     if (!broadcast) return 0;
     const room = await roomOf(trx, broadcast.org_id, broadcast.account_id);
-    let where: RawBuilder<unknown>;
-    try {
-      where = await audienceCondition(trx, broadcast.org_id, (broadcast.audience ?? {}) as ContactFilters);
-    } catch (error) {
-      // A property the audience names was deleted since the 202: nobody more matches.
-      if (!(error instanceof ApiError)) throw error;
-      where = sql`false`;
-    }
+    const audience = await storedAudienceCondition(trx, broadcast.org_id, (broadcast.audience ?? {}) as ContactFilters);
+    // A property the audience names was deleted since the 202: nobody more matches.
+    const where = audience.kind === 'condition' ? audience.where : sql`false`;
     return addChunk(trx, broadcast, where, room, chunkSize);
   });
 }
