@@ -1,8 +1,7 @@
 // POST /v1/conversations/{id}/messages (decisions §15): the checks in the decided order, the first failure answers;
 // then one transaction that writes the message and its hand-off row (and, for a template, takes its price and,
 // outside the window, its place in the 24-hour limit), through the messages' one admission step
-// (messaging-accounts/admission.ts). A refused
-// request writes nothing. The workers are woken at the commit.
+// (messaging-accounts/admission.ts). A refused request writes nothing. The workers are woken at the commit.
 import type { Kysely } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
