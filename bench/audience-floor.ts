@@ -11,7 +11,7 @@
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import { materializeChunk } from '../src/modules/broadcasts/audience-materialize.ts';
+import { materializeChunk } from '../src/modules/recipients/audience-materialize.ts';
 import { startSeededAudience } from './audience-seeded.ts';
 import { log } from './bench-database.ts';
 

@@ -9,3 +9,9 @@ export function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<s
   }
   return groups;
 }
+
+/** groupBy with the groups in key order: locks taken group by group then come in one order, so that two workers
+ * can never wait on each other in a cycle. */
+export function groupByInKeyOrder<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  return new Map([...groupBy(items, key).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}

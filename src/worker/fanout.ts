@@ -5,7 +5,8 @@
 // - claimed but never marked: claimed again by anyone (nothing was sent; the reservation is given back first);
 // - marked with no recorded answer: never sent again. A status webhook carrying our callback reference settles it;
 //   if none arrives within `reconcileAfterMs`, it fails as `handoff_unconfirmed` and is refunded.
-// Every step's SQL is a named step of the broadcasts recipients repository; this file keeps only the loop.
+// Every step's SQL is a named step of the queue engine (modules/recipients/: the claim, the hand-offs, the
+// reconciler's fail of unconfirmed hand-offs), imported from the step's own file; this file keeps only the loop.
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
@@ -13,14 +14,11 @@ import { FANOUT_DEFAULTS } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import { groupBy } from '../lib/group-by.ts';
 import type { MessagingPlatform, SendComponent, SendResult } from '../messaging/platform.ts';
-import { callbackReference, type RetryPolicy, verdictOf } from '../modules/broadcasts/recipient-rules.ts';
-import {
-  type ClaimedRow,
-  claimRecipients,
-  failUnconfirmed,
-  type HandoffOutcome,
-  recordOutcomes,
-} from '../modules/broadcasts/recipients.repo.ts';
+import type { ClaimedRow } from '../modules/recipients/claim-charge.ts';
+import { claimRecipients } from '../modules/recipients/recipient-claim.ts';
+import { type HandoffOutcome, recordOutcomes } from '../modules/recipients/recipient-handoffs.ts';
+import { callbackReference, type RetryPolicy, verdictOf } from '../modules/recipients/recipient-rules.ts';
+import { failUnconfirmed } from '../modules/recipients/recipients.repo.ts';
 import { renderedBody } from '../modules/templates/rendered-body.ts';
 import { findTemplateComponents } from '../modules/templates/templates.repo.ts';
 

@@ -7,7 +7,6 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import type { FreeformBody, MessagingPlatform, SendResult } from '../messaging/platform.ts';
-import { type RetryPolicy, verdictOf } from '../modules/broadcasts/recipient-rules.ts';
 import {
   type ClaimedReply,
   claimReplies,
@@ -20,6 +19,7 @@ import {
 } from '../modules/conversations/reply-handoffs.repo.ts';
 import { replyError, replyReference } from '../modules/conversations/reply-rules.ts';
 import { fileBytes } from '../modules/files/files.service.ts';
+import { type RetryPolicy, verdictOf } from '../modules/recipients/recipient-rules.ts';
 import type { HandoffMetric } from './fanout.ts';
 
 export interface ReplyHandoffOptions extends RetryPolicy {

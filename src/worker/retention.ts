@@ -5,9 +5,9 @@
 // sent and stay readable: they are never pruned.
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
+import { purgeExpiredIdempotencyKeys } from '../http/idempotency.ts';
 import { pruneProcessedEvents } from '../messaging/webhooks.ts';
 import { pruneRuleRuns, RULE_RUNS_RETENTION_MS } from '../modules/automation/automation-rules.repo.ts';
-import { purgeExpiredIdempotencyKeys } from '../modules/broadcasts/idempotency.ts';
 import { pruneExpiredFiles } from '../modules/files/files.service.ts';
 import { pruneWebhookHistory } from '../modules/webhook-endpoints/deliveries.repo.ts';
 

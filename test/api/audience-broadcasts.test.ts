@@ -316,6 +316,35 @@ describe('at a time, and the lifecycle', () => {
   });
 });
 
+describe('a property the audience names goes while its recipients are added (D309)', () => {
+  for (const replacement of [undefined, { key: 'tier', label: 'Tier', kind: 'NUMBER' }]) {
+    it(`nobody more matches${replacement ? ' (the key now names a NUMBER)' : ''}: it completes with what it added`, async () => {
+      const { key, template } = await sender(h);
+      const property = await h.api('POST', '/v1/properties', {
+        key,
+        body: { key: 'tier', label: 'Tier', kind: 'TEXT' },
+      });
+      expect(property.status).toBe(201);
+      await contacts(
+        key,
+        phones(5).map((phone) => ({ phone, properties: { tier: { kind: 'TEXT', value_text: 'gold' } } })),
+      );
+      const accepted = await create(key, {
+        template_id: template.id,
+        audience: { property_filter: ['tier:eq:gold'] },
+        variables: { 'body.1': 'x' },
+      });
+      expect(accepted.status).toBe(202);
+      expect((await h.audiences.runOnce()) > 0).toBe(true); // started, and its first chunk of 3 added
+      expect((await h.api('DELETE', `/v1/properties/${property.body.id}`, { key })).status).toBe(204);
+      if (replacement) expect((await h.api('POST', '/v1/properties', { key, body: replacement })).status).toBe(201);
+      await h.audiences.drain();
+      await h.fanout.drain();
+      expect(await read(key, accepted.body.id)).toMatchObject({ status: 'completed', requested: 3, sent: 3 });
+    });
+  }
+});
+
 describe('pacing by the rolling 24-hour limit', () => {
   it('hands off only what the window has room for; the rest waits with held_until, never refused', async () => {
     const { key, template } = await sender(h, { limit: 2 });

@@ -1,8 +1,9 @@
 // Broadcasts after the request: idempotency, the fan-out's outcomes, status reports, balance, cancel, reads, and
 // the count invariant while a fan-out runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../src/modules/broadcasts/idempotency.ts';
-import { chargeClaims, claimBatch } from '../../src/modules/broadcasts/recipient-claim.ts';
+import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../src/http/idempotency.ts';
+import { claimBatch } from '../../src/modules/recipients/claim-candidates.ts';
+import { chargeClaims } from '../../src/modules/recipients/claim-charge.ts';
 import { recordedEvents } from '../helpers/events.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IN_FLIGHT_LEASE_SECONDS } from '../../src/modules/broadcasts/idempotency.ts';
+import { IN_FLIGHT_LEASE_SECONDS } from '../../src/http/idempotency.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { IMAGE_HEADER_WITH_BUTTON, phones, sender } from '../helpers/sends.ts';
 import { waitUntil } from '../helpers/wait.ts';

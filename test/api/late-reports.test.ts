@@ -5,8 +5,8 @@
 // nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSignedWebhook } from '../../src/messaging/cloud/webhook-builder.ts';
-import { callbackReference } from '../../src/modules/broadcasts/recipient-rules.ts';
 import { claimReplies } from '../../src/modules/conversations/reply-handoffs.repo.ts';
+import { callbackReference } from '../../src/modules/recipients/recipient-rules.ts';
 import { createFanout } from '../../src/worker/fanout.ts';
 import { type Harness, startHarness, WEBHOOK_APP_SECRET } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';

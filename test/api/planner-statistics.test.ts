@@ -5,7 +5,7 @@
 import { CompiledQuery, type KyselyPlugin, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze, analyzeChanged } from '../../src/db/migrate.ts';
-import { claimRecipients } from '../../src/modules/broadcasts/recipients.repo.ts';
+import { claimRecipients } from '../../src/modules/recipients/recipient-claim.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 

@@ -4,7 +4,8 @@
 // indexes. Runs on both engines.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimRecipients, startHandoffs } from '../../src/modules/broadcasts/recipients.repo.ts';
+import { claimRecipients } from '../../src/modules/recipients/recipient-claim.ts';
+import { startHandoffs } from '../../src/modules/recipients/recipient-handoffs.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../helpers/sends.ts';
 import { updatesWithin } from '../helpers/table-updates.ts';

@@ -5,9 +5,10 @@
 // The lock part runs on PostgreSQL only (PGlite has one connection: nothing can hold a lock beside the test).
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type ClaimedRow, claimRecipients } from '../../src/modules/broadcasts/recipient-claim.ts';
-import { recordOutcomes, startHandoffs } from '../../src/modules/broadcasts/recipient-handoffs.ts';
-import { failUnconfirmed } from '../../src/modules/broadcasts/recipients.repo.ts';
+import type { ClaimedRow } from '../../src/modules/recipients/claim-charge.ts';
+import { claimRecipients } from '../../src/modules/recipients/recipient-claim.ts';
+import { recordOutcomes, startHandoffs } from '../../src/modules/recipients/recipient-handoffs.ts';
+import { failUnconfirmed } from '../../src/modules/recipients/recipients.repo.ts';
 import { controlClient, testDatabaseKind } from '../helpers/database.ts';
 import { recordedEvents } from '../helpers/events.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';

@@ -4,8 +4,8 @@
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../../src/db/schema.ts';
-import { recordRecipientMoves } from '../../src/modules/broadcasts/recipient-events.ts';
 import { contactsForPhones } from '../../src/modules/contacts/contact-intake.ts';
+import { recordRecipientMoves } from '../../src/modules/recipients/recipient-events.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { approvedTemplate, phones, recipientsFor, sender } from '../helpers/sends.ts';
 import { waitUntil } from '../helpers/wait.ts';

@@ -1,6 +1,8 @@
 // The folders of src/ depend one way (docs/architecture.md): the lower layers (http/, messaging/, lib/, db/) never
-// import a feature (modules/) or the worker, and a feature never imports the worker, which drives features. Biome's
-// cycle rule catches circles; this catches a lower folder reaching up, which is no circle until someone closes it.
+// import a feature (modules/) or the worker, a feature never imports the worker, which drives features, and the
+// messaging account sits below the features that send, conversations below broadcasts (D306), the queue engine
+// (recipients/) below broadcasts (D308). Biome's cycle rule catches circles; this catches a lower folder reaching up,
+// which is no circle until someone closes it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -41,7 +43,29 @@ const rules: { from: string; mayNotImport: string[] }[] = [
   { from: 'lib/', mayNotImport: ['modules/', 'worker/'] },
   { from: 'modules/', mayNotImport: ['worker/'] },
   { from: 'db/', mayNotImport: ['modules/'] },
+  // The messaging account sits below every feature that sends (D306); conversations never reach into broadcasts.
+  {
+    from: 'modules/messaging-accounts/',
+    mayNotImport: ['modules/broadcasts/', 'modules/recipients/', 'modules/conversations/', 'modules/automation/'],
+  },
+  { from: 'modules/conversations/', mayNotImport: ['modules/broadcasts/', 'modules/recipients/'] },
+  // The queue engine sits below the broadcasts feature, whose requests use it (D308).
+  { from: 'modules/recipients/', mayNotImport: ['modules/broadcasts/'] },
 ];
+
+/** The files of src/ that a file loads when it runs, itself included (`import type` loads nothing). */
+function runtimeClosure(start: string): Set<string> {
+  const seen = new Set<string>();
+  const pending = [start];
+  while (pending.length > 0) {
+    const file = pending.pop() as string;
+    if (seen.has(file)) continue;
+    seen.add(file);
+    const text = readFileSync(join(src, file), 'utf8').replace(/^\s*(?:import|export)\s+type\b[^;]*;/gm, '');
+    pending.push(...importsOf(file, text).filter((target) => target.endsWith('.ts')));
+  }
+  return seen;
+}
 
 describe('dependency direction', () => {
   it('reads import statements of every shape', () => {
@@ -75,6 +99,17 @@ describe('dependency direction', () => {
       }
     }
     expect(violations).toEqual([]);
+  });
+
+  it("a broadcast's worker half (fan-out, audience steps, status reports) never loads modules/broadcasts/ (D308)", () => {
+    const starts = [
+      'worker/fanout.ts',
+      'modules/recipients/audience-runner.ts',
+      'modules/recipients/platform-status.handlers.ts',
+    ];
+    const loaded = starts.flatMap((start) => [...runtimeClosure(start)]);
+    expect(loaded.length).toBeGreaterThan(starts.length);
+    expect(loaded.filter((file) => file.startsWith('modules/broadcasts/'))).toEqual([]);
   });
 });
 

@@ -4,16 +4,16 @@
 // No work per contact: the worker starts it (at `send_at`) and adds its recipients in chunks.
 import type { Static } from 'typebox';
 import { ApiError, validationError } from '../../http/errors.ts';
+import { type IdempotencyHold, withIdempotencyKey } from '../../http/idempotency.ts';
 import { anywhere, orderedBody, under } from '../../http/ordered-body.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MediaFetcher } from '../../messaging/media/media-fetcher.ts';
 import { audienceCondition } from '../contacts/contact-audience.ts';
-import { type AdmittedBroadcast, admitBroadcast, type IdempotencyHold } from './admission.ts';
+import { audienceComponents } from '../recipients/audience-components.ts';
+import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from '../templates/sendable.ts';
+import { type AdmittedBroadcast, admitBroadcast } from './admission.ts';
 import { AudienceBroadcastBody, SEND_AT_MAX_DAYS } from './audience.schemas.ts';
-import { audienceComponents } from './audience-components.ts';
 import type { BroadcastsService } from './broadcasts.service.ts';
-import { withIdempotencyKey } from './idempotency.ts';
-import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from './sendable.ts';
 
 export interface AudienceDeps extends SendableDeps {
   broadcasts: BroadcastsService;

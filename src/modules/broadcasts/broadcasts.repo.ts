@@ -1,45 +1,10 @@
-// SQL for broadcasts: reading them with their derived counts, listing, creating, and marking stored states.
+// SQL for broadcasts' requests: listing and reading them (with the counts their recipients derive,
+// recipients/broadcast-view.ts), creating them, and marking the stored states a request sets.
 import { type Insertable, type Kysely, sql } from 'kysely';
 import type { BroadcastsTable, DB } from '../../db/schema.ts';
+import { type BroadcastRow, STORED_STATUSES, selectBroadcasts } from '../recipients/broadcast-view.ts';
 
-// contract: `sent` counts recipients in sent, delivered or read; `failed` those in failed. One statement reads a
-// broadcast and its counts, so a read is always a consistent snapshot. Each count reads its statuses' ranges of the
-// listing index (org, status, broadcast, position; D211), not every recipient of the broadcast.
-const countOf = (statuses: readonly string[]) =>
-  sql<number>`(select count(*)::int from broadcast_recipients r where r.org_id = broadcasts.org_id
-    and r.status in (${sql.join(statuses.map((status) => sql.lit(status)))}) and r.broadcast_id = broadcasts.id)`;
-const counts = sql<{ sent: number; failed: number }>`(select ${countOf(['sent', 'delivered', 'read'])} as sent,
-  ${countOf(['failed'])} as failed)`.as('c');
-
-export function selectBroadcasts(db: Kysely<DB>, orgId: string) {
-  return db
-    .selectFrom('broadcasts')
-    .leftJoinLateral(counts, (join) => join.onTrue())
-    .select([
-      'broadcasts.id',
-      'broadcasts.template_id',
-      'broadcasts.template_name',
-      'broadcasts.template_language',
-      'broadcasts.channel_id',
-      'broadcasts.stored_status',
-      'broadcasts.requested',
-      'broadcasts.origin',
-      'broadcasts.retry_of',
-      'broadcasts.created_at',
-      'broadcasts.name',
-      'broadcasts.audience',
-      'broadcasts.send_at',
-      'broadcasts.started_at',
-      'broadcasts.status_reason',
-      'broadcasts.held_until',
-      'broadcasts.phase',
-      sql<number>`coalesce(c.sent, 0)`.as('sent'),
-      sql<number>`coalesce(c.failed, 0)`.as('failed'),
-    ])
-    .where('broadcasts.org_id', '=', orgId);
-}
-
-export type BroadcastRow = Awaited<ReturnType<ReturnType<typeof selectBroadcasts>['executeTakeFirstOrThrow']>>;
+export type { BroadcastRow };
 
 export interface BroadcastListFilter {
   status?: readonly string[] | undefined;
@@ -48,9 +13,6 @@ export interface BroadcastListFilter {
   after?: [Date, string] | undefined;
   limit: number;
 }
-
-/** Statuses a broadcast row stores; the others are derived (decisions §7, §16). */
-export const STORED_STATUSES = ['cancelled', 'stopped_low_balance', 'paused'] as const;
 
 /** Newest first (decisions §1); the status filter follows the derived status of decisions §7 and §16. */
 export function listBroadcasts(db: Kysely<DB>, orgId: string, filter: BroadcastListFilter) {

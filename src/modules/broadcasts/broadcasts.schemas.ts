@@ -2,21 +2,13 @@ import { type Static, Type } from 'typebox';
 import { CursorQuery, LimitQuery, Page } from '../../http/pagination.ts';
 import { DateTime, IdParam, Nullable, OpenEnum, StringEnum } from '../../http/schemas.ts';
 import { ConversationContactSchema } from '../conversations/conversations.schemas.ts';
+import { BROADCAST_STATUSES, type BroadcastStatus, RECIPIENT_STATUSES } from '../recipients/broadcast-view.ts';
 import { CONTACT_ORIGINS } from '../sub-origins/sub-origins.schemas.ts';
 
-export const BROADCAST_STATUSES = [
-  'scheduled',
-  'preparing',
-  'in_progress',
-  'paused',
-  'completed',
-  'stopped_low_balance',
-  'cancelled',
-] as const;
+export { BROADCAST_STATUSES, type BroadcastStatus, RECIPIENT_STATUSES };
+
 /** decisions §16: why a broadcast is `paused`, or was `cancelled` by the service. */
 export const STATUS_REASONS = ['requested', 'template_not_sendable'] as const;
-export const RECIPIENT_STATUSES = ['received', 'sending', 'sent', 'delivered', 'read', 'failed'] as const;
-export type BroadcastStatus = (typeof BROADCAST_STATUSES)[number];
 
 export const BroadcastSchema = Type.Object(
   {

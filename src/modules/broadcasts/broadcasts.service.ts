@@ -5,9 +5,13 @@ import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
+import { admitMessage } from '../messaging-accounts/admission.ts';
+import { lookAgainAtHeld } from '../recipients/audience-materialize.ts';
+import { broadcastView } from '../recipients/broadcast-view.ts';
+import { recordFinished } from '../recipients/recipient-events.ts';
+import { RECIPIENT_LISTED_STATUSES } from '../recipients/recipient-rules.ts';
+import { cancelTail, listRecipients, unparkRemainder } from '../recipients/recipients.repo.ts';
 import { findTemplate } from '../templates/templates.repo.ts';
-import { lookAgainAtHeld } from './audience-materialize.ts';
-import { broadcastView } from './broadcast-view.ts';
 import {
   type BroadcastRow,
   findBroadcast,
@@ -23,10 +27,6 @@ import type {
   RECIPIENT_STATUSES,
   RecipientListQuery,
 } from './broadcasts.schemas.ts';
-import { recordFinished } from './recipient-events.ts';
-import { canPay, priceOf, RECIPIENT_LISTED_STATUSES } from './recipient-rules.ts';
-import { cancelTail, listRecipients, unparkRemainder } from './recipients.repo.ts';
-import { readAccount } from './sends.repo.ts';
 
 export type { BroadcastStatus };
 
@@ -173,15 +173,15 @@ export function createBroadcastsService(db: Kysely<DB>) {
         }
         if (current.stored_status === 'stopped_low_balance') {
           const sending = await findBroadcastAccount(trx, orgId, broadcastId);
-          const account = await readAccount(trx, orgId, sending.account_id);
-          const price = priceOf(account.prices, sending.template_category);
-          if (!canPay(Number(account.balance), price)) {
-            throw new ApiError(402, {
-              code: 'messaging_insufficient_balance',
-              balance: Number(account.balance),
-              price,
-            });
-          }
+          // The balance pays one message of it (402 otherwise), as at an audience broadcast's admission.
+          await admitMessage(trx, {
+            orgId,
+            accountId: sending.account_id,
+            category: sending.template_category,
+            phones: [],
+            limit: 'pace',
+            payment: 'at-claim',
+          });
           await unparkRemainder(trx, orgId, broadcastId);
         }
         await markStored(trx, orgId, broadcastId, { stored_status: null, status_reason: null, finished_at: null });

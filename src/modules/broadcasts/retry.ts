@@ -4,10 +4,11 @@ import { type Kysely, sql } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
+import type { IdempotencyHold } from '../../http/idempotency.ts';
 import { newId } from '../../lib/ids.ts';
-import { type AdmittedBroadcast, admitBroadcast, type IdempotencyHold } from './admission.ts';
-import { type ContactToken, componentsFiller } from './audience-components.ts';
-import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from './sendable.ts';
+import { type ContactToken, componentsFiller } from '../recipients/audience-components.ts';
+import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from '../templates/sendable.ts';
+import { type AdmittedBroadcast, admitBroadcast } from './admission.ts';
 
 /** decisions §13: failures another try cannot fix. */
 const FINAL_ERRORS = ['opted_out', 'not_on_network'];

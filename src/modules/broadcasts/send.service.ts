@@ -3,6 +3,7 @@
 
 import type { Static } from 'typebox';
 import { ApiError, validationError } from '../../http/errors.ts';
+import { type IdempotencyHold, withIdempotencyKey } from '../../http/idempotency.ts';
 import { anywhere, type Loc, orderedBody, under } from '../../http/ordered-body.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MediaCheck, MediaFetcher } from '../../messaging/media/media-fetcher.ts';
@@ -10,12 +11,11 @@ import type { MediaKind } from '../../messaging/media/media-types.ts';
 import { contactsForPhones } from '../contacts/contact-intake.ts';
 import { contactsById, contactsByPhone, type SendContact } from '../contacts/contact-lookup.repo.ts';
 import { buildSendComponents, validateRecipientInput } from '../templates/send-requirements.ts';
-import { type AdmittedBroadcast, admitBroadcast, type IdempotencyHold } from './admission.ts';
+import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from '../templates/sendable.ts';
+import { type AdmittedBroadcast, admitBroadcast } from './admission.ts';
 import type { BroadcastsService } from './broadcasts.service.ts';
-import { withIdempotencyKey } from './idempotency.ts';
 import { queueRetry } from './retry.ts';
 import { SendBody, type SendRecipient } from './send.schemas.ts';
-import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from './sendable.ts';
 
 const MEDIA_FETCH_CONCURRENCY = 8;
 

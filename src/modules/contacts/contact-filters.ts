@@ -83,6 +83,24 @@ export interface Condition {
   rows?: ValueRows;
 }
 
+/** Why an entry does not apply to its property as defined now (unknown key, operator, value); undefined: it does. */
+export function propertyFilterIssue(filter: PropertyFilter, definition: Definition | undefined): string | undefined {
+  if (!definition) return `Unknown property key '${filter.key}'`;
+  const kind = definition.kind as PropertyKind;
+  if (!allowedOps(kind).includes(filter.op)) {
+    return `Operator '${filter.op}' does not apply to ${withArticle(kind)} property (use ${allowedOps(kind).join(', ')})`;
+  }
+  if (filter.op === 'exists') {
+    return filter.value !== 'true' && filter.value !== 'false' ? 'exists takes true or false' : undefined;
+  }
+  const values = filter.op === 'in' ? filter.value.split('|') : [filter.value];
+  for (const value of values) {
+    const issue = valueIssue(kind, value);
+    if (issue !== undefined) return issue;
+  }
+  return undefined;
+}
+
 /** The SQL condition of one entry, or a 422 at ["query","property_filter",index]. */
 export function propertyCondition(
   filter: PropertyFilter,
@@ -90,30 +108,25 @@ export function propertyCondition(
   index: number,
   at: FilterLocation = QUERY,
 ): Condition {
-  const fail = (msg: string) =>
-    validationError([...at, 'property_filter', index], msg, 'value_error', {
+  const issue = propertyFilterIssue(filter, definition);
+  if (issue !== undefined || !definition) {
+    throw validationError([...at, 'property_filter', index], issue ?? '', 'value_error', {
       input: `${filter.key}:${filter.op}:${filter.value}`,
     });
-  if (!definition) throw fail(`Unknown property key '${filter.key}'`);
-  const kind = definition.kind as PropertyKind;
-  if (!allowedOps(kind).includes(filter.op)) {
-    throw fail(
-      `Operator '${filter.op}' does not apply to ${withArticle(kind)} property (use ${allowedOps(kind).join(', ')})`,
-    );
   }
+  const kind = definition.kind as PropertyKind;
   const slot = SLOT[kind];
   const exists = (condition: RawBuilder<unknown> | undefined) =>
     sql`exists (select 1 from contact_property_values pv where pv.org_id = c.org_id and pv.contact_id = c.id
       and pv.property_id = ${definition.id}${condition ? sql` and ${condition}` : sql``})`;
 
   if (filter.op === 'exists') {
-    if (filter.value !== 'true' && filter.value !== 'false') throw fail('exists takes true or false');
     return filter.value === 'true'
       ? { sql: exists(undefined), rows: { propertyId: definition.id, condition: undefined } }
       : { sql: sql`not ${exists(undefined)}` };
   }
   const values = filter.op === 'in' ? filter.value.split('|') : [filter.value];
-  const typed = values.map((value) => typedValue(kind, value, fail));
+  const typed = values.map((value) => typedValue(kind, value));
   let condition: RawBuilder<unknown>;
   if (slot === 'value_json') {
     // MULTI_SELECT: eq and contains mean "has this option"; in means "has any of these".
@@ -145,20 +158,23 @@ export function propertyCondition(
     : { sql: exists(condition), rows: { propertyId: definition.id, condition } };
 }
 
-function typedValue(kind: PropertyKind, value: string, fail: (msg: string) => Error): string {
+function valueIssue(kind: PropertyKind, value: string): string | undefined {
   if (kind === 'NUMBER' || kind === 'MONEY') {
-    if (value.trim() === '' || !Number.isFinite(Number(value))) throw fail(`'${value}' is not a number`);
-    return String(Number(value));
+    if (value.trim() === '' || !Number.isFinite(Number(value))) return `'${value}' is not a number`;
   }
   if (kind === 'DATE') {
     const date = new Date(`${value}T00:00:00Z`);
     if (!/^\d{4}-\d{2}-\d{2}$/.test(value) || Number.isNaN(date.getTime()) || !date.toISOString().startsWith(value)) {
-      throw fail(`'${value}' is not a date (YYYY-MM-DD)`);
+      return `'${value}' is not a date (YYYY-MM-DD)`;
     }
   }
-  if (kind === 'BOOLEAN' && value !== 'true' && value !== 'false') throw fail(`'${value}' is not true or false`);
-  return value;
+  if (kind === 'BOOLEAN' && value !== 'true' && value !== 'false') return `'${value}' is not true or false`;
+  return undefined;
 }
+
+/** A value valueIssue accepted, as the condition compares it (numbers in their plain form). */
+const typedValue = (kind: PropertyKind, value: string): string =>
+  kind === 'NUMBER' || kind === 'MONEY' ? String(Number(value)) : value;
 
 export interface ListFilter {
   /** Everything in the query that narrows the list, as one condition over `contacts c`. */

@@ -1,6 +1,6 @@
 // SQL of a reply's admission (decisions §15): what the checks read (the conversation with its number and contact,
-// the message answered), and the answering transaction's writes (the message, its hand-off row, the 24-hour
-// window's count for a template outside the customer-service window, the wake-up of the workers).
+// the message answered), and the answering transaction's writes (the message, its hand-off row, the wake-up of the
+// workers; the 24-hour window's count is the messaging account's, messaging-accounts/window.repo.ts).
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { insertMessage, type MessageRow } from './conversations.repo.ts';
@@ -82,23 +82,6 @@ export async function insertReply(db: Kysely<DB>, message: MessageRow, request: 
     })
     .execute();
   await sql`select pg_notify(${REPLY_WAKE_CHANNEL}, '')`.execute(db);
-}
-
-/**
- * decisions §15: a template outside the window counts against the account's 24-hour limit, in the per-account
- * window the sends read (messaging_window_phones and its counter, as migration 0014's trigger keeps them).
- */
-export async function countInWindow(db: Kysely<DB>, orgId: string, accountId: string, phone: string): Promise<void> {
-  await sql`
-    with upserted as (
-      insert into messaging_window_phones as w (org_id, account_id, phone, last_queued_at)
-      values (${orgId}, ${accountId}, ${phone}, now())
-      on conflict (org_id, account_id, phone) do update set last_queued_at = greatest(w.last_queued_at, excluded.last_queued_at)
-      returning (w.xmax = 0) as inserted
-    )
-    insert into messaging_windows as c (org_id, account_id, phones)
-    select ${orgId}, ${accountId}, 1 from upserted where inserted
-    on conflict (org_id, account_id) do update set phones = c.phones + excluded.phones`.execute(db);
 }
 
 export const findMessage = (db: Kysely<DB>, orgId: string, messageId: string) =>

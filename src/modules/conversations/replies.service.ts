@@ -1,26 +1,24 @@
 // POST /v1/conversations/{id}/messages (decisions §15): the checks in the decided order, the first failure answers;
 // then one transaction that writes the message and its hand-off row (and, for a template, takes its price and,
-// outside the window, its place in the 24-hour limit), through the same admission step as the sends. A refused
-// request writes nothing. The workers are woken at the commit.
+// outside the window, its place in the 24-hour limit), through the messages' one admission step
+// (messaging-accounts/admission.ts). A refused request writes nothing. The workers are woken at the commit.
 import type { Kysely } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound, validationError } from '../../http/errors.ts';
+import { completeIdempotencyKey, type IdempotencyHold, withIdempotencyKey } from '../../http/idempotency.ts';
 import { anywhere, orderedBody } from '../../http/ordered-body.ts';
 import { withArticle } from '../../lib/article.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MediaFetcher } from '../../messaging/media/media-fetcher.ts';
-import { checkRoom, honoursOptOut, type IdempotencyHold } from '../broadcasts/admission.ts';
-import { completeIdempotencyKey, withIdempotencyKey } from '../broadcasts/idempotency.ts';
-import { adjustBalance } from '../broadcasts/recipient-held.ts';
-import { priceOf } from '../broadcasts/recipient-rules.ts';
-import { type SendableDeps, sendableTemplate } from '../broadcasts/sendable.ts';
-import { lockAccount } from '../broadcasts/sends.repo.ts';
+import type { FreeformBody } from '../../messaging/platform.ts';
 import { contactsById } from '../contacts/contact-lookup.repo.ts';
 import { findFile } from '../files/files.service.ts';
+import { admitMessage, honoursOptOut } from '../messaging-accounts/admission.ts';
 import { renderedBody } from '../templates/rendered-body.ts';
 import { buildSendComponents, validateRecipientInput } from '../templates/send-requirements.ts';
+import { type SendableDeps, sendableTemplate } from '../templates/sendable.ts';
 import { type MessageRow, WINDOW_MS } from './conversations.repo.ts';
 import { type MessageMedia, messageView } from './message-view.ts';
 import * as repo from './replies.repo.ts';
@@ -257,29 +255,18 @@ export function createRepliesService(deps: RepliesDeps) {
     const replyToPlatform = replyTo?.platform_message_id ?? undefined;
     await transactionWithRetry(db, async (trx) => {
       const locked = await repo.lockConversation(trx, orgId, conversationId);
-      message.window_account_id = null; // decided again if a deadlock makes this transaction run again
-      let charged = 0;
-      if (template) {
-        // decisions §15: a template is charged at its category's price; outside the window it counts against the
-        // 24-hour limit (`refuse`), inside it only the balance is checked (`pace` checks no limit).
-        const inside = windowOpen(locked.last_inbound_at, clock.now());
-        const category = template.template.category;
-        // The account first (its balance is charged here), then the window (D183's lock order).
-        const account = await lockAccount(trx, orgId, context.account_id);
-        await checkRoom(trx, {
-          orgId,
-          accountId: context.account_id,
-          category,
-          phones: [phone],
-          limit: inside ? 'pace' : 'refuse',
-        });
-        charged = priceOf(account.prices, category);
-        await adjustBalance(trx, orgId, context.account_id, -charged);
-        if (!inside) {
-          await repo.countInWindow(trx, orgId, context.account_id, phone);
-          message.window_account_id = context.account_id;
-        }
-      }
+      // decisions §15: a template is charged at its category's price; outside the window it counts against the
+      // 24-hour limit (`refuse`), inside it only the balance is checked (`pace`). Text and media are free.
+      const { charged, windowAccountId } = await admitMessage(trx, {
+        orgId,
+        accountId: context.account_id,
+        category: template?.template.category ?? null,
+        phones: [phone],
+        limit: template && !windowOpen(locked.last_inbound_at, clock.now()) ? 'refuse' : 'pace',
+        payment: 'now',
+      });
+      // Set on every run (a deadlock may make this transaction run again).
+      message.window_account_id = windowAccountId;
       const request: ReplyRequest = {
         accountId: context.account_id,
         phoneNumberId: context.phone_number_id,

@@ -9,9 +9,10 @@ import { executePrepared } from '../../db/prepared-statements.ts';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import type { FreeformBody, SendComponent } from '../../messaging/platform.ts';
-import { adjustBalance } from '../broadcasts/recipient-held.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
 import { recordEvents } from '../events/events.ts';
+import { adjustBalance } from '../messaging-accounts/accounts.repo.ts';
+import { askRecount } from '../messaging-accounts/window.repo.ts';
 import type { MessageRow } from './conversations.repo.ts';
 import { messageEventData } from './message-view.ts';
 
@@ -180,7 +181,7 @@ export function failUnconfirmedReplies(db: Kysely<DB>, olderThanMs: number, limi
       update reply_handoffs as r set state = 'unconfirmed', lease_until = null, lease_token = null
       from (
         select org_id, message_id from reply_handoffs
-        -- At least that old, as failUnconfirmed (broadcasts/recipients.repo.ts) counts it.
+        -- At least that old, as failUnconfirmed (recipients/recipients.repo.ts) counts it.
         where state = 'marked' and handoff_started_at <= now() - make_interval(secs => ${olderThanMs / 1000})
           and (lease_until is null or lease_until < now())
         limit ${limit} for update skip locked) as old
@@ -234,12 +235,7 @@ export async function settleLateReply(
   if (!taken) return false;
   const request = taken.request as ReplyRequest;
   await adjustBalance(db, orgId, request.accountId, -request.charged);
-  if (message.window_account_id !== null) {
-    await db
-      .insertInto('messaging_window_recounts')
-      .values({ org_id: orgId, account_id: message.window_account_id, phone: message.phone })
-      .execute();
-  }
+  if (message.window_account_id !== null) await askRecount(db, orgId, message.window_account_id, message.phone);
   return true;
 }
 

@@ -8,7 +8,8 @@ import { ALL_SCOPES } from '../../http/scopes.ts';
 import { generateApiKey } from '../../lib/api-keys.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
-import { lookAgainAtHeld } from '../broadcasts/audience-materialize.ts';
+import { setBalance } from '../messaging-accounts/accounts.repo.ts';
+import { lookAgainAtHeld } from '../recipients/audience-materialize.ts';
 import * as repo from './operator.repo.ts';
 import type {
   ApiKeyInput,
@@ -273,8 +274,9 @@ export function createOperatorService(deps: OperatorDeps) {
     async updateMessagingAccount(accountId: string, patch: MessagingAccountPatch) {
       const account = await accountById(accountId);
       await db.transaction().execute(async (trx) => {
+        // The top-up: the balance moves only through its owner (messaging-accounts/accounts.repo.ts).
+        if (patch.balance !== undefined) await setBalance(trx, account.org_id, accountId, patch.balance);
         await repo.updateAccount(trx, account.org_id, accountId, {
-          ...(patch.balance !== undefined ? { balance: patch.balance } : {}),
           ...(patch.messaging_limit_24h !== undefined ? { messaging_limit_24h: patch.messaging_limit_24h } : {}),
           ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
           ...(patch.prices

@@ -8,6 +8,7 @@ import { newId } from '../../../lib/ids.ts';
 import { type MessageRow, WINDOW_MS } from '../../conversations/conversations.repo.ts';
 import { findReplyContext, insertReply } from '../../conversations/replies.repo.ts';
 import type { ReplyRequest } from '../../conversations/reply-handoffs.repo.ts';
+import { admitMessage } from '../../messaging-accounts/admission.ts';
 
 export type AutomatedOutcome = { sent: true; messageId: string } | { sent: false; reason: SkipReason };
 export type SkipReason = 'window_closed' | 'opted_out' | 'channel_unavailable';
@@ -59,12 +60,21 @@ export async function queueAutomatedText(
     failed_at: null,
     updated_at: now,
   };
-  // Free inside the window: nothing charged, no place in the 24-hour limit (decisions §15); never a template.
+  // Through the one admission of outbound messages: a free-form text inside the window is free and takes no place in
+  // the 24-hour limit (decisions §15); never a template.
+  const { charged } = await admitMessage(trx, {
+    orgId,
+    accountId: context.account_id,
+    category: null,
+    phones: [phone],
+    limit: 'pace',
+    payment: 'now',
+  });
   const request: ReplyRequest = {
     accountId: context.account_id,
     phoneNumberId: context.phone_number_id,
     to: phone,
-    charged: 0,
+    charged,
     message: { kind: 'freeform', body: { type: 'text', text } },
   };
   await insertReply(trx, message, request);

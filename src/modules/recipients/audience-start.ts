@@ -11,8 +11,7 @@ import { recordEvents } from '../events/events.ts';
 import { analyzeTemplate, type CatalogSendDefaults, type RecipientInput } from '../templates/send-requirements.ts';
 import { findTemplate } from '../templates/templates.repo.ts';
 import { audienceComponents, contactTokens } from './audience-components.ts';
-import { broadcastView } from './broadcast-view.ts';
-import { markCancelled, selectBroadcasts } from './broadcasts.repo.ts';
+import { broadcastView, selectBroadcasts } from './broadcast-view.ts';
 import { recordFinished } from './recipient-events.ts';
 
 export interface StartDeps {
@@ -42,10 +41,16 @@ async function prepare(deps: StartDeps, trx: Transaction<DB>, row: Due) {
 async function start(deps: StartDeps, trx: Transaction<DB>, row: Due): Promise<void> {
   const prepared = await prepare(deps, trx, row);
   if (!prepared) {
-    await markCancelled(trx, row.org_id, row.id, 'template_not_sendable');
     await trx
       .updateTable('broadcasts')
-      .set({ phase: 'ready', started_at: sql`now()` })
+      .set({
+        stored_status: 'cancelled',
+        status_reason: 'template_not_sendable',
+        held_until: null,
+        phase: 'ready',
+        started_at: sql`now()`,
+        updated_at: sql`now()`,
+      })
       .where('org_id', '=', row.org_id)
       .where('id', '=', row.id)
       .execute();

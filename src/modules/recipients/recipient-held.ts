@@ -1,11 +1,12 @@
-// The shared tools of the recipients repository's steps, at the bottom of their stack (the claim, the hand-offs and
+// The shared tools of the queue's steps, at the bottom of their stack (the claim, the hand-offs and
 // the repository import them; this file imports none of them): a recipient's key, the UPDATE of one recipient, the
-// one UPDATE shape that changes rows a claim still holds (the batch's rows travel as arrays), and the balance moves
-// (the refund of what such rows reserved).
+// one UPDATE shape that changes rows a claim still holds (the batch's rows travel as arrays), and the refund of what
+// such rows reserved (through the account's balance, messaging-accounts/accounts.repo.ts).
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { executePrepared } from '../../db/prepared-statements.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
+import { adjustBalance } from '../messaging-accounts/accounts.repo.ts';
 
 /** A broadcast recipient's primary key. */
 export interface RecipientKey {
@@ -14,7 +15,7 @@ export interface RecipientKey {
   position: number;
 }
 
-/** What the held-row tools need of a claimed row (recipient-claim.ts's ClaimedRow has it all). */
+/** What the held-row tools need of a claimed row (claim-charge.ts's ClaimedRow has it all). */
 export interface HeldRow extends RecipientKey {
   account_id: string;
   lease_token: string;
@@ -28,28 +29,6 @@ export const updateRecipient = (db: Kysely<DB>, key: RecipientKey) =>
     .where('org_id', '=', key.org_id)
     .where('broadcast_id', '=', key.broadcast_id)
     .where('position', '=', key.position);
-
-/** Moves an account's balance by `change` (a refund when positive). */
-export async function adjustBalance(
-  db: Kysely<DB>,
-  orgId: string,
-  accountId: string,
-  change: number,
-  options: { ifCovered?: boolean } = {},
-): Promise<boolean> {
-  if (change === 0) return true;
-  const query = db
-    .updateTable('messaging_accounts')
-    .set({ balance: sql`balance + ${change}` })
-    .where('org_id', '=', orgId)
-    .where('id', '=', accountId);
-  // `ifCovered` (D193): only when the balance stays payable (canPay's tolerance); answers whether it moved.
-  const moved = await (options.ifCovered
-    ? query.where(sql<boolean>`balance + ${change} + 1e-9 >= 0`)
-    : query
-  ).executeTakeFirst();
-  return Number(moved.numUpdatedRows) === 1;
-}
 
 export const keyOf = (row: RecipientKey) => `${row.org_id}\u0000${row.broadcast_id}\u0000${row.position}`;
 

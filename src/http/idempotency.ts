@@ -1,13 +1,14 @@
-// Idempotency keys with Stripe's semantics (decisions §7): per organization, 24 hours; the same key and body
-// return the original broadcast, a different body is 422 `idempotency_key_reused`, and a key whose first request
-// is still being queued is 409 `idempotency_key_in_flight`. The key is claimed in its own committed transaction,
-// so concurrent requests meet on the primary key; a refused request releases its key for a corrected retry. The
-// in-flight lock is a lease of a few seconds renewed while the request runs, so a request that died frees its key
-// within seconds.
+// Idempotency keys with Stripe's semantics (decisions §7, §15), for the requests that queue messages (sends,
+// retries, audience broadcasts, replies): per organization, 24 hours; the same key and body return the original
+// answer (the broadcast or message the key names), a different body is 422 `idempotency_key_reused`, and a key
+// whose first request is still being queued is 409 `idempotency_key_in_flight`. The key is claimed in its own
+// committed transaction, so concurrent requests meet on the primary key; a refused request releases its key for a
+// corrected retry. The in-flight lock is a lease of a few seconds renewed while the request runs, so a request that
+// died frees its key within seconds.
 import { createHash, randomUUID } from 'node:crypto';
 import { type Kysely, sql } from 'kysely';
-import type { DB } from '../../db/schema.ts';
-import { ApiError } from '../../http/errors.ts';
+import type { DB } from '../db/schema.ts';
+import { ApiError } from './errors.ts';
 
 export const IDEMPOTENCY_WINDOW_HOURS = 24;
 // The in-flight lock is a short lease that the claiming process renews while its request runs: a request that died
@@ -16,6 +17,12 @@ export const IN_FLIGHT_LEASE_SECONDS = 5;
 const RENEW_EVERY_MS = 1500;
 // A request never holds a key longer than this, however long it runs.
 const MAX_HOLD_MS = 5 * 60_000;
+
+/** A claimed Idempotency-Key, completed in the transaction of the work it guards (decisions §7). */
+export interface IdempotencyHold {
+  key: string;
+  token: string;
+}
 
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -126,11 +133,7 @@ async function claimKey(db: Kysely<DB>, orgId: string, key: string, hash: string
 }
 
 /** A refused request queued nothing: its key is released so that a corrected retry may use it. */
-export async function releaseIdempotencyKey(
-  db: Kysely<DB>,
-  orgId: string,
-  claim: { key: string; token: string },
-): Promise<void> {
+export async function releaseIdempotencyKey(db: Kysely<DB>, orgId: string, claim: IdempotencyHold): Promise<void> {
   await db
     .deleteFrom('idempotency_keys')
     .where('org_id', '=', orgId)
@@ -147,7 +150,7 @@ export async function releaseIdempotencyKey(
 export async function completeIdempotencyKey(
   trx: Kysely<DB>,
   orgId: string,
-  claim: { key: string; token: string },
+  claim: IdempotencyHold,
   broadcastId: string,
 ) {
   const completed = await trx
@@ -184,13 +187,13 @@ export async function withIdempotencyKey<T>(
   db: Kysely<DB>,
   orgId: string,
   request: { body: unknown; key: string | undefined },
-  work: (held?: { key: string; token: string }) => Promise<T>,
+  work: (held?: IdempotencyHold) => Promise<T>,
   replay: (broadcastId: string) => Promise<T>,
 ): Promise<{ result: T; replayed: boolean }> {
   if (request.key === undefined) return { result: await work(), replayed: false };
   const claim = await claimIdempotencyKey(db, orgId, request.key, requestHash(request.body));
   if (claim.kind === 'replay') return { result: await replay(claim.broadcastId), replayed: true };
-  const held = { key: request.key, token: claim.token };
+  const held: IdempotencyHold = { key: request.key, token: claim.token };
   try {
     return { result: await work(held), replayed: false };
   } catch (error) {

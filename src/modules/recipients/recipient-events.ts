@@ -1,4 +1,4 @@
-// The broadcasts feature's events to API clients (decisions §11), recorded in the transaction of the move that
+// A broadcast's events to API clients (decisions §11), recorded in the transaction of the move that
 // causes them: `broadcast.recipient.updated` each time recipients move to sent, delivered, read or failed (one
 // read and one recordEvents per recorded batch), and `broadcast.finished` exactly once when a broadcast ends.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
@@ -7,9 +7,7 @@ import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
 import type { EventInput } from '../events/event-types.ts';
 import { recordEvents } from '../events/events.ts';
-import { broadcastView } from './broadcast-view.ts';
-import { selectBroadcasts } from './broadcasts.repo.ts';
-import type { RECIPIENT_STATUSES } from './broadcasts.schemas.ts';
+import { broadcastView, type RECIPIENT_STATUSES, selectBroadcasts } from './broadcast-view.ts';
 
 export interface MovedRecipient {
   org_id: string;

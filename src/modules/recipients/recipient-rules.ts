@@ -1,6 +1,7 @@
 // The rules of a broadcast recipient's life, in one place: the forward-only order of its states (decisions §7:
-// status reports never move a recipient backwards; the order itself is messaging/message-status.ts), the price of a message, how a hand-off's answer is classified,
-// and our hand-off reference that the platform echoes back.
+// status reports never move a recipient backwards; the order itself is messaging/message-status.ts), how a
+// hand-off's answer is classified, and our hand-off reference that the platform echoes back. A message's price is
+// its account's (messaging-accounts/prices.ts).
 import type { SendResult } from '../../messaging/platform.ts';
 import { pacingOf } from './platform-pacing.ts';
 
@@ -10,20 +11,6 @@ export type ListedRecipientStatus = (typeof RECIPIENT_LISTED_STATUSES)[number];
 
 /** decisions §7: status reports never move a recipient backwards; the order is the platform's message lifecycle. */
 export { isForward } from '../../messaging/message-status.ts';
-
-/** decisions §7: each message costs its account's price for the template's category (1 when none is set). */
-export function priceOf(prices: unknown, category: string): number {
-  const price = (prices as Record<string, unknown> | null)?.[category];
-  return typeof price === 'number' && price >= 0 ? price : 1;
-}
-
-/**
- * The balance pays `price` (decisions §7). Prices are decimal amounts held as numbers: the tolerance keeps a balance
- * that is exactly one price (after sums of fractions) able to pay it.
- */
-export function canPay(balance: number, price: number): boolean {
-  return balance + 1e-9 >= price;
-}
 
 /** Our reference for one hand-off, `org|broadcast|position`, carried as the platform's callback data. */
 export function callbackReference(orgId: string, broadcastId: string, position: number): string {

@@ -1,25 +1,13 @@
-// SQL of the send's own checks: the messaging account and the rolling 24-hour window of decisions §7, read from the
-// per-account window that migration 0009's triggers keep. Two locks, always taken in this order when both are:
-// the account row (its balance: template replies and the fan-out's claims charge it) and the window's counter row
-// (the 24-hour limit: sends, retries, replies outside the window and the audience's chunks take room in it). A send
-// only checks the balance, so it takes the window's lock alone and never waits for the fan-out's claims (D183).
-import { type Kysely, sql } from 'kysely';
+// The rolling 24-hour window of decisions §7 (distinct phones messaged from an account), every read and write of
+// `messaging_windows`, `messaging_window_phones` and `messaging_window_recounts` outside the triggers that keep them
+// (migrations 0009, 0014, 0019 on broadcast recipients and messages). Two locks, always taken in this order when both
+// are: the account row (accounts.repo.ts; its balance: template replies and the fan-out's claims charge it) and the
+// window's counter row (the 24-hour limit: sends, retries, replies outside the window and the audience's chunks take
+// room in it). A send only checks the balance, so it takes the window's lock alone and never waits for the fan-out's
+// claims (D183).
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-
-const accountRow = (db: Kysely<DB>, orgId: string, accountId: string) =>
-  db
-    .selectFrom('messaging_accounts')
-    .select(['balance', 'prices', 'messaging_limit_24h'])
-    .where('org_id', '=', orgId)
-    .where('id', '=', accountId);
-
-/** The account row, locked: what charges the balance holds it until its commit. */
-export const lockAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
-  accountRow(db, orgId, accountId).forUpdate().executeTakeFirstOrThrow();
-
-/** The account row as committed, unlocked: a check of the balance that reserves nothing, and the 24-hour limit. */
-export const readAccount = (db: Kysely<DB>, orgId: string, accountId: string) =>
-  accountRow(db, orgId, accountId).executeTakeFirstOrThrow();
+import { readAccount } from './accounts.repo.ts';
 
 /**
  * The account's 24-hour window, locked (its counter row, created if missing): it serialises what takes room in the
@@ -93,4 +81,54 @@ export async function recentPhones(db: Kysely<DB>, orgId: string, accountId: str
         as repeated`.execute(db);
   const window = rows[0] ?? { used: 0, repeated: 0 };
   return { used: Number(window.used), repeated: Number(window.repeated) };
+}
+
+/**
+ * decisions §15: a template reply outside the conversation's window takes its place in the account's 24-hour window
+ * at once (its message row, not a recipient, is what migration 0019's trigger follows afterwards).
+ */
+export async function takePlace(db: Kysely<DB>, orgId: string, accountId: string, phone: string): Promise<void> {
+  await sql`
+    with upserted as (
+      insert into messaging_window_phones as w (org_id, account_id, phone, last_queued_at)
+      values (${orgId}, ${accountId}, ${phone}, now())
+      on conflict (org_id, account_id, phone) do update set last_queued_at = greatest(w.last_queued_at, excluded.last_queued_at)
+      returning (w.xmax = 0) as inserted
+    )
+    insert into messaging_windows as c (org_id, account_id, phones)
+    select ${orgId}, ${accountId}, 1 from upserted where inserted
+    on conflict (org_id, account_id) do update set phones = c.phones + excluded.phones`.execute(db);
+}
+
+/** A phone's place in the window may have changed (a late report charged a reply again): recounted at the next read. */
+export async function askRecount(db: Kysely<DB>, orgId: string, accountId: string, phone: string): Promise<void> {
+  await db.insertInto('messaging_window_recounts').values({ org_id: orgId, account_id: accountId, phone }).execute();
+}
+
+/**
+ * The account's room in the 24-hour limit (its limit less the phones in the window), under the window's lock (taken
+ * here). Not the account row's lock, which every fan-out claim of the account holds while it charges (D183).
+ */
+export async function roomOf(db: Kysely<DB>, orgId: string, accountId: string): Promise<number> {
+  const account = await readAccount(db, orgId, accountId);
+  const window = await recentPhones(db, orgId, accountId, []);
+  return Math.max(0, account.messaging_limit_24h - window.used);
+}
+
+/**
+ * A phone not messaged from the account within the window: it takes room in the 24-hour limit. A scalar subquery
+ * (one probe of the window's key per row), not `not exists`: the planner may hash an EXISTS over the account's
+ * whole window, which read every phone of it for each chunk (D170).
+ */
+export const takesRoom = (orgId: string, accountId: string, phone: RawBuilder<unknown>) =>
+  sql<boolean>`coalesce((select w.last_queued_at <= ${WINDOW} from messaging_window_phones w
+    where w.org_id = ${orgId} and w.account_id = ${accountId} and w.phone = ${phone}), true)`;
+
+/** When the window next has room: its oldest phone's 24 hours end (a limit of 0: look again in a minute). */
+export async function nextRoom(db: Kysely<DB>, orgId: string, accountId: string): Promise<Date> {
+  const row = await sql<{ at: Date }>`select coalesce(min(last_queued_at) + interval '24 hours',
+      now() + interval '1 minute') as at
+    from messaging_window_phones where org_id = ${orgId} and account_id = ${accountId}
+      and last_queued_at > ${WINDOW}`.execute(db);
+  return (row.rows[0] as { at: Date }).at;
 }

@@ -12,8 +12,8 @@ import { type Reachability, reachabilityUpdate } from '../contacts/contact-intak
 import { type OutboundMessage, outboundMessagesCtes } from '../conversations/conversations.repo.ts';
 import type { EventInput } from '../events/event-types.ts';
 import { recordEventsCall } from '../events/events.ts';
+import type { ClaimedRow } from './claim-charge.ts';
 import { pauseForTemplates, slowNumbers } from './platform-pacing.ts';
-import type { ClaimedRow } from './recipient-claim.ts';
 import {
   RECIPIENT_EVENT_COLUMNS,
   type RecipientEventRow,

@@ -1,9 +1,9 @@
-// The broadcasts feature's answer to the platform's message status reports: the recipient moves forward, its
-// conversation message and its contact's reachability follow (recipients.repo.ts `applyReport`); and to template
+// The queue engine's answer to the platform's message status reports: the recipient moves forward, its
+// conversation message and its contact's reachability follow (recipient-reports.ts `applyReport`); and to template
 // status reports: a template out of APPROVED pauses its broadcasts (decisions §16).
 import type { PlatformEventHandlers } from '../../messaging/webhooks.ts';
 import { pauseForTemplates } from './platform-pacing.ts';
-import { applyReport } from './recipients.repo.ts';
+import { applyReport } from './recipient-reports.ts';
 
 export const broadcastStatusHandlers: PlatformEventHandlers = {
   message_status: [(trx, event, context) => applyReport(trx, context.orgId, event, context.receivedAt)],

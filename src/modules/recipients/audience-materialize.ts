@@ -10,43 +10,12 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
-import { ApiError } from '../../http/errors.ts';
-import { audienceCondition, reachableContact } from '../contacts/contact-audience.ts';
+import { reachableContact, storedAudienceCondition } from '../contacts/contact-audience.ts';
 import type { ContactFilters } from '../contacts/contacts.schemas.ts';
-import { honoursOptOut } from './admission.ts';
+import { honoursOptOut } from '../messaging-accounts/admission.ts';
+import { nextRoom, roomOf, takesRoom } from '../messaging-accounts/window.repo.ts';
 import { type ContactToken, tokenValue, tokenValues } from './audience-components.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
-import { readAccount, recentPhones } from './sends.repo.ts';
-
-const WINDOW = sql`now() - interval '24 hours'`;
-
-/**
- * A phone not messaged from the account within the window: it takes room in the 24-hour limit. A scalar subquery
- * (one probe of the window's key per row), not `not exists`: the planner may hash an EXISTS over the account's
- * whole window, which read every phone of it for each chunk (D170).
- */
-const takesRoom = (orgId: string, accountId: string, phone: RawBuilder<unknown>) =>
-  sql<boolean>`coalesce((select w.last_queued_at <= ${WINDOW} from messaging_window_phones w
-    where w.org_id = ${orgId} and w.account_id = ${accountId} and w.phone = ${phone}), true)`;
-
-/**
- * The account's room in the 24-hour limit, under the window's lock (taken here). Not the account row's lock, which
- * every fan-out claim of the account holds while it charges: a chunk beside a running fan-out waited for it (D183).
- */
-async function roomOf(trx: Kysely<DB>, orgId: string, accountId: string): Promise<number> {
-  const account = await readAccount(trx, orgId, accountId);
-  const window = await recentPhones(trx, orgId, accountId, []);
-  return Math.max(0, account.messaging_limit_24h - window.used);
-}
-
-/** When the window next has room: its oldest phone's 24 hours end (a limit of 0: look again in a minute). */
-async function nextRoom(trx: Kysely<DB>, orgId: string, accountId: string): Promise<Date> {
-  const row = await sql<{ at: Date }>`select coalesce(min(last_queued_at) + interval '24 hours',
-      now() + interval '1 minute') as at
-    from messaging_window_phones where org_id = ${orgId} and account_id = ${accountId}
-      and last_queued_at > ${WINDOW}`.execute(trx);
-  return (row.rows[0] as { at: Date }).at;
-}
 
 const BROADCAST_COLUMNS = [
   'org_id',
@@ -105,14 +74,9 @@ export async function materializeChunk(db: Kysely<DB>, chunkSize: number): Promi
       .executeTakeFirst();
     if (!broadcast) return 0;
     const room = await roomOf(trx, broadcast.org_id, broadcast.account_id);
-    let where: RawBuilder<unknown>;
-    try {
-      where = await audienceCondition(trx, broadcast.org_id, (broadcast.audience ?? {}) as ContactFilters);
-    } catch (error) {
-      // A property the audience names was deleted since the 202: nobody more matches.
-      if (!(error instanceof ApiError)) throw error;
-      where = sql`false`;
-    }
+    const audience = await storedAudienceCondition(trx, broadcast.org_id, (broadcast.audience ?? {}) as ContactFilters);
+    // A property the audience names was deleted since the 202: nobody more matches.
+    const where = audience.kind === 'condition' ? audience.where : sql`false`;
     return addChunk(trx, broadcast, where, room, chunkSize);
   });
 }

@@ -5,8 +5,8 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import type { TemplateComponent } from '../../messaging/platform.ts';
 import { liveNumbersOfAccount } from '../channels/channels.repo.ts';
-import { analyzeTemplate, type CatalogSendDefaults } from '../templates/send-requirements.ts';
-import { findTemplate } from '../templates/templates.repo.ts';
+import { analyzeTemplate, type CatalogSendDefaults } from './send-requirements.ts';
+import { findTemplate } from './templates.repo.ts';
 
 export interface SendableDeps {
   db: Kysely<DB>;
