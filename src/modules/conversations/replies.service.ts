@@ -12,7 +12,6 @@ import { withArticle } from '../../lib/article.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import type { MediaFetcher } from '../../messaging/media/media-fetcher.ts';
-import type { FreeformBody } from '../../messaging/platform.ts';
 import { contactsById } from '../contacts/contact-lookup.repo.ts';
 import { findFile } from '../files/files.service.ts';
 import { admitMessage, honoursOptOut } from '../messaging-accounts/admission.ts';
