@@ -80,9 +80,9 @@ export function createReplyHandoffs(deps: ReplyHandoffDeps) {
   ): Promise<{ ok: true; body: FreeformBody } | { ok: false; result: SendResult }> {
     const body = (reply.request.message as { body: ReplyBodyRequest }).body;
     if (!('fileId' in body)) return { ok: true, body };
-    const file = await fileBytes(db, reply.org_id, body.fileId, new Date());
+    const file = await fileBytes(db, reply.org_id, body.fileId);
     if (!file) {
-      const message = `the uploaded file ${body.fileId} is gone (expired)`;
+      const message = `the uploaded file ${body.fileId} is gone (expired and removed)`;
       return { ok: false, result: { ok: false, reason: 'platform_error', retryable: false, message } };
     }
     const uploaded = await platform.uploadMedia({

@@ -281,6 +281,7 @@ describe('changes at once', () => {
       ]);
       const read = (await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body;
       expect(read).toMatchObject({ status: 'open', waiting_since: clock.now().toISOString(), snoozed_until: null });
+      expect(events[1].conversation.waiting_since).toBe(read.waiting_since);
     }
   });
 

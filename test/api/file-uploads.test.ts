@@ -4,6 +4,7 @@
 // media endpoint answers the stored bytes; another organization cannot use it.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxPlatform } from '../../src/messaging/sandbox/sandbox-platform.ts';
+import { pruneExpiredFiles } from '../../src/modules/files/files.service.ts';
 import { manualClock } from '../helpers/clock.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 import { openConversation } from '../helpers/team-inbox.ts';
@@ -133,18 +134,26 @@ describe('a reply with an uploaded file', () => {
     expect(messages.items).toHaveLength(1); // the contact's message only: nothing was queued
   });
 
-  it('an expired file can no longer be sent', async () => {
-    const { key, conversationId } = await setup();
+  it('an expired file can no longer be sent, and retention removes its bytes (its message’s media: 502)', async () => {
+    const { key, channelId, phone, conversationId } = await setup();
     const file = (await upload(key, { filename: 'receipt.png', data: PNG.toString('base64') })).body;
+    const sent = await reply(key, conversationId, { type: 'image', file_id: file.id });
+    expect(sent.status, sent.text).toBe(202);
+    await drain();
     clock.advance(30 * 24 * 60 * 60 * 1000);
-    const inbound = await h.admin('POST', '/sandbox/inbound', {
-      channel_id: (await h.api('GET', `/v1/conversations/${conversationId}`, { key })).body.channel_id,
-      from: (await h.api('GET', `/v1/conversations/${conversationId}`, { key })).body.contact.phone,
-      text: 'still there?',
-    });
-    expect(inbound.status).toBe(200);
+    expect((await h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from: phone, text: 'hi' })).status).toBe(
+      200,
+    );
     const late = await reply(key, conversationId, { type: 'image', file_id: file.id });
     expect(late.status).toBe(422);
     expect(late.body.detail[0]).toMatchObject({ loc: ['body', 'file_id'] });
+    expect(await pruneExpiredFiles(h.database.db, clock.now(), 100)).toBeGreaterThanOrEqual(1);
+    const media = await h.app.inject({
+      method: 'GET',
+      url: `/v1/conversations/${conversationId}/messages/${sent.body.id}/media`,
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(media.statusCode).toBe(502);
+    expect(media.json().detail).toMatchObject({ code: 'media_not_found', source: 'file' });
   });
 });

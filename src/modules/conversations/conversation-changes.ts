@@ -211,12 +211,13 @@ export async function reopenForLaterContactMessage(
   if (!current || (current.status !== 'snoozed' && current.status !== 'resolved')) return;
   const first = (await state.firstContactMessageSince(trx, orgId, conversationId, arrived))?.first;
   if (!first) return;
-  const status = current.assignee_type === 'ai' ? 'pending' : 'open';
-  await applyConversationChange(trx, orgId, conversationId, { status }, 'contact_message', now);
-  // The serial order: a resolve cleared the wait, then the message started it again (a snooze kept it).
+  // The serial order: a resolve cleared the wait, then the message started it again (a snooze kept it). Written
+  // before the reopening, so that its event shows it.
   if (current.status === 'resolved' && waitingBefore !== null) {
     await state.updateConversationState(trx, orgId, conversationId, { waiting_since: new Date(first) });
   }
+  const status = current.assignee_type === 'ai' ? 'pending' : 'open';
+  await applyConversationChange(trx, orgId, conversationId, { status }, 'contact_message', now);
 }
 
 /** decisions §19: snoozes whose time has passed move to `open`; a batch per call. Answers how many ended. */

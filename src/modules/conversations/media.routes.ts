@@ -52,8 +52,9 @@ export function conversationMediaRoutes(parent: FastifyInstance, media: Conversa
         summary: 'Download a message’s file',
         description:
           'decisions §15: the file of a media message (`media` not null), streamed. An inbound file is fetched from ' +
-          'the messaging platform when asked; an outbound one from the URL it was sent by. 404 `not_found` for a ' +
-          'message without a file; 502 `media_not_found` when the platform (or the URL) no longer has it; 503 ' +
+          'the messaging platform when asked; an outbound one from the URL it was sent by, or (D294) the uploaded ' +
+          'file’s stored bytes. 404 `not_found` for a message without a file; 502 `media_not_found` when the ' +
+          'platform (or the URL) no longer has it, or the uploaded file expired (`source: "file"`); 503 ' +
           '`media_unavailable` when it could not be reached now.',
         operationId: 'downloadConversationMessageMedia',
         params: Params,
@@ -64,7 +65,7 @@ export function conversationMediaRoutes(parent: FastifyInstance, media: Conversa
             422: [],
             502: {
               codes: ['media_not_found'],
-              description: 'The platform (or, for an outbound file, its URL) no longer has the file.',
+              description: 'The platform (or, for an outbound file, its URL or expired upload) no longer has the file.',
             },
             503: {
               codes: ['media_unavailable'],

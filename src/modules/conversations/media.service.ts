@@ -49,7 +49,7 @@ export function createConversationMediaService(deps: {
         });
       } else if (file.file_id) {
         // D294: an uploaded file is answered from its stored bytes while it is kept.
-        const stored = await fileBytes(db, orgId, file.file_id, new Date());
+        const stored = await fileBytes(db, orgId, file.file_id);
         if (!stored) {
           throw new ApiError(502, { code: 'media_not_found', source: 'file', message: 'the uploaded file expired' });
         }

@@ -14,7 +14,8 @@ conversation's replies were accepted. A text or media reply needs the customer-s
 the contact's newest message) and is free; a template can be sent at any time, is charged at its category's price
 and, outside the window, counts against the 24-hour limit. Checks run in this order and the first that fails
 answers; a refused request queues and charges nothing. The conversation: \`not_found\` (404). The body (422, with
-\`reply_to\` a message of this conversation). The number: \`channel_unavailable\` (409). A text or media reply
+\`reply_to\` a message of this conversation, and \`file_id\` (D294) an unexpired upload of this organization, not
+beside \`media_url\`; an upload of another kind is \`media_type_mismatch\`). The number: \`channel_unavailable\` (409). A text or media reply
 outside the window: \`conversation_window_closed\` (409, with \`last_inbound_at\` and \`window_expires_at\`). The
 media URL: \`media_too_large\` / \`media_type_mismatch\` / \`media_fetch_failed\` (422). A template as for one send
 recipient: \`not_found\` (404), \`template_not_sendable\` (409 not APPROVED, 422 never sendable or of another

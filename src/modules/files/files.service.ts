@@ -131,14 +131,13 @@ export async function findFile(db: Kysely<DB>, orgId: string, fileId: string, no
   return row as StoredFile | undefined;
 }
 
-/** An unexpired file's bytes. */
-export async function fileBytes(db: Kysely<DB>, orgId: string, fileId: string, now: Date) {
+/** A file's bytes while they are kept (retention removes them within an hour of `expires_at`). */
+export async function fileBytes(db: Kysely<DB>, orgId: string, fileId: string) {
   const row = await db
     .selectFrom('uploaded_files')
     .select(['bytes', 'mime_type', 'filename'])
     .where('org_id', '=', orgId)
     .where('id', '=', fileId)
-    .where('expires_at', '>', now)
     .executeTakeFirst();
   return row ? { ...row, bytes: Buffer.from(row.bytes) } : undefined;
 }
