@@ -4,8 +4,8 @@
 
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
-import { transactionWithRetry } from '../../db/retry-transaction.ts';
+import type { Kysely, Transaction } from 'kysely';
+import { CONFLICT_RETRIES, isTransientConflict, transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB, DeliveryAttempt } from '../../db/schema.ts';
 import { type Keyring, SecretsKeyError } from '../../lib/secrets-box.ts';
 import * as repo from './deliveries.repo.ts';
@@ -29,6 +29,28 @@ export interface DeliveryOptions {
 
 export type ClaimedDelivery = repo.ClaimedDelivery;
 
+/** Finished attempts recorded by one statement at most. */
+const RECORD_GROUP_MOST = 256;
+
+interface Finished extends repo.Recorded {
+  outcome: DeliveryOutcome;
+  statusCode: number | null;
+  resolve: (outcome: DeliveryOutcome | undefined) => void;
+  reject: (error: unknown) => void;
+}
+
+/** Runs one statement again when PostgreSQL chose it as a deadlock's victim (D74): it wrote nothing. */
+async function retryOnConflict<T>(statement: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (error) {
+      if (!isTransientConflict(error) || attempt > CONFLICT_RETRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  }
+}
+
 /** Endpoints whose opened secrets a process keeps (more: it starts over). */
 const OPENED_SECRETS_KEPT = 1000;
 
@@ -49,8 +71,15 @@ export function createDeliveryService(deps: {
     idleSocketMs: options.idleSocketMs,
   });
 
-  /** Records an attempt's answer under the claim's lease; a lost lease (another worker took over) records nothing. */
-  async function record(row: ClaimedDelivery, answer: AttemptAnswer, attempt: DeliveryAttempt) {
+  // Finished attempts are recorded in groups (D297): while one group's statement runs, the attempts that finish
+  // meanwhile wait for the next, so a group is whatever finished during one round trip, and no attempt waits for a
+  // group to fill. A worker killed before its group is recorded loses nothing: the rows' leases run out and they
+  // are attempted again (at least once), as when it is killed mid-request.
+  const waiting: Finished[] = [];
+  let recording = false;
+
+  /** Records an attempt's answer under the claim's lease; undefined when the lease was lost (another worker took over). */
+  function record(row: ClaimedDelivery, answer: AttemptAnswer, attempt: DeliveryAttempt) {
     const attempts = row.attempts + 1;
     const { outcome, retryInMs } = outcomeOf(answer, attempts, row.attempt_limit, options.retryScheduleMs);
     const record: repo.AttemptRecord = {
@@ -61,27 +90,71 @@ export function createDeliveryService(deps: {
       error: answer.error,
       retryInMs,
     };
-    // The common case, a success at an endpoint that was not failing, is one statement.
-    if (outcome === 'succeeded' && !row.endpoint_failing) {
-      return (await repo.recordAttempt(db, row, record)) ? outcome : undefined;
-    }
-    // The attempt and its endpoint's failing state: retried as a deadlock's victim (D74).
-    return transactionWithRetry(db, async (trx) => {
-      if (!(await repo.recordAttempt(trx, row, record))) return undefined;
-      if (outcome === 'succeeded') {
-        await repo.clearEndpointFailing(trx, row.org_id, row.endpoint_id);
-        return outcome;
+    return new Promise<DeliveryOutcome | undefined>((resolve, reject) => {
+      waiting.push({ row, record, outcome, statusCode: answer.statusCode, resolve, reject });
+      if (!recording) {
+        recording = true;
+        // After this turn's other answers, so that they join the group.
+        setImmediate(recordWaiting);
       }
-      const failing = await repo.markEndpointFailing(trx, row.org_id, row.endpoint_id);
-      const reason =
-        failing &&
-        disableReasonOf(answer.statusCode, failing.failing_since, failing.now, options.failingDisableAfterMs);
-      if (reason && failing?.enabled) {
-        await repo.disableEndpoint(trx, row.org_id, row.endpoint_id, reason);
-        log.warn({ endpoint: row.endpoint_id, reason }, 'webhook endpoint disabled');
-      }
-      return outcome;
     });
+  }
+
+  async function recordWaiting() {
+    while (waiting.length > 0) {
+      const group = waiting.splice(0, RECORD_GROUP_MOST);
+      const byOrganization = Map.groupBy(group, (item) => item.row.org_id);
+      await Promise.all(
+        [...byOrganization].map(async ([orgId, items]) => {
+          try {
+            const recorded = await recordGroup(orgId, items);
+            for (const item of items) item.resolve(recorded.has(item.row.id) ? item.outcome : undefined);
+          } catch (error) {
+            for (const item of items) item.reject(error);
+          }
+        }),
+      );
+    }
+    recording = false;
+  }
+
+  /**
+   * One organization's finished attempts. Successes at endpoints that were not failing, the common case, are one
+   * statement; the attempts at an endpoint with a failure in the group, or failing when claimed, are recorded with
+   * the endpoint's failing state in one transaction, retried as a deadlock's victim (D74), in the order they ended.
+   */
+  async function recordGroup(orgId: string, items: Finished[]): Promise<Set<string>> {
+    const eventful = new Set(
+      items.filter((item) => item.outcome !== 'succeeded' || item.row.endpoint_failing).map((i) => i.row.endpoint_id),
+    );
+    const plain = items.filter((item) => !eventful.has(item.row.endpoint_id));
+    const rest = items.filter((item) => eventful.has(item.row.endpoint_id));
+    const [recorded, recordedRest] = await Promise.all([
+      plain.length > 0 ? retryOnConflict(() => repo.recordAttempts(db, orgId, plain)) : new Set<string>(),
+      rest.length > 0 ? transactionWithRetry(db, (trx) => recordWithEndpoints(trx, orgId, rest)) : new Set<string>(),
+    ]);
+    for (const id of recordedRest) recorded.add(id);
+    return recorded;
+  }
+
+  async function recordWithEndpoints(trx: Transaction<DB>, orgId: string, items: Finished[]) {
+    const recorded = await repo.recordAttempts(trx, orgId, items);
+    for (const item of items) {
+      if (!recorded.has(item.row.id)) continue;
+      const endpointId = item.row.endpoint_id;
+      if (item.outcome === 'succeeded') {
+        await repo.clearEndpointFailing(trx, orgId, endpointId);
+        continue;
+      }
+      const failing = await repo.markEndpointFailing(trx, orgId, endpointId);
+      const reason =
+        failing && disableReasonOf(item.statusCode, failing.failing_since, failing.now, options.failingDisableAfterMs);
+      if (reason && failing?.enabled) {
+        await repo.disableEndpoint(trx, orgId, endpointId, reason);
+        log.warn({ endpoint: endpointId, reason }, 'webhook endpoint disabled');
+      }
+    }
+    return recorded;
   }
 
   // Endpoints' secrets as opened, by what is stored: a rotation or a reseal stores new text, so a new entry. Opening
