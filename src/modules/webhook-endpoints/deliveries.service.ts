@@ -29,14 +29,10 @@ export interface DeliveryOptions {
 
 export type ClaimedDelivery = repo.ClaimedDelivery;
 
-/** Finished attempts recorded by one statement at most. */
-const RECORD_GROUP_MOST = 256;
-
-interface Finished extends repo.Recorded {
+/** An attempt made, to record: its claimed row, what became of it, and the answer's status. */
+export interface FinishedAttempt extends repo.Recorded {
   outcome: DeliveryOutcome;
   statusCode: number | null;
-  resolve: (outcome: DeliveryOutcome | undefined) => void;
-  reject: (error: unknown) => void;
 }
 
 /** Runs one statement again when PostgreSQL chose it as a deadlock's victim (D74): it wrote nothing. */
@@ -71,15 +67,8 @@ export function createDeliveryService(deps: {
     idleSocketMs: options.idleSocketMs,
   });
 
-  // Finished attempts are recorded in groups (D297): while one group's statement runs, the attempts that finish
-  // meanwhile wait for the next, so a group is whatever finished during one round trip, and no attempt waits for a
-  // group to fill. A worker killed before its group is recorded loses nothing: the rows' leases run out and they
-  // are attempted again (at least once), as when it is killed mid-request.
-  const waiting: Finished[] = [];
-  let recording = false;
-
-  /** Records an attempt's answer under the claim's lease; undefined when the lease was lost (another worker took over). */
-  function record(row: ClaimedDelivery, answer: AttemptAnswer, attempt: DeliveryAttempt) {
+  /** What an attempt's answer makes of the delivery, to record under the claim's lease. */
+  function finish(row: ClaimedDelivery, answer: AttemptAnswer, attempt: DeliveryAttempt): FinishedAttempt {
     const attempts = row.attempts + 1;
     const { outcome, retryInMs } = outcomeOf(answer, attempts, row.attempt_limit, options.retryScheduleMs);
     const record: repo.AttemptRecord = {
@@ -90,58 +79,43 @@ export function createDeliveryService(deps: {
       error: answer.error,
       retryInMs,
     };
-    return new Promise<DeliveryOutcome | undefined>((resolve, reject) => {
-      waiting.push({ row, record, outcome, statusCode: answer.statusCode, resolve, reject });
-      if (!recording) {
-        recording = true;
-        // After this turn's other answers, so that they join the group.
-        setImmediate(recordWaiting);
-      }
-    });
-  }
-
-  async function recordWaiting() {
-    while (waiting.length > 0) {
-      const group = waiting.splice(0, RECORD_GROUP_MOST);
-      const byOrganization = Map.groupBy(group, (item) => item.row.org_id);
-      await Promise.all(
-        [...byOrganization].map(async ([orgId, items]) => {
-          try {
-            const recorded = await recordGroup(orgId, items);
-            for (const item of items) item.resolve(recorded.has(item.row.id) ? item.outcome : undefined);
-          } catch (error) {
-            for (const item of items) item.reject(error);
-          }
-        }),
-      );
-    }
-    recording = false;
+    return { row, record, outcome, statusCode: answer.statusCode };
   }
 
   /**
-   * One organization's finished attempts. Successes at endpoints that were not failing, the common case, are one
-   * statement; the attempts at an endpoint with a failure in the group, or failing when claimed, are recorded with
-   * the endpoint's failing state in one transaction, retried as a deadlock's victim (D74), in the order they ended.
+   * Records finished attempts (D297) and, when `claim` is given, claims more in the same round trip (D298).
+   * Successes at endpoints that were not failing, the common case, are that one statement; the attempts at an
+   * endpoint with a failure in the group, or failing when claimed, are recorded with the endpoint's failing state in
+   * one transaction beside it, retried as a deadlock's victim (D74), in the order they ended. Answers the ids
+   * recorded (a lost lease records nothing) and the rows claimed.
    */
-  async function recordGroup(orgId: string, items: Finished[]): Promise<Set<string>> {
+  async function recordAndClaim(finished: readonly FinishedAttempt[], claim?: { limit: number; bulkLimit: number }) {
     const eventful = new Set(
-      items.filter((item) => item.outcome !== 'succeeded' || item.row.endpoint_failing).map((i) => i.row.endpoint_id),
+      finished
+        .filter((item) => item.outcome !== 'succeeded' || item.row.endpoint_failing)
+        .map((i) => i.row.endpoint_id),
     );
-    const plain = items.filter((item) => !eventful.has(item.row.endpoint_id));
-    const rest = items.filter((item) => eventful.has(item.row.endpoint_id));
-    const [recorded, recordedRest] = await Promise.all([
-      plain.length > 0 ? retryOnConflict(() => repo.recordAttempts(db, orgId, plain)) : new Set<string>(),
-      rest.length > 0 ? transactionWithRetry(db, (trx) => recordWithEndpoints(trx, orgId, rest)) : new Set<string>(),
+    const plain = finished.filter((item) => !eventful.has(item.row.endpoint_id));
+    const rest = finished.filter((item) => eventful.has(item.row.endpoint_id));
+    const [first, recordedRest] = await Promise.all([
+      claim
+        ? retryOnConflict(() =>
+            repo.recordAndClaim(db, { ...claimInput(claim.limit, claim.bulkLimit), recorded: plain }),
+          )
+        : plain.length > 0
+          ? retryOnConflict(async () => ({ claimed: [], recorded: await repo.recordAttempts(db, plain) }))
+          : { claimed: [], recorded: new Set<string>() },
+      rest.length > 0 ? transactionWithRetry(db, (trx) => recordWithEndpoints(trx, rest)) : new Set<string>(),
     ]);
-    for (const id of recordedRest) recorded.add(id);
-    return recorded;
+    for (const id of recordedRest) first.recorded.add(id);
+    return first;
   }
 
-  async function recordWithEndpoints(trx: Transaction<DB>, orgId: string, items: Finished[]) {
-    const recorded = await repo.recordAttempts(trx, orgId, items);
-    for (const item of items) {
+  async function recordWithEndpoints(trx: Transaction<DB>, finished: FinishedAttempt[]) {
+    const recorded = await repo.recordAttempts(trx, finished);
+    for (const item of finished) {
       if (!recorded.has(item.row.id)) continue;
-      const endpointId = item.row.endpoint_id;
+      const { org_id: orgId, endpoint_id: endpointId } = item.row;
       if (item.outcome === 'succeeded') {
         await repo.clearEndpointFailing(trx, orgId, endpointId);
         continue;
@@ -156,6 +130,14 @@ export function createDeliveryService(deps: {
     }
     return recorded;
   }
+
+  const claimInput = (limit: number, bulkLimit: number) => ({
+    token: randomUUID(),
+    limit,
+    bulkLimit,
+    perEndpoint: options.perEndpointConcurrency,
+    leaseMs,
+  });
 
   // Endpoints' secrets as opened, by what is stored: a rotation or a reseal stores new text, so a new entry. Opening
   // (AES-GCM under the keyring's key) took 6 % of a delivering worker's CPU when done for every attempt.
@@ -190,28 +172,24 @@ export function createDeliveryService(deps: {
 
   return {
     /** Claims up to `limit` due deliveries (of which at most `bulkLimit` bulk ones), a few per endpoint and lane. */
-    claim: (limit: number, bulkLimit = limit) =>
-      repo.claimDeliveries(db, {
-        token: randomUUID(),
-        limit,
-        bulkLimit,
-        perEndpoint: options.perEndpointConcurrency,
-        leaseMs,
-      }),
+    claim: async (limit: number, bulkLimit = limit) =>
+      (await repo.recordAndClaim(db, claimInput(limit, bulkLimit))).claimed,
 
-    /** Attempts one claimed delivery and records the answer; undefined when the lease was lost meanwhile. */
-    async attempt(row: ClaimedDelivery): Promise<DeliveryOutcome | undefined> {
+    /** Attempts one claimed delivery: what to record (recordAndClaim). */
+    async attempt(row: ClaimedDelivery): Promise<FinishedAttempt> {
       const started = performance.now();
       const attemptedAt = new Date().toISOString();
       const answer = await send(row);
       const duration = Math.round(performance.now() - started);
-      return record(row, answer, {
+      return finish(row, answer, {
         attempted_at: attemptedAt,
         duration_ms: duration,
         status_code: answer.statusCode,
         error: answer.error,
       });
     },
+
+    recordAndClaim,
 
     pendingDepth: () => repo.countPendingDeliveries(db),
 
