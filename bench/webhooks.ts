@@ -14,6 +14,8 @@
 //   BENCH_EVENTS           contact creates per run, default 3000
 //   BENCH_WEBHOOK_FANOUT   recipients of the campaign, default 100000 (BENCH_QUICK=1: 10000; a multiple of 100)
 //   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+//   BENCH_COMPARE_ROOT     another checkout (e.g. main) whose `crm worker` also drains each backlog, in turn with
+//                          this one's, on the same database (its migrations must be this checkout's)
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -130,12 +132,14 @@ async function baseline(receiver: Receiver, total: number, body: string) {
   return { perSecond: total / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
 }
 
-function startWorker(databaseUrl: string): ChildProcess {
+const compareRoot = process.env.BENCH_COMPARE_ROOT;
+
+function startWorker(databaseUrl: string, checkout = root): ChildProcess {
   // Started as the product starts it: `bin/crm` (the pinned Node, the compiled dist/ while it is current, the server's
   // heap flags of bin/node-flags.js), so that the RSS column is a `crm worker`'s. Until 11-28 it ran the .ts sources
   // with node's default heap, which the column showed as 271–299 MB.
   const child = spawn('bin/crm', ['worker'], {
-    cwd: root,
+    cwd: checkout,
     env: {
       PATH: process.env.PATH ?? '',
       DATABASE_URL: databaseUrl,
@@ -313,11 +317,12 @@ async function main(): Promise<void> {
   let campaignWorst = 0;
   for (const workers of [1, 2]) {
     // The backlog: recorded before the workers start; its drain rate is the delivery capacity.
-    receiver.reset();
-    if (workers > 1) await recordBacklog();
-    log(`backlog of ${backlogSize} contact events, ${workers} worker process(es)`);
-    {
-      const children = Array.from({ length: workers }, () => startWorker(databaseUrl));
+    for (const checkout of compareRoot ? [root, compareRoot, root, compareRoot] : [root]) {
+      receiver.reset();
+      if (workers > 1 || checkout !== root || backlogRates.length > 0) await recordBacklog();
+      const label = checkout === root ? '' : ` (${compareRoot})`;
+      log(`backlog of ${backlogSize} contact events, ${workers} worker process(es)${label}`);
+      const children = Array.from({ length: workers }, () => startWorker(databaseUrl, checkout));
       const samplers = children.map((child) => rssSampler(child.pid));
       const workerCpu = cpuMeter(() => children.map((child) => child.pid ?? 0));
       const databaseCpu = cpuMeter(backends);
@@ -330,12 +335,12 @@ async function main(): Promise<void> {
       const seen = [...receiver.firstSeen.values()];
       const seconds = Math.max(0.001, (Math.max(...seen.map((e) => e.at)) - Math.min(...seen.map((e) => e.at))) / 1000);
       const rate = backlogSize / seconds;
-      backlogRates.push(rate);
+      if (checkout === root) backlogRates.push(rate);
       const rss = samplers.map((sampler) => (sampler.peak() / (1024 * 1024)).toFixed(0)).join(' + ');
       for (const sampler of samplers) sampler.stop();
       for (const child of children) child.kill('SIGTERM');
       rows.push(
-        `| backlog: contact events recorded 500 per call | ${workers} | ${backlogSize} | ${rate.toFixed(0)} (${(rate / bare.perSecond).toFixed(2)}×) | ${((workerSeconds * 1e6) / measured).toFixed(0)} | ${((databaseSeconds * 1e6) / measured).toFixed(0)} | — | — | ${rss} |`,
+        `| backlog: contact events recorded 500 per call${label} | ${workers} | ${backlogSize} | ${rate.toFixed(0)} (${(rate / bare.perSecond).toFixed(2)}×) | ${((workerSeconds * 1e6) / measured).toFixed(0)} | ${((databaseSeconds * 1e6) / measured).toFixed(0)} | — | — | ${rss} |`,
       );
       log(`  ${rate.toFixed(0)}/s (${receiver.requests()} requests)`);
       await sleep(1000);
@@ -371,7 +376,10 @@ async function main(): Promise<void> {
     }
   }
 
-  const [one = 0, two = 0] = backlogRates;
+  // This checkout's first backlog with one worker and its first with two.
+  const perCount = backlogRates.length / 2;
+  const one = backlogRates[0] ?? 0;
+  const two = backlogRates[perCount] ?? 0;
   recordSummary([
     {
       path: 'webhook deliveries from a backlog, one endpoint',

@@ -2,14 +2,14 @@
 // Standard Webhooks format, and record the answer under the same lease with the rules of delivery-rules.ts. The
 // worker's loop (worker/webhook-deliveries.ts) decides only when and how many.
 
-import { randomUUID } from 'node:crypto';
+import { type KeyObject, randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import { CONFLICT_RETRIES, isTransientConflict, transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB, DeliveryAttempt } from '../../db/schema.ts';
 import { type Keyring, SecretsKeyError } from '../../lib/secrets-box.ts';
 import * as repo from './deliveries.repo.ts';
-import { createWebhookSender } from './delivery-http.ts';
+import { createWebhookSender, signingKey } from './delivery-http.ts';
 import { type AttemptAnswer, type DeliveryOutcome, disableReasonOf, outcomeOf } from './delivery-rules.ts';
 import { openSecrets } from './endpoint-secrets.ts';
 
@@ -141,12 +141,14 @@ export function createDeliveryService(deps: {
 
   // Endpoints' secrets as opened, by what is stored: a rotation or a reseal stores new text, so a new entry. Opening
   // (AES-GCM under the keyring's key) took 6 % of a delivering worker's CPU when done for every attempt.
-  const openedSecrets = new Map<string, { secret: string; previous: string | null }>();
+  // Kept as the signing keys themselves (D300), decoded once rather than for every attempt.
+  const openedSecrets = new Map<string, KeyObject[]>();
   function secretsOf(row: ClaimedDelivery) {
     const key = `${row.org_id}\n${row.endpoint_id}\n${row.secrets_key_id}\n${row.secret}\n${row.previous_secret}`;
     let opened = openedSecrets.get(key);
     if (!opened) {
-      opened = openSecrets(deps.keyring, row.org_id, row.endpoint_id, row);
+      const { secret, previous } = openSecrets(deps.keyring, row.org_id, row.endpoint_id, row);
+      opened = [signingKey(secret), ...(previous ? [signingKey(previous)] : [])];
       if (openedSecrets.size >= OPENED_SECRETS_KEPT) openedSecrets.clear();
       openedSecrets.set(key, opened);
     }
@@ -155,9 +157,9 @@ export function createDeliveryService(deps: {
 
   /** Signs with the endpoint's secrets, opened here; a secret this process cannot open fails the attempt unsent. */
   async function send(row: ClaimedDelivery): Promise<AttemptAnswer> {
-    let opened: { secret: string; previous: string | null };
+    let secrets: KeyObject[];
     try {
-      opened = secretsOf(row);
+      secrets = secretsOf(row);
     } catch (error) {
       if (!(error instanceof SecretsKeyError)) throw error;
       log.error(
@@ -166,7 +168,6 @@ export function createDeliveryService(deps: {
       );
       return { statusCode: null, error: 'signing secret unavailable (SECRETS_KEY)' };
     }
-    const secrets = [opened.secret, ...(opened.previous ? [opened.previous] : [])];
     return sender.send({ url: row.url, eventId: row.event_id, body: row.payload, secrets });
   }
 

@@ -7,7 +7,7 @@
 // common servers (Node's and Apache's 5 s), so that we rarely write to one the server is closing. One request per
 // attempt, whatever happens to it (D228): a reset cannot tell a request the server never read from one it read and
 // then dropped, so it is a failed attempt, in the log and retried on §11's schedule, never sent again unseen.
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { AddressRefused, checkLiteralHost, guardedLookup } from '../../lib/address-policy.ts';
@@ -19,13 +19,20 @@ const MAX_ANSWER_BYTES = 64 * 1024;
 /** Endpoint URLs whose parse and literal-host check a sender keeps (more: it starts over). */
 const TARGETS_KEPT = 1000;
 
-export function signature(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+/** The signing key of a `whsec_` secret (decisions §11: the base64-decoded part after the prefix). */
+export function signingKey(secret: string): KeyObject {
+  return createSecretKey(
+    Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'),
+  );
+}
+
+export function signature(secret: string | KeyObject, id: string, timestamp: number, body: string): string {
+  const key = typeof secret === 'string' ? signingKey(secret) : secret;
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
 export interface WebhookSender {
-  send(input: { url: string; eventId: string; body: string; secrets: string[] }): Promise<AttemptAnswer>;
+  send(input: { url: string; eventId: string; body: string; secrets: (string | KeyObject)[] }): Promise<AttemptAnswer>;
   close(): void;
 }
 
