@@ -42,6 +42,7 @@ import { migrateToLatest } from '../src/db/migrate.ts';
 import { bareQueueRate } from './bare-queue-rate.ts';
 import { benchApp, SECRETS_KEY } from './bench-app.ts';
 import { benchServer, freshDatabase, log } from './bench-database.ts';
+import { cpuSecondsOf } from './measure.ts';
 import { recordSummary, type SummaryRow } from './summary.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -92,18 +93,6 @@ function rssOf(pid: number | undefined): number {
     return 0;
   }
 }
-
-/** CPU seconds (user + system) a process has used so far, from /proc (0 when it is gone or not readable). */
-function cpuSecondsOf(pid: number | string): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
-  } catch {
-    return 0;
-  }
-}
-const CLOCK_TICKS = 100;
 
 /**
  * CPU seconds used so far by the PostgreSQL server's processes when it runs on this machine (every `postgres`

@@ -91,3 +91,43 @@ export function rssSampler(pid?: number) {
 }
 
 export const mb = (bytes: number) => `${Math.round(bytes / (1024 * 1024))} MB`;
+
+/** CPU seconds (user + system) process `pid` has used so far, from /proc/<pid>/stat (0 once it is gone). */
+export function cpuSecondsOf(pid: number | string): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+const CLOCK_TICKS = 100;
+
+/**
+ * CPU seconds of a set of processes from one reading to the next: `read()` adds the processes `pids()` names now
+ * (a process first seen later counts from 0, one gone keeps its last reading), `since()` sums their CPU since the
+ * first reading.
+ */
+export function cpuMeter(pids: () => Promise<number[]> | number[]) {
+  const start = new Map<number, number>();
+  const last = new Map<number, number>();
+  const read = async (first: boolean) => {
+    for (const pid of await pids()) {
+      const seconds = cpuSecondsOf(pid);
+      if (seconds === 0 && last.has(pid)) continue;
+      if (!start.has(pid)) start.set(pid, first ? seconds : 0);
+      last.set(pid, seconds);
+    }
+  };
+  return {
+    start: () => read(true),
+    /** CPU seconds used since `start()`, reading the processes again. */
+    async since() {
+      await read(false);
+      let total = 0;
+      for (const [pid, seconds] of last) total += seconds - (start.get(pid) ?? 0);
+      return total;
+    },
+  };
+}

@@ -4,7 +4,8 @@
 // row comes due again and another worker delivers it (at least once; receivers deduplicate by `webhook-id`).
 // Fairness: deliveries run in their own task, apart from the fan-out; each claim takes at most
 // `perEndpointConcurrency` rows per endpoint, counting those already in flight, so a slow or dead endpoint holds a
-// few slots of the pool and never a whole batch; the pool refills as each attempt ends, never waiting for a batch.
+// few slots of the pool and never a whole batch; the pool refills as attempts end, by the statement that records
+// them (D297, D298), never waiting for a batch.
 // Lanes (D99, D229): conversational deliveries (`message.*`) are claimed before bulk ones, with their own
 // per-endpoint allowance, and bulk ones never take the last quarter of the pool, so an inbound message is not
 // queued behind an import's `contact.*` backlog, at its endpoint or in the process.
@@ -18,6 +19,7 @@ import {
   type ClaimedDelivery,
   createDeliveryService,
   type DeliveryOptions,
+  type FinishedAttempt,
 } from '../modules/webhook-endpoints/deliveries.service.ts';
 import type { DeliveryOutcome } from '../modules/webhook-endpoints/delivery-rules.ts';
 import type { WorkerTask } from './worker.ts';
@@ -56,13 +58,14 @@ export interface WebhookDeliverer {
 
 const DEPTH_INTERVAL_MS = 5000;
 
+/** Finished attempts recorded by one statement at most. */
+const RECORD_GROUP_MOST = 256;
+
 export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliverer {
   const options = { ...DEFAULT_WEBHOOK_DELIVERER_OPTIONS, ...deps.options };
   const { log } = deps;
-  const refillAt = Math.max(1, Math.floor(options.concurrency / 4));
   // Slots of the pool that bulk deliveries leave to conversational ones.
   const conversationalReserve = Math.max(1, Math.floor(options.concurrency / 4));
-  let bulkInFlight = 0;
   const deliveries = createDeliveryService({
     db: deps.db,
     log,
@@ -73,28 +76,86 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
 
   let stopped = false;
   let claiming = false;
+  /** Attempts claimed and not yet recorded: the pool. */
+  let held = 0;
+  let bulkHeld = 0;
   const inFlight = new Set<Promise<void>>();
 
+  // Answered attempts wait here for their record (D297): while one group's statement runs, the attempts that end
+  // meanwhile wait for the next, so a group is whatever ended during one round trip and no attempt waits for a group
+  // to fill. The statement that records a group also claims what the pool then has room for (D298), so an attempt's
+  // slot is refilled in the round trip that frees it. A worker killed before its group is recorded loses nothing:
+  // the rows' leases run out and they are attempted again (at least once), as when it is killed mid-request.
+  const answered: { finished: FinishedAttempt; refill: boolean; done: () => void }[] = [];
+  let recording = false;
+
+  /** Room in the pool once `freed` attempts (`bulkFreed` of them bulk) are recorded: a claim, or none. */
+  function room(freed: number, bulkFreed: number) {
+    const limit = Math.min(options.batchSize, options.concurrency - held + freed);
+    if (limit <= 0 || stopped) return undefined;
+    const bulkFree = Math.max(0, options.concurrency - conversationalReserve - bulkHeld + bulkFreed);
+    return { limit, bulkLimit: Math.min(limit, bulkFree) };
+  }
+
+  function release(row: ClaimedDelivery) {
+    held--;
+    if (row.lane !== 0) bulkHeld--;
+  }
+
   function start(row: ClaimedDelivery, refill: boolean): Promise<void> {
-    const bulk = row.lane !== 0;
-    if (bulk) bulkInFlight++;
-    const run = deliveries
-      .attempt(row)
-      .then((outcome) => {
-        if (outcome) deps.onOutcome?.(outcome);
-      })
-      .catch((error: unknown) => {
-        // The lease runs out and the delivery is attempted again.
-        log.error({ err: error, delivery: row.id }, 'webhook delivery failed to record');
-      })
-      .finally(() => {
-        inFlight.delete(run);
-        if (bulk) bulkInFlight--;
-        // Refill in groups rather than one claim per finished attempt: claims are cheaper by the batch.
-        if (refill && !stopped && options.concurrency - inFlight.size >= refillAt) void fill();
-      });
+    held++;
+    if (row.lane !== 0) bulkHeld++;
+    const run = new Promise<void>((done) => {
+      deliveries.attempt(row).then(
+        (finished) => {
+          answered.push({ finished, refill, done });
+          if (!recording) {
+            recording = true;
+            // After this turn's other answers, so that they join the group.
+            setImmediate(recordAnswered);
+          }
+        },
+        (error: unknown) => {
+          // The lease runs out and the delivery is attempted again.
+          log.error({ err: error, delivery: row.id }, 'webhook delivery failed');
+          release(row);
+          done();
+        },
+      );
+    }).finally(() => inFlight.delete(run));
     inFlight.add(run);
     return run;
+  }
+
+  async function recordAnswered() {
+    while (answered.length > 0) {
+      const group = answered.splice(0, RECORD_GROUP_MOST);
+      const bulkFreed = group.filter((item) => item.finished.row.lane !== 0).length;
+      const claim = !claiming && group.some((item) => item.refill) ? room(group.length, bulkFreed) : undefined;
+      if (claim) claiming = true;
+      let claimed: ClaimedDelivery[] = [];
+      try {
+        const result = await deliveries.recordAndClaim(
+          group.map((item) => item.finished),
+          claim,
+        );
+        claimed = result.claimed;
+        for (const { finished } of group) {
+          if (result.recorded.has(finished.row.id)) deps.onOutcome?.(finished.outcome);
+        }
+      } catch (error) {
+        // Their leases run out and they are attempted again.
+        log.error({ err: error }, 'webhook deliveries failed to record');
+      } finally {
+        if (claim) claiming = false;
+      }
+      for (const item of group) {
+        release(item.finished.row);
+        item.done();
+      }
+      for (const row of claimed) start(row, true);
+    }
+    recording = false;
   }
 
   /** Tops the pool up to `concurrency` attempts in flight. */
@@ -103,12 +164,11 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
     claiming = true;
     try {
       for (;;) {
-        const free = Math.min(options.batchSize, options.concurrency - inFlight.size);
-        if (free <= 0 || stopped) return;
-        const bulkFree = Math.max(0, options.concurrency - conversationalReserve - bulkInFlight);
-        const claimed = await deliveries.claim(free, Math.min(free, bulkFree));
+        const claim = room(0, 0);
+        if (!claim) return;
+        const claimed = await deliveries.claim(claim.limit, claim.bulkLimit);
         for (const row of claimed) start(row, true);
-        if (claimed.length < free) return;
+        if (claimed.length < claim.limit) return;
       }
     } catch (error) {
       log.error({ err: error }, 'claiming webhook deliveries failed');

@@ -78,4 +78,63 @@ describe.skipIf(!onPostgres)('a worker killed mid-delivery', () => {
     expect(new Set(ids).size).toBe(CONTACTS);
     expect(ids.length).toBeGreaterThan(CONTACTS);
   });
+
+  it('loses nothing when killed between the answers and the record of their group (D297)', async () => {
+    const { call } = rig;
+    const { key } = await rig.organization('Crash between answer and record');
+    const endpoint = (
+      await call(
+        'POST',
+        '/v1/webhook-endpoints',
+        { url: `${receiver.baseUrl}/groups`, events: ['contact.created'] },
+        key,
+      )
+    ).body;
+    const total = 300;
+    for (let start = 0; start < total; start += 100) {
+      const items = Array.from({ length: 100 }, (_, i) => ({ phone: `+1555${String(7_000_000 + start + i)}` }));
+      expect((await call('POST', '/v1/contacts/batch-upsert', { match_on: 'phone', items }, key)).status).toBe(200);
+    }
+    // Answers soon: at any moment some of what the worker holds is answered and waiting for its group's record.
+    receiver.answer('/groups', { status: 200, delayMs: 150 });
+
+    const first = await rig.startWorker();
+    await receiver.waitFor('/groups', 30, 60_000);
+    await first.stop('SIGKILL');
+    expect(new Set(receiver.at('/groups').map((request) => request.headers['webhook-id'])).size).toBeLessThan(total);
+
+    await Promise.all([rig.startWorker(), rig.startWorker()]);
+    const received = () => new Set(receiver.at('/groups').map((request) => verify(endpoint.secret, request).id));
+    const deadline = Date.now() + 90_000;
+    while (received().size < total && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(received().size).toBe(total);
+
+    // The log: nothing pending or failed once the survivors have recorded; each delivery's attempts no more than
+    // the requests its event received (an attempt whose record the kill lost was made again).
+    const list = async (query: string) =>
+      (await call('GET', `/v1/webhook-endpoints/${endpoint.id}/deliveries?limit=100${query}`, undefined, key)).body;
+    for (let i = 0; i < 100 && (await list('&status=pending')).items.length > 0; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect((await list('&status=pending')).items).toEqual([]);
+    expect((await list('&status=failed')).items).toEqual([]);
+    const requests = new Map<string, number>();
+    for (const request of receiver.at('/groups')) {
+      const id = String(request.headers['webhook-id']);
+      requests.set(id, (requests.get(id) ?? 0) + 1);
+    }
+    let page = await list('');
+    let seen = 0;
+    for (;;) {
+      for (const item of page.items) {
+        expect(item.status).toBe('succeeded');
+        expect(item.attempts).toBeGreaterThanOrEqual(1);
+        expect(item.attempts).toBeLessThanOrEqual(requests.get(item.event_id) ?? 0);
+        seen++;
+      }
+      if (!page.next_cursor) break;
+      page = await list(`&cursor=${page.next_cursor}`);
+    }
+    expect(seen).toBe(total);
+  });
 });

@@ -2,14 +2,14 @@
 // Standard Webhooks format, and record the answer under the same lease with the rules of delivery-rules.ts. The
 // worker's loop (worker/webhook-deliveries.ts) decides only when and how many.
 
-import { randomUUID } from 'node:crypto';
+import { type KeyObject, randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
-import { transactionWithRetry } from '../../db/retry-transaction.ts';
+import type { Kysely, Transaction } from 'kysely';
+import { CONFLICT_RETRIES, isTransientConflict, transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB, DeliveryAttempt } from '../../db/schema.ts';
 import { type Keyring, SecretsKeyError } from '../../lib/secrets-box.ts';
 import * as repo from './deliveries.repo.ts';
-import { createWebhookSender } from './delivery-http.ts';
+import { createWebhookSender, signingKey } from './delivery-http.ts';
 import { type AttemptAnswer, type DeliveryOutcome, disableReasonOf, outcomeOf } from './delivery-rules.ts';
 import { openSecrets } from './endpoint-secrets.ts';
 
@@ -28,6 +28,24 @@ export interface DeliveryOptions {
 }
 
 export type ClaimedDelivery = repo.ClaimedDelivery;
+
+/** An attempt made, to record: its claimed row, what became of it, and the answer's status. */
+export interface FinishedAttempt extends repo.Recorded {
+  outcome: DeliveryOutcome;
+  statusCode: number | null;
+}
+
+/** Runs one statement again when PostgreSQL chose it as a deadlock's victim (D74): it wrote nothing. */
+async function retryOnConflict<T>(statement: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await statement();
+    } catch (error) {
+      if (!isTransientConflict(error) || attempt > CONFLICT_RETRIES) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 10 * attempt));
+    }
+  }
+}
 
 /** Endpoints whose opened secrets a process keeps (more: it starts over). */
 const OPENED_SECRETS_KEPT = 1000;
@@ -49,8 +67,8 @@ export function createDeliveryService(deps: {
     idleSocketMs: options.idleSocketMs,
   });
 
-  /** Records an attempt's answer under the claim's lease; a lost lease (another worker took over) records nothing. */
-  async function record(row: ClaimedDelivery, answer: AttemptAnswer, attempt: DeliveryAttempt) {
+  /** What an attempt's answer makes of the delivery, to record under the claim's lease. */
+  function finish(row: ClaimedDelivery, answer: AttemptAnswer, attempt: DeliveryAttempt): FinishedAttempt {
     const attempts = row.attempts + 1;
     const { outcome, retryInMs } = outcomeOf(answer, attempts, row.attempt_limit, options.retryScheduleMs);
     const record: repo.AttemptRecord = {
@@ -61,37 +79,76 @@ export function createDeliveryService(deps: {
       error: answer.error,
       retryInMs,
     };
-    // The common case, a success at an endpoint that was not failing, is one statement.
-    if (outcome === 'succeeded' && !row.endpoint_failing) {
-      return (await repo.recordAttempt(db, row, record)) ? outcome : undefined;
-    }
-    // The attempt and its endpoint's failing state: retried as a deadlock's victim (D74).
-    return transactionWithRetry(db, async (trx) => {
-      if (!(await repo.recordAttempt(trx, row, record))) return undefined;
-      if (outcome === 'succeeded') {
-        await repo.clearEndpointFailing(trx, row.org_id, row.endpoint_id);
-        return outcome;
-      }
-      const failing = await repo.markEndpointFailing(trx, row.org_id, row.endpoint_id);
-      const reason =
-        failing &&
-        disableReasonOf(answer.statusCode, failing.failing_since, failing.now, options.failingDisableAfterMs);
-      if (reason && failing?.enabled) {
-        await repo.disableEndpoint(trx, row.org_id, row.endpoint_id, reason);
-        log.warn({ endpoint: row.endpoint_id, reason }, 'webhook endpoint disabled');
-      }
-      return outcome;
-    });
+    return { row, record, outcome, statusCode: answer.statusCode };
   }
+
+  /**
+   * Records finished attempts (D297) and, when `claim` is given, claims more in the same round trip (D298).
+   * Successes at endpoints that were not failing, the common case, are that one statement; the attempts at an
+   * endpoint with a failure in the group, or failing when claimed, are recorded with the endpoint's failing state in
+   * one transaction beside it, retried as a deadlock's victim (D74), in the order they ended. Answers the ids
+   * recorded (a lost lease records nothing) and the rows claimed.
+   */
+  async function recordAndClaim(finished: readonly FinishedAttempt[], claim?: { limit: number; bulkLimit: number }) {
+    const eventful = new Set(
+      finished
+        .filter((item) => item.outcome !== 'succeeded' || item.row.endpoint_failing)
+        .map((i) => i.row.endpoint_id),
+    );
+    const plain = finished.filter((item) => !eventful.has(item.row.endpoint_id));
+    const rest = finished.filter((item) => eventful.has(item.row.endpoint_id));
+    const [first, recordedRest] = await Promise.all([
+      claim
+        ? retryOnConflict(() =>
+            repo.recordAndClaim(db, { ...claimInput(claim.limit, claim.bulkLimit), recorded: plain }),
+          )
+        : plain.length > 0
+          ? retryOnConflict(async () => ({ claimed: [], recorded: await repo.recordAttempts(db, plain) }))
+          : { claimed: [], recorded: new Set<string>() },
+      rest.length > 0 ? transactionWithRetry(db, (trx) => recordWithEndpoints(trx, rest)) : new Set<string>(),
+    ]);
+    for (const id of recordedRest) first.recorded.add(id);
+    return first;
+  }
+
+  async function recordWithEndpoints(trx: Transaction<DB>, finished: FinishedAttempt[]) {
+    const recorded = await repo.recordAttempts(trx, finished);
+    for (const item of finished) {
+      if (!recorded.has(item.row.id)) continue;
+      const { org_id: orgId, endpoint_id: endpointId } = item.row;
+      if (item.outcome === 'succeeded') {
+        await repo.clearEndpointFailing(trx, orgId, endpointId);
+        continue;
+      }
+      const failing = await repo.markEndpointFailing(trx, orgId, endpointId);
+      const reason =
+        failing && disableReasonOf(item.statusCode, failing.failing_since, failing.now, options.failingDisableAfterMs);
+      if (reason && failing?.enabled) {
+        await repo.disableEndpoint(trx, orgId, endpointId, reason);
+        log.warn({ endpoint: endpointId, reason }, 'webhook endpoint disabled');
+      }
+    }
+    return recorded;
+  }
+
+  const claimInput = (limit: number, bulkLimit: number) => ({
+    token: randomUUID(),
+    limit,
+    bulkLimit,
+    perEndpoint: options.perEndpointConcurrency,
+    leaseMs,
+  });
 
   // Endpoints' secrets as opened, by what is stored: a rotation or a reseal stores new text, so a new entry. Opening
   // (AES-GCM under the keyring's key) took 6 % of a delivering worker's CPU when done for every attempt.
-  const openedSecrets = new Map<string, { secret: string; previous: string | null }>();
+  // Kept as the signing keys themselves (D300), decoded once rather than for every attempt.
+  const openedSecrets = new Map<string, KeyObject[]>();
   function secretsOf(row: ClaimedDelivery) {
     const key = `${row.org_id}\n${row.endpoint_id}\n${row.secrets_key_id}\n${row.secret}\n${row.previous_secret}`;
     let opened = openedSecrets.get(key);
     if (!opened) {
-      opened = openSecrets(deps.keyring, row.org_id, row.endpoint_id, row);
+      const { secret, previous } = openSecrets(deps.keyring, row.org_id, row.endpoint_id, row);
+      opened = [signingKey(secret), ...(previous ? [signingKey(previous)] : [])];
       if (openedSecrets.size >= OPENED_SECRETS_KEPT) openedSecrets.clear();
       openedSecrets.set(key, opened);
     }
@@ -100,9 +157,9 @@ export function createDeliveryService(deps: {
 
   /** Signs with the endpoint's secrets, opened here; a secret this process cannot open fails the attempt unsent. */
   async function send(row: ClaimedDelivery): Promise<AttemptAnswer> {
-    let opened: { secret: string; previous: string | null };
+    let secrets: KeyObject[];
     try {
-      opened = secretsOf(row);
+      secrets = secretsOf(row);
     } catch (error) {
       if (!(error instanceof SecretsKeyError)) throw error;
       log.error(
@@ -111,34 +168,29 @@ export function createDeliveryService(deps: {
       );
       return { statusCode: null, error: 'signing secret unavailable (SECRETS_KEY)' };
     }
-    const secrets = [opened.secret, ...(opened.previous ? [opened.previous] : [])];
     return sender.send({ url: row.url, eventId: row.event_id, body: row.payload, secrets });
   }
 
   return {
     /** Claims up to `limit` due deliveries (of which at most `bulkLimit` bulk ones), a few per endpoint and lane. */
-    claim: (limit: number, bulkLimit = limit) =>
-      repo.claimDeliveries(db, {
-        token: randomUUID(),
-        limit,
-        bulkLimit,
-        perEndpoint: options.perEndpointConcurrency,
-        leaseMs,
-      }),
+    claim: async (limit: number, bulkLimit = limit) =>
+      (await repo.recordAndClaim(db, claimInput(limit, bulkLimit))).claimed,
 
-    /** Attempts one claimed delivery and records the answer; undefined when the lease was lost meanwhile. */
-    async attempt(row: ClaimedDelivery): Promise<DeliveryOutcome | undefined> {
+    /** Attempts one claimed delivery: what to record (recordAndClaim). */
+    async attempt(row: ClaimedDelivery): Promise<FinishedAttempt> {
       const started = performance.now();
       const attemptedAt = new Date().toISOString();
       const answer = await send(row);
       const duration = Math.round(performance.now() - started);
-      return record(row, answer, {
+      return finish(row, answer, {
         attempted_at: attemptedAt,
         duration_ms: duration,
         status_code: answer.statusCode,
         error: answer.error,
       });
     },
+
+    recordAndClaim,
 
     pendingDepth: () => repo.countPendingDeliveries(db),
 

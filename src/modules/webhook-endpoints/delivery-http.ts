@@ -7,7 +7,7 @@
 // common servers (Node's and Apache's 5 s), so that we rarely write to one the server is closing. One request per
 // attempt, whatever happens to it (D228): a reset cannot tell a request the server never read from one it read and
 // then dropped, so it is a failed attempt, in the log and retried on §11's schedule, never sent again unseen.
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { AddressRefused, checkLiteralHost, guardedLookup } from '../../lib/address-policy.ts';
@@ -16,14 +16,23 @@ import type { AttemptAnswer } from './delivery-rules.ts';
 const SECRET_PREFIX = 'whsec_';
 /** Answers are read only to keep the connection reusable; beyond this the connection is dropped. */
 const MAX_ANSWER_BYTES = 64 * 1024;
+/** Endpoint URLs whose parse and literal-host check a sender keeps (more: it starts over). */
+const TARGETS_KEPT = 1000;
 
-export function signature(secret: string, id: string, timestamp: number, body: string): string {
-  const key = Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64');
+/** The signing key of a `whsec_` secret (decisions §11: the base64-decoded part after the prefix). */
+export function signingKey(secret: string): KeyObject {
+  return createSecretKey(
+    Buffer.from(secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret, 'base64'),
+  );
+}
+
+export function signature(secret: string | KeyObject, id: string, timestamp: number, body: string): string {
+  const key = typeof secret === 'string' ? signingKey(secret) : secret;
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
 export interface WebhookSender {
-  send(input: { url: string; eventId: string; body: string; secrets: string[] }): Promise<AttemptAnswer>;
+  send(input: { url: string; eventId: string; body: string; secrets: (string | KeyObject)[] }): Promise<AttemptAnswer>;
   close(): void;
 }
 
@@ -38,17 +47,35 @@ export function createWebhookSender(options: {
   const agentOptions = { keepAlive: true, maxSockets: 64, timeout: options.idleSocketMs };
   const agents = { 'http:': new http.Agent(agentOptions), 'https:': new https.Agent(agentOptions) };
 
-  function post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal) {
-    return new Promise<AttemptAnswer>((resolve, reject) => {
-      let allowed: boolean;
+  // Each endpoint's URL parsed and its literal host checked once (D299), not for every attempt; a name's addresses
+  // are still checked at every connect (guardedLookup).
+  const targets = new Map<string, { url: URL; allowed: boolean } | { refused: Error } | null>();
+  function targetOf(text: string) {
+    let target = targets.get(text);
+    if (target === undefined) {
       try {
-        ({ allowed } = checkLiteralHost(url.hostname, options.allowHosts));
+        const url = new URL(text);
+        const { allowed } = checkLiteralHost(url.hostname, options.allowHosts);
+        target =
+          url.protocol !== 'https:' && !(url.protocol === 'http:' && allowed)
+            ? { refused: new AddressRefused(`${url.protocol}// is not allowed for ${url.hostname}`) }
+            : { url, allowed };
       } catch (error) {
-        return reject(error);
+        target = error instanceof AddressRefused ? { refused: error } : null;
       }
-      if (url.protocol !== 'https:' && !(url.protocol === 'http:' && allowed)) {
-        return reject(new AddressRefused(`${url.protocol}// is not allowed for ${url.hostname}`));
-      }
+      if (targets.size >= TARGETS_KEPT) targets.clear();
+      targets.set(text, target);
+    }
+    return target;
+  }
+
+  function post(
+    { url, allowed }: { url: URL; allowed: boolean },
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+  ) {
+    return new Promise<AttemptAnswer>((resolve, reject) => {
       const client = url.protocol === 'https:' ? https : http;
       const request = client.request(
         url,
@@ -87,12 +114,9 @@ export function createWebhookSender(options: {
 
   return {
     async send({ url, eventId, body, secrets }) {
-      let target: URL;
-      try {
-        target = new URL(url);
-      } catch {
-        return { statusCode: null, error: 'invalid URL' };
-      }
+      const target = targetOf(url);
+      if (target === null) return { statusCode: null, error: 'invalid URL' };
+      if ('refused' in target) return { statusCode: null, error: `address refused: ${target.refused.message}` };
       const timestamp = Math.floor(Date.now() / 1000);
       const headers = {
         'content-type': 'application/json',
