@@ -18,6 +18,7 @@ const TENANT_TABLES = [
   'contact_property_values',
   'contact_sort_versions',
   'contact_counts',
+  'contact_versions',
   'crm_properties',
   'funnel_stages',
   'sub_origins',
@@ -86,10 +87,6 @@ function constrainsOrg(statement: string): boolean {
 
 // Global BY DESIGN (docs/scaling.md "Global lookups" and "The queues per shard"): each pattern with its reason.
 const ALLOWED: { pattern: RegExp; reason: string }[] = [
-  {
-    pattern: /^select "org_id" from "messaging_accounts" where "business_account_id" = \$1$/,
-    reason: 'platform webhook routing: the organization of a business account id (account_routes on Citus)',
-  },
   {
     pattern: /from "broadcasts" where "started_at" is null .* for update skip locked$/,
     reason: 'the audience start claim: due broadcasts of every organization in due order (claimed per shard on Citus)',
