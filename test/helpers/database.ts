@@ -55,9 +55,9 @@ export async function createPostgresDatabase(): Promise<{ url: string; drop: () 
   const serverUrl = process.env.TEST_POSTGRES_URL;
   if (!serverUrl) throw new Error('PostgreSQL is not reachable (TEST_POSTGRES_URL is empty)');
   const name = `crm_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const nodes = process.env.TEST_CITUS_WORKERS
-    ? await citusNodes(serverUrl, name)
-    : (await onServer(serverUrl, `create database ${name}`), [serverUrl]);
+  let nodes = [serverUrl];
+  if (process.env.TEST_CITUS_WORKERS) nodes = await citusNodes(serverUrl, name);
+  else await onServer(serverUrl, `create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
