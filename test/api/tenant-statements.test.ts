@@ -108,10 +108,10 @@ const ALLOWED: { pattern: RegExp; reason: string }[] = [
       'organization in the URL), every later read and write is constrained by org_id',
   },
   {
-    pattern:
-      /from "conversations" where "status" = \$1 and "snoozed_until" is not null and "snoozed_until" <= \$2 .*for update skip locked$/,
+    pattern: /^select "?org_id"? from "?(conversations|assistant_jobs|reply_handoffs)"?\s.*group by "?org_id"? order by min\(/is,
     reason:
-      'decisions §19: the snooze-ends task claims ended snoozes of every organization (claimed per shard on Citus)',
+      'D318: a worker finds the organizations with due work (a read without locks, grouped by organization, every ' +
+      'shard on Citus), then claims within each by a statement that names it',
   },
   {
     pattern: /^select "org_id" from "templates" where "id" = \$1$/,
