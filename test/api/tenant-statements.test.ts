@@ -88,10 +88,6 @@ function constrainsOrg(statement: string): boolean {
 // Global BY DESIGN (docs/scaling.md "Global lookups" and "The queues per shard"): each pattern with its reason.
 const ALLOWED: { pattern: RegExp; reason: string }[] = [
   {
-    pattern: /from "broadcasts" where "started_at" is null .* for update skip locked$/,
-    reason: 'the audience start claim: due broadcasts of every organization in due order (claimed per shard on Citus)',
-  },
-  {
     pattern:
       /from "broadcasts" where "phase" = \$1 and "started_at" is not null and \("stored_status" is null or "stored_status" != \$2\) order by "started_at"/,
     reason: 'the audience materialization queue: started broadcasts of every organization in start order',
@@ -108,7 +104,8 @@ const ALLOWED: { pattern: RegExp; reason: string }[] = [
       'organization in the URL), every later read and write is constrained by org_id',
   },
   {
-    pattern: /^select "?org_id"? from "?(conversations|assistant_jobs|reply_handoffs)"?\s.*group by "?org_id"? order by min\(/is,
+    pattern:
+      /^select "?org_id"? from "?(conversations|assistant_jobs|reply_handoffs|broadcasts)"?\s.*group by "?org_id"? order by min\(/is,
     reason:
       'D318: a worker finds the organizations with due work (a read without locks, grouped by organization, every ' +
       'shard on Citus), then claims within each by a statement that names it',
