@@ -59,24 +59,76 @@ async function directory(db: Kysely<any>): Promise<void> {
   }
 }
 
+/**
+ * A counter noted per row and written once per statement (D314): each row adds its delta to a transaction-local
+ * setting (`name`, "key/n"); a row of another key, and the statement's end, write what was noted with `flush`.
+ * One write per statement and key, not one per row (rewriting one row n times in a transaction costs n² as each
+ * update walks the row's versions), and no transition table (which Citus does not run).
+ */
+function notedCounter(name: string, flush: string) {
+  return {
+    note: sql.raw(`create or replace function ${name}_note(k text, delta bigint) returns void language plpgsql as $$
+      declare
+        pending text := current_setting('crm.${name}', true);
+      begin
+        if pending is not null and pending <> '' and split_part(pending, '/', 1) || '/' || split_part(pending, '/', 2)
+            <> k then
+          perform ${name}_flush();
+          pending := null;
+        end if;
+        perform set_config('crm.${name}', k || '/' || (coalesce(nullif(split_part(pending, '/', 3), '')::bigint, 0)
+          + delta), true);
+      end $$`),
+    flush: sql.raw(`create or replace function ${name}_flush() returns void language plpgsql as $$
+      declare
+        pending text := current_setting('crm.${name}', true);
+        org text;
+        other text;
+        n bigint;
+      begin
+        if pending is null or pending = '' then return; end if;
+        perform set_config('crm.${name}', '', true);
+        org := split_part(pending, '/', 1);
+        other := split_part(pending, '/', 2);
+        n := split_part(pending, '/', 3)::bigint;
+        ${flush};
+      end $$`),
+    statement: sql.raw(`create or replace function ${name}_statement() returns trigger language plpgsql as $$
+      begin perform ${name}_flush(); return null; end $$`),
+  };
+}
+
 // biome-ignore lint/suspicious/noExplicitAny: see up().
 async function counters(db: Kysely<any>): Promise<void> {
-  const slot = (sign: string, row: string) =>
-    sql.raw(`insert into contact_counts (org_id, slot, live)
-    values (${row}.org_id, pg_backend_pid() % 8, ${sign}1)
-    on conflict (org_id, slot) do update set live = contact_counts.live ${sign === '-' ? '-' : '+'} 1`);
+  // Live contacts per organization (key "org/"), in the writer's slot.
+  const counted = notedCounter(
+    'contact_counted',
+    `insert into contact_counts (org_id, slot, live) values (org, pg_backend_pid() % 8, n)
+        on conflict (org_id, slot) do update set live = contact_counts.live + excluded.live`,
+  );
+  for (const statement of [counted.flush, counted.note, counted.statement]) await sql`${statement}`.execute(db);
   await sql`drop trigger contact_counts_insert on contacts`.execute(db);
   await sql`drop trigger contact_counts_delete on contacts`.execute(db);
   await sql`create or replace function contact_counts_insert() returns trigger language plpgsql as $$
-    begin ${slot('', 'new')}; return null; end $$`.execute(db);
+    begin perform contact_counted_note(new.org_id || '/', 1); return null; end $$`.execute(db);
   await sql`create or replace function contact_counts_delete() returns trigger language plpgsql as $$
-    begin ${slot('-', 'old')}; return null; end $$`.execute(db);
+    begin perform contact_counted_note(old.org_id || '/', -1); return null; end $$`.execute(db);
   await sql`create trigger contact_counts_insert after insert on contacts for each row
     when (new.deleted_at is null) execute function contact_counts_insert()`.execute(db);
   await sql`create trigger contact_counts_delete after delete on contacts for each row
     when (old.deleted_at is null) execute function contact_counts_delete()`.execute(db);
+  await sql`create trigger contact_counts_insert_end after insert on contacts for each statement
+    execute function contact_counted_statement()`.execute(db);
+  await sql`create trigger contact_counts_delete_end after delete on contacts for each statement
+    execute function contact_counted_statement()`.execute(db);
 
-  // The window's phones (decisions §7): one row's upsert, and the account's count when the phone is new to it.
+  // The window's phones (decisions §7): one row's upsert; the account's count of new phones (key "org/account").
+  const windowed = notedCounter(
+    'window_added',
+    `insert into messaging_windows as c (org_id, account_id, phones) values (org, other, n)
+        on conflict (org_id, account_id) do update set phones = c.phones + excluded.phones`,
+  );
+  for (const statement of [windowed.flush, windowed.note, windowed.statement]) await sql`${statement}`.execute(db);
   await sql`drop trigger broadcast_recipients_window_insert on broadcast_recipients`.execute(db);
   await sql`create or replace function messaging_window_add() returns trigger language plpgsql as $$
     declare
@@ -87,14 +139,13 @@ async function counters(db: Kysely<any>): Promise<void> {
       on conflict (org_id, account_id, phone)
         do update set last_queued_at = greatest(w.last_queued_at, excluded.last_queued_at)
       returning (w.xmax = 0) into added;
-      if added then
-        insert into messaging_windows as c (org_id, account_id, phones) values (new.org_id, new.account_id, 1)
-        on conflict (org_id, account_id) do update set phones = c.phones + 1;
-      end if;
+      if added then perform window_added_note(new.org_id || '/' || new.account_id, 1); end if;
       return null;
     end $$`.execute(db);
   await sql`create trigger broadcast_recipients_window_insert after insert on broadcast_recipients for each row
     when (new.status not in ('failed', 'cancelled', 'held')) execute function messaging_window_add()`.execute(db);
+  await sql`create trigger broadcast_recipients_window_insert_end after insert on broadcast_recipients
+    for each statement execute function window_added_statement()`.execute(db);
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: see up().
