@@ -57,14 +57,15 @@ export async function claimReplies(db: Kysely<DB>, options: { limit: number; lea
     orgs.map((row) => row.org_id),
     options.limit,
     async (orgId, max) =>
-      // D207: by name (polled every 200 ms by each worker).
+      // D207: by name (polled every 200 ms by each worker). The hand-off's start is the statement's time: Citus runs
+      // no volatile function (clock_timestamp) in an UPDATE of a distributed table (D317).
       (
         await executePrepared(
           db,
           sql<ClaimedReply>`
     update reply_handoffs as r set state = 'marked', attempts = r.attempts + 1,
       lease_until = now() + make_interval(secs => ${options.leaseMs / 1000}), lease_token = ${options.token},
-      handoff_started_at = clock_timestamp()
+      handoff_started_at = statement_timestamp()
     from (
       select q.org_id, q.message_id from reply_handoffs q
       where q.org_id = ${orgId} and q.state = 'queued' and q.next_attempt_at <= now()
