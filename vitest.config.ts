@@ -7,6 +7,11 @@ import { defineConfig } from 'vitest/config';
 
 const postgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+// The Citus project (D316): the PostgreSQL API tests on a 3-node cluster (`../shared/citus`: build.sh, then
+// cluster.sh start), each file's database made on every node. Skipped when the coordinator does not answer, unless
+// REQUIRE_CITUS=1.
+const citusUrl = process.env.TEST_CITUS_URL ?? 'postgres://postgres@127.0.0.1:5441/postgres';
+const citusWorkers = process.env.TEST_CITUS_WORKERS ?? '127.0.0.1:5442,127.0.0.1:5443';
 
 function reachable(url: string): Promise<boolean> {
   const { hostname, port } = new URL(url);
@@ -25,7 +30,12 @@ function reachable(url: string): Promise<boolean> {
 }
 
 export default defineConfig(async () => {
-  const [hasPostgres, hasRedis] = await Promise.all([reachable(postgresUrl), reachable(redisUrl)]);
+  const [hasPostgres, hasRedis, hasCitus] = await Promise.all([
+    reachable(postgresUrl),
+    reachable(redisUrl),
+    reachable(citusUrl),
+  ]);
+  if (!hasCitus && process.env.REQUIRE_CITUS === '1') throw new Error(`Citus coordinator unreachable at ${citusUrl}`);
   const missing = [!hasPostgres && `PostgreSQL at ${postgresUrl}`, !hasRedis && `Redis at ${redisUrl}`].filter(Boolean);
   if (missing.length > 0) {
     const banner = `\n${'!'.repeat(78)}\n  NOT REACHABLE: ${missing.join(' and ')}\n  ${
@@ -89,6 +99,23 @@ export default defineConfig(async () => {
                   include: databaseTests,
                   exclude: [...unitTests, ...browserTests],
                   env: { ...shared, TEST_DB: 'postgres' },
+                },
+              },
+            ]
+          : []),
+        ...(hasCitus
+          ? [
+              {
+                extends: true,
+                test: {
+                  name: 'citus',
+                  include: ['test/api/**/*.test.ts'],
+                  env: {
+                    ...shared,
+                    TEST_DB: 'postgres',
+                    TEST_POSTGRES_URL: citusUrl,
+                    TEST_CITUS_WORKERS: citusWorkers,
+                  },
                 },
               },
             ]

@@ -37,6 +37,7 @@ import * as conversationFilters from './migrations/0038-conversation-filters.ts'
 import * as automation from './migrations/0040-automation.ts';
 import * as automationEngine from './migrations/0041-automation-engine.ts';
 import * as inboxFinish from './migrations/0042-inbox-finish.ts';
+import * as distributionKeys from './migrations/0045-distribution-keys.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -77,6 +78,7 @@ export const migrations: Record<string, Migration> = {
   '0040-automation': automation,
   '0041-automation-engine': automationEngine,
   '0042-inbox-finish': inboxFinish,
+  '0045-distribution-keys': distributionKeys,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
@@ -106,7 +108,7 @@ const analyzeEach = (db: Kysely<DB>, tables: string, holdingRows: boolean) =>
     begin
       for t in ${sql.raw(tables)}
       loop
-        ${sql.raw(holdingRows ? "execute format('select exists (select from %s)', t) into holds;" : '')}
+        ${sql.raw(holdingRows ? "execute format('select exists (select 1 from %s)', t) into holds;" : '')}
         if holds then
           execute format('analyze %s', t);
         end if;

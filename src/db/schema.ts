@@ -83,12 +83,13 @@ export interface ContactsTable {
   created_at: Timestamp;
   updated_at: Timestamp;
   deleted_at: NullableTimestamp;
-  // Kept by the database (0003-crm): sort and search keys, and the snapshot version for cursor walks.
+  // Kept by the database (0003-crm): sort and search keys, and the organization's contact version of the
+  // transaction that last moved the contact, for cursor walks (D315, migration 0045).
   full_name: GeneratedAlways<string | null>;
   name_sort: GeneratedAlways<string | null>;
   city_sort: GeneratedAlways<string | null>;
   search_text: GeneratedAlways<string>;
-  version_xid: Generated<string>;
+  version: Generated<string>;
 }
 
 export interface CrmPropertiesTable {
@@ -144,8 +145,8 @@ export interface SubOriginsTable {
 export interface ContactSortVersionsTable {
   org_id: string;
   contact_id: string;
-  version_xid: string;
-  replaced_xid: string;
+  version: string;
+  replaced: string;
   replaced_at: Timestamp;
   updated_at: Timestamp;
   name_sort: string | null;
@@ -153,6 +154,21 @@ export interface ContactSortVersionsTable {
   city_sort: string | null;
   origin: string | null;
 }
+
+/** An organization's contact version (D315): the last transaction's number that moved one of its contacts. */
+export interface ContactVersionsTable {
+  org_id: string;
+  version: string;
+}
+
+/** The global lookups (D313): a platform id, a key's hash, an email or a token's hash → its organization. */
+export interface DirectoryTable {
+  kind: DirectoryKind;
+  key: string;
+  org_id: string;
+}
+
+export type DirectoryKind = 'api_key' | 'account' | 'number' | 'email' | 'session' | 'sign_in_link';
 
 export interface TemplatesTable {
   org_id: string;
@@ -546,6 +562,8 @@ export interface DB extends AutomationTables {
   funnel_stages: FunnelStagesTable;
   sub_origins: SubOriginsTable;
   contact_sort_versions: ContactSortVersionsTable;
+  contact_versions: ContactVersionsTable;
+  directory: DirectoryTable;
   app_state: AppStateTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_events: WebhookEventsTable;

@@ -2,6 +2,7 @@
 // plan gates (403). A request refused at the key spends its client address's budget, every later one its organization's.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Kysely, Selectable } from 'kysely';
+import { organizationOf } from '../db/directory.ts';
 import type { DB, OrganizationsTable } from '../db/schema.ts';
 import { API_KEY_PREFIX, hashApiKey, hashesEqual } from '../lib/api-keys.ts';
 import type { Clock } from '../lib/clock.ts';
@@ -67,8 +68,10 @@ export interface FoundKey {
   org: Organization;
 }
 
-/** A live (unrevoked) key by its SHA-256 hash, with its organization: one indexed query. */
+/** A live (unrevoked) key by its SHA-256 hash, with its organization: its organization (D313), one indexed query. */
 export async function findKeyByHash(db: Kysely<DB>, hash: string): Promise<FoundKey | undefined> {
+  const orgId = await organizationOf(db, 'api_key', hash);
+  if (orgId === undefined) return undefined;
   const row = await db
     .selectFrom('api_keys')
     .innerJoin('organizations', 'organizations.id', 'api_keys.org_id')
@@ -82,6 +85,8 @@ export async function findKeyByHash(db: Kysely<DB>, hash: string): Promise<Found
       'api_keys.key_hash',
       'api_keys.revoked_at',
     ])
+    .where('api_keys.org_id', '=', orgId)
+    .where('organizations.id', '=', orgId)
     .where('api_keys.key_hash', '=', hash)
     .executeTakeFirst();
   if (!row || row.revoked_at !== null || !hashesEqual(row.key_hash, hash)) return undefined;

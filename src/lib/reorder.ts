@@ -1,4 +1,6 @@
 // Reorder semantics shared by properties and funnel stages (decisions §6: "takes the items it names and moves them").
+import { type Kysely, sql } from 'kysely';
+import type { DB } from '../db/schema.ts';
 
 export interface MoveRequest {
   id: string;
@@ -24,4 +26,21 @@ export function applyMoves(currentOrder: string[], moves: MoveRequest[]): string
     floor = at + 1;
   }
   return result;
+}
+
+/**
+ * The position after the organization's last item, read in a statement of its own: Citus takes no subquery in an
+ * INSERT's values (D317).
+ */
+export async function nextOrderIndex(
+  db: Kysely<DB>,
+  table: 'crm_properties' | 'funnel_stages',
+  orgId: string,
+): Promise<number> {
+  const row = await db
+    .selectFrom(table)
+    .select(sql<number>`coalesce(max(order_idx) + 1, 0)::int`.as('next'))
+    .where('org_id', '=', orgId)
+    .executeTakeFirst();
+  return row?.next ?? 0;
 }

@@ -1,6 +1,7 @@
 // A cursor walk visits every contact exactly once while contacts are created and updated (D38).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../helpers/clock.ts';
+import { controlClient, testDatabaseKind } from '../helpers/database.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
 
 let h: Harness;
@@ -103,6 +104,40 @@ describe('a cursor walk during writes', () => {
     });
     expect(rest.body.items.map((item: { id: string }) => item.id)).toEqual([ids[2], ids[3]]);
     expect(rest.body.items[1].last_name).toBe('changed');
+  });
+});
+
+// D315: a walk is pinned to the organization's contact version, which a writer takes and holds until it commits.
+describe.skipIf(testDatabaseKind() !== 'postgres')('a cursor walk and a write in flight when it begins', () => {
+  it('places a contact moved by a transaction still open at its first page where that page saw it, once', async () => {
+    const { key, org } = await h.createOrg();
+    const ids = await seed(key, 6);
+    const control = await controlClient(h.database);
+    try {
+      await control.query('begin');
+      // Moves the oldest contact to the end of `recent asc` (and renames it), uncommitted.
+      await control.query(
+        `update contacts set updated_at = now() + interval '1 hour', first_name = 'moved' where org_id = $1 and id = $2`,
+        [org.id, ids[0]],
+      );
+      const url = '/v1/contacts?sort=recent&sort_dir=asc&limit=2';
+      const first = await h.api('GET', url, { key });
+      expect(first.body.items.map((item: { id: string }) => item.id)).toEqual([ids[0], ids[1]]);
+      await control.query('commit');
+      const seen = first.body.items.map((item: { id: string }) => item.id);
+      let cursor: string | null = first.body.next_cursor;
+      while (cursor) {
+        const page = await h.api('GET', `${url}&cursor=${cursor}`, { key });
+        seen.push(...page.body.items.map((item: { id: string }) => item.id));
+        cursor = page.body.next_cursor;
+      }
+      expect(seen).toEqual(ids);
+      // A walk begun now sees the move.
+      const again = await h.api('GET', '/v1/contacts?sort=recent&sort_dir=asc&limit=10', { key });
+      expect(again.body.items.map((item: { id: string }) => item.id)).toEqual([...ids.slice(1), ids[0]]);
+    } finally {
+      await control.end();
+    }
   });
 });
 

@@ -57,9 +57,9 @@ describe("a contact's sort-version trigger (D201)", () => {
           where org_id = ${orgId} and id = ${`ct_plan${i}`}`.execute(trx);
       }
       // The table grows well past what that plan was made for (versions of other contacts, kept 24 hours).
-      await sql`insert into contact_sort_versions (org_id, contact_id, version_xid, replaced_xid, replaced_at,
+      await sql`insert into contact_sort_versions (org_id, contact_id, version, replaced, replaced_at,
           updated_at, name_sort, origin)
-        select ${orgId}, 'ct_other' || i, '1'::xid8, '2'::xid8, now(), now(), 'x', 'API'
+        select ${orgId}, 'ct_other' || i, 1, 2, now(), now(), 'x', 'API'
         from generate_series(1, 20000) as i`.execute(trx);
       const plan = await sql<{ 'QUERY PLAN': string }>`explain (analyze, buffers, format json)
         update contacts set updated_at = now() + interval '1 minute' where org_id = ${orgId} and id = 'ct_plan20'`.execute(

@@ -18,6 +18,7 @@ const TENANT_TABLES = [
   'contact_property_values',
   'contact_sort_versions',
   'contact_counts',
+  'contact_versions',
   'crm_properties',
   'funnel_stages',
   'sub_origins',
@@ -87,14 +88,6 @@ function constrainsOrg(statement: string): boolean {
 // Global BY DESIGN (docs/scaling.md "Global lookups" and "The queues per shard"): each pattern with its reason.
 const ALLOWED: { pattern: RegExp; reason: string }[] = [
   {
-    pattern: /^select "org_id" from "messaging_accounts" where "business_account_id" = \$1$/,
-    reason: 'platform webhook routing: the organization of a business account id (account_routes on Citus)',
-  },
-  {
-    pattern: /from "broadcasts" where "started_at" is null .* for update skip locked$/,
-    reason: 'the audience start claim: due broadcasts of every organization in due order (claimed per shard on Citus)',
-  },
-  {
     pattern:
       /from "broadcasts" where "phase" = \$1 and "started_at" is not null and \("stored_status" is null or "stored_status" != \$2\) order by "started_at"/,
     reason: 'the audience materialization queue: started broadcasts of every organization in start order',
@@ -112,9 +105,10 @@ const ALLOWED: { pattern: RegExp; reason: string }[] = [
   },
   {
     pattern:
-      /from "conversations" where "status" = \$1 and "snoozed_until" is not null and "snoozed_until" <= \$2 .*for update skip locked$/,
+      /^select "?org_id"? from "?(conversations|assistant_jobs|reply_handoffs|broadcasts)"?\s.*group by "?org_id"? order by min\(/is,
     reason:
-      'decisions §19: the snooze-ends task claims ended snoozes of every organization (claimed per shard on Citus)',
+      'D318: a worker finds the organizations with due work (a read without locks, grouped by organization, every ' +
+      'shard on Citus), then claims within each by a statement that names it',
   },
   {
     pattern: /^select "org_id" from "templates" where "id" = \$1$/,

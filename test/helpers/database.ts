@@ -18,30 +18,52 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** One statement on a server's database (a short session of its own). */
+async function onServer(serverUrl: string, statement: string, database?: string): Promise<void> {
+  const url = new URL(serverUrl);
+  if (database) url.pathname = `/${database}`;
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The Citus project (TEST_CITUS_WORKERS set, TEST_POSTGRES_URL the coordinator): a database is made on every node,
+ * with the extension, and the coordinator is told its own address and the workers' (as `../shared/citus/cluster.sh
+ * createdb` does), so that migrations distribute the tables over the workers (D316).
+ */
+async function citusNodes(serverUrl: string, name: string): Promise<string[]> {
+  const workers = (process.env.TEST_CITUS_WORKERS ?? '').split(',').filter(Boolean);
+  const coordinator = new URL(serverUrl);
+  const nodes = [serverUrl, ...workers.map((hostPort) => `postgres://postgres@${hostPort}/postgres`)];
+  for (const node of nodes) await onServer(node, `create database ${name}`);
+  for (const node of nodes) await onServer(node, 'create extension citus', name);
+  await onServer(serverUrl, `select citus_set_coordinator_host('${coordinator.hostname}', ${coordinator.port})`, name);
+  for (const hostPort of workers) {
+    const [host, port] = hostPort.split(':');
+    await onServer(serverUrl, `select citus_add_node('${host}', ${port})`, name);
+  }
+  return nodes;
+}
+
 /** Creates an empty PostgreSQL database on the test server and returns its URL and a way to drop it. */
 export async function createPostgresDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
   const serverUrl = process.env.TEST_POSTGRES_URL;
   if (!serverUrl) throw new Error('PostgreSQL is not reachable (TEST_POSTGRES_URL is empty)');
   const name = `crm_test_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: serverUrl });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`);
-  } finally {
-    await admin.end();
-  }
+  let nodes = [serverUrl];
+  if (process.env.TEST_CITUS_WORKERS) nodes = await citusNodes(serverUrl, name);
+  else await onServer(serverUrl, `create database ${name}`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
     drop: async () => {
-      const client = new pg.Client({ connectionString: serverUrl });
-      await client.connect();
-      try {
-        await client.query(`drop database if exists ${name} with (force)`);
-      } finally {
-        await client.end();
-      }
+      for (const node of nodes) await onServer(node, `drop database if exists ${name} with (force)`);
     },
   };
 }

@@ -2,6 +2,7 @@
 // organization a business account belongs to, which live number a phone number id is, and (for the sandbox)
 // which business account a sending number belongs to, and a live number's platform ids.
 import type { Kysely } from 'kysely';
+import { organizationOf } from '../../db/directory.ts';
 import type { DB } from '../../db/schema.ts';
 import type { SandboxLookup } from '../../messaging/sandbox/sandbox-controls.ts';
 import type { MessagingDirectory } from '../../messaging/webhooks.ts';
@@ -20,14 +21,8 @@ export function createMessagingDirectory(db: Kysely<DB>): MessagingDirectory & {
       )
       .where('channels.status', '=', 'live');
   return {
-    async organizationOfAccount(businessAccountId) {
-      const row = await db
-        .selectFrom('messaging_accounts')
-        .select('org_id')
-        .where('business_account_id', '=', businessAccountId)
-        .executeTakeFirst();
-      return row?.org_id;
-    },
+    // The platform's ids → organization through the directory (D313).
+    organizationOfAccount: (businessAccountId) => organizationOf(db, 'account', businessAccountId),
     async liveChannel(orgId, phoneNumberId) {
       const row = await db
         .selectFrom('channels')
@@ -39,8 +34,11 @@ export function createMessagingDirectory(db: Kysely<DB>): MessagingDirectory & {
       return row?.id;
     },
     async businessAccountOfNumber(phoneNumberId) {
+      const orgId = await organizationOf(db, 'number', phoneNumberId);
+      if (orgId === undefined) return undefined;
       const row = await liveNumbers()
         .select('messaging_accounts.business_account_id')
+        .where('channels.org_id', '=', orgId)
         .where('channels.phone_number_id', '=', phoneNumberId)
         .executeTakeFirst();
       return row?.business_account_id;

@@ -1,11 +1,13 @@
-// The contact list: keyset pagination for every sort over one database snapshot per walk.
+// The contact list: keyset pagination for every sort over one version of the organization's contacts per walk.
 //
-// A walk's first page records the database snapshot it read (pg_current_snapshot); every later page orders the
-// contacts as they stood in that snapshot: a contact's current row when it is unchanged since, otherwise the
-// version of its sort keys that the snapshot saw (kept by a trigger in contact_sort_versions). So a walk visits
-// every contact that existed when it began exactly once, in one consistent order, however contacts are created,
-// updated or moved meanwhile. Contacts created after the walk began are not part of it; deleted ones drop out.
-// Pages show current data; filters apply to current data.
+// A walk's first page records the organization's contact version it read (D315: `contact_versions`, taken by each
+// transaction that moves a contact and held to its commit, so a statement sees exactly the writes numbered up to
+// the version it reads); every later page orders the contacts as they stood at that version: a contact's current
+// row when its version is not newer, otherwise the version of its sort keys current then (kept by a trigger in
+// contact_sort_versions). So a walk visits every contact that existed when it began exactly once, in one consistent
+// order, however contacts are created, updated or moved meanwhile, on one node or on many (no transaction ids).
+// Contacts created after the walk began are not part of it; deleted ones drop out. Pages show current data; filters
+// apply to current data.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { validationError } from '../../http/errors.ts';
@@ -31,9 +33,9 @@ const SORTS: Record<ContactSort, SortSpec> = {
   origin: { column: 'origin', nullable: true, time: false },
 };
 
-/** Cursors carry a walk's snapshot, so they live as long as the sort versions are kept. */
+/** Cursors carry a walk's version, so they live as long as the sort versions are kept. */
 export const CURSOR_TTL_MS = 24 * 60 * 60 * 1000;
-const SNAPSHOT = /^(\d{1,20}):(\d{1,20}):((?:\d{1,20})(?:,\d{1,20})*)?$/;
+const VERSION = /^\d{1,18}$/;
 
 interface Position {
   snapshot: string;
@@ -44,13 +46,7 @@ interface Position {
 }
 
 function validSnapshot(text: unknown): text is string {
-  if (typeof text !== 'string') return false;
-  const match = SNAPSHOT.exec(text);
-  if (!match) return false;
-  const xmin = BigInt(match[1] as string);
-  const xmax = BigInt(match[2] as string);
-  const xip = match[3] ? match[3].split(',').map(BigInt) : [];
-  return xmin <= xmax && xip.every((xid, i) => xid >= xmin && xid < xmax && (i === 0 || xid > (xip[i - 1] as bigint)));
+  return typeof text === 'string' && VERSION.test(text);
 }
 
 function readPosition(cursor: string, scope: string, filter: unknown, now: number): Position {
@@ -119,23 +115,22 @@ async function segmentPage(
     where c.org_id = ${orgId} and c.deleted_at is null`;
   const keysetOf = (filters: RawBuilder<unknown>) => {
     if (snapshot === undefined) {
-      // A walk's first query reads the current data and records the snapshot it read in the same statement.
-      // Every row it sees is visible in that snapshot, and no kept version is (the writes that made them are
-      // visible), so the snapshot conditions of the general form are all true here.
+      // A walk's first query reads the current data and records the version it read in the same statement.
+      // Every row it sees is at that version or older, and no kept version is current at it (the writes that
+      // replaced them are seen), so the version conditions of the general form are all true here.
       return sql`${live} and ${current.present} and ${current.keyset} and ${filters}
         order by ${current.order} limit ${limit}`;
     }
-    const snap = sql`${snapshot}::pg_snapshot`;
+    const at = sql`${snapshot}::bigint`;
     const kept = part('v', 'contact_id');
     return sql`select * from (
-        (${live} and pg_visible_in_snapshot(c.version_xid, ${snap})
+        (${live} and c.version <= ${at}
           and ${current.present} and ${current.keyset} and ${filters}
         order by ${current.order} limit ${limit})
         union all
         (select ${kept.id} as id, ${kept.key} as sort_key, ${kept.text} as k
           from contact_sort_versions v join contacts c on c.org_id = v.org_id and c.id = v.contact_id
-          where v.org_id = ${orgId} and v.replaced_xid >= pg_snapshot_xmin(${snap})
-            and pg_visible_in_snapshot(v.version_xid, ${snap}) and not pg_visible_in_snapshot(v.replaced_xid, ${snap})
+          where v.org_id = ${orgId} and v.replaced > ${at} and v.version <= ${at}
             and c.deleted_at is null and ${kept.present} and ${kept.keyset} and ${filters}
           order by ${kept.order} limit ${limit})
       ) u order by ${pageOrder('u')} limit ${limit}`;
@@ -164,7 +159,7 @@ async function segmentPage(
     select s.snapshot, (select count from counted) as total, page.k,
       ${sql.join(CONTACT_COLUMNS.map((column) => sql.ref(`r.${column}`)))},
       ${valuesOfContact(db, orgId, sql.ref<string>('r.id'))} as property_values
-    from (select pg_current_snapshot()::text as snapshot) s
+    from (select coalesce((select version from contact_versions where org_id = ${orgId}), 0)::text as snapshot) s
     left join lateral (${keyset}) page on true
     left join contacts r on r.org_id = ${orgId} and r.id = page.id
     order by ${pageOrder('page')}`.execute(db);

@@ -92,7 +92,7 @@ export const valuesOfContact = (db: Kysely<DB>, orgId: string, contactId: Expres
           eb
             .selectFrom('crm_properties as p')
             .select(['p.key', 'p.kind', 'p.order_idx'])
-            .whereRef('p.org_id', '=', 'v.org_id')
+            .where('p.org_id', '=', orgId)
             .whereRef('p.id', '=', 'v.property_id')
             .offset(0)
             .as('p'),

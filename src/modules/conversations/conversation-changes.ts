@@ -5,6 +5,7 @@
 // `conversation.updated` event with what changed and what it was. A change that changes nothing writes nothing.
 import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { claimFairly } from '../../lib/fair-claims.ts';
 import { recordEvents } from '../events/events.ts';
 import * as state from './conversation-state.repo.ts';
 import { conversationEventData } from './conversation-view.ts';
@@ -220,15 +221,22 @@ export async function reopenForLaterContactMessage(
   await applyConversationChange(trx, orgId, conversationId, { status }, 'contact_message', now);
 }
 
-/** decisions §19: snoozes whose time has passed move to `open`; a batch per call. Answers how many ended. */
+/**
+ * decisions §19: snoozes whose time has passed move to `open`; a batch per call, shared out over the organizations
+ * that have some, each in its own transaction (D318). Answers how many ended.
+ */
 export async function endSnoozes(db: Kysely<DB>, now: Date, batch = 100): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const due = await state.claimEndedSnoozes(trx, now, batch);
-    for (const row of due) {
-      await applyConversationChange(trx, row.org_id, row.id, { status: 'open' }, 'snooze_end', now);
-    }
-    return due.length;
-  });
+  const orgs = await state.organizationsWithEndedSnoozes(db, now, batch);
+  const ended = await claimFairly(orgs, batch, (orgId, max) =>
+    db.transaction().execute(async (trx) => {
+      const due = await state.claimEndedSnoozes(trx, orgId, now, max);
+      for (const row of due) {
+        await applyConversationChange(trx, row.org_id, row.id, { status: 'open' }, 'snooze_end', now);
+      }
+      return due;
+    }),
+  );
+  return ended.length;
 }
 
 /**

@@ -123,11 +123,28 @@ export async function recordTurn(db: Kysely<DB>, orgId: string, teamId: string, 
     where org_id = ${orgId} and team_id = ${teamId} and user_id = ${userId}`.execute(db);
 }
 
-/** decisions §19: snoozes whose time has passed, across organizations, locked (others' claims are skipped). */
-export const claimEndedSnoozes = (db: Kysely<DB>, now: Date, limit: number) =>
+/** The organizations with snoozes whose time has passed, the longest due first (D318). */
+export const organizationsWithEndedSnoozes = async (db: Kysely<DB>, now: Date, limit: number) =>
+  (
+    await db
+      .selectFrom('conversations')
+      .select('org_id')
+      .where('status', '=', 'snoozed')
+      .where('snoozed_until', 'is not', null)
+      .where('snoozed_until', '<=', now)
+      .groupBy('org_id')
+      .orderBy((eb) => eb.fn.min('snoozed_until'))
+      .orderBy('org_id')
+      .limit(limit)
+      .execute()
+  ).map((row) => row.org_id);
+
+/** decisions §19: an organization's snoozes whose time has passed, locked (others' claims are skipped). */
+export const claimEndedSnoozes = (db: Kysely<DB>, orgId: string, now: Date, limit: number) =>
   db
     .selectFrom('conversations')
     .select(['org_id', 'id'])
+    .where('org_id', '=', orgId)
     .where('status', '=', 'snoozed')
     .where('snoozed_until', 'is not', null)
     .where('snoozed_until', '<=', now)

@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely';
 import { executePrepared } from '../../db/prepared-statements.ts';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
+import { claimFairly } from '../../lib/fair-claims.ts';
 import type { FreeformBody, SendComponent } from '../../messaging/platform.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
 import { recordEvents } from '../events/events.ts';
@@ -51,29 +52,50 @@ export interface ClaimedReply {
   lease_token: string;
 }
 
-/** Claims and marks up to `limit` due replies, each the head of its conversation. */
+/**
+ * Claims and marks up to `limit` due replies, each the head of its conversation: one organization at a time, an
+ * even share each, the longest due first (D318).
+ */
 export async function claimReplies(db: Kysely<DB>, options: { limit: number; leaseMs: number; token: string }) {
-  // D207: by name (polled every 200 ms by each worker).
-  const { rows } = await executePrepared(
-    db,
-    sql<ClaimedReply>`
+  const orgs = await db
+    .selectFrom('reply_handoffs')
+    .select('org_id')
+    .where('state', '=', 'queued')
+    .where('next_attempt_at', '<=', sql<Date>`now()`)
+    .groupBy('org_id')
+    .orderBy((eb) => eb.fn.min('next_attempt_at'))
+    .orderBy('org_id')
+    .limit(options.limit)
+    .execute();
+  const claimed = await claimFairly(
+    orgs.map((row) => row.org_id),
+    options.limit,
+    async (orgId, max) =>
+      // D207: by name (polled every 200 ms by each worker). The hand-off's start is the statement's time: Citus runs
+      // no volatile function (clock_timestamp) in an UPDATE of a distributed table (D317).
+      (
+        await executePrepared(
+          db,
+          sql<ClaimedReply>`
     update reply_handoffs as r set state = 'marked', attempts = r.attempts + 1,
       lease_until = now() + make_interval(secs => ${options.leaseMs / 1000}), lease_token = ${options.token},
-      handoff_started_at = clock_timestamp()
+      handoff_started_at = statement_timestamp()
     from (
       select q.org_id, q.message_id from reply_handoffs q
-      where q.state = 'queued' and q.next_attempt_at <= now()
+      where q.org_id = ${orgId} and q.state = 'queued' and q.next_attempt_at <= now()
         and not exists (select 1 from reply_handoffs o
-          where o.org_id = q.org_id and o.conversation_id = q.conversation_id and o.message_id <> q.message_id
+          where o.org_id = ${orgId} and o.conversation_id = q.conversation_id and o.message_id <> q.message_id
             and ((o.state = 'queued' and o.seq < q.seq) or o.lease_until > now()))
       order by q.next_attempt_at, q.seq
-      limit ${options.limit}
+      limit ${max}
       for update skip locked
     ) as due
-    where r.org_id = due.org_id and r.message_id = due.message_id
+    where r.org_id = ${orgId} and r.org_id = due.org_id and r.message_id = due.message_id
     returning r.org_id, r.message_id, r.conversation_id, r.seq, r.attempts, r.request, r.lease_token`.compile(db),
+        )
+      ).rows,
   );
-  return rows.map((row) => ({ ...row, seq: Number(row.seq) }));
+  return claimed.map((row) => ({ ...row, seq: Number(row.seq) }));
 }
 
 /** Takes the reply's row out of the queue if this claim still holds it; answers whether it did. */
@@ -175,40 +197,49 @@ export async function leaveUnconfirmed(db: Kysely<DB>, reply: ClaimedReply) {
  * Their hand-off rows stay, `unconfirmed` and without a lease, keeping the request (account and price) for a later
  * report that the platform took them (D176, settleLateReply).
  */
-export function failUnconfirmedReplies(db: Kysely<DB>, olderThanMs: number, limit = 500): Promise<number> {
-  return transactionWithRetry(db, async (trx) => {
-    const stale = await sql<{ org_id: string; message_id: string; request: ReplyRequest }>`
+export async function failUnconfirmedReplies(db: Kysely<DB>, olderThanMs: number, limit = 500): Promise<number> {
+  // At least that old, as failUnconfirmed (recipients/recipients.repo.ts) counts it.
+  const stale = sql`state = 'marked' and handoff_started_at <= now() - make_interval(secs => ${olderThanMs / 1000})
+    and (lease_until is null or lease_until < now())`;
+  // One organization per transaction, an even share each (D318).
+  const orgs = await sql<{ org_id: string }>`select org_id from reply_handoffs where ${stale}
+    group by org_id order by min(handoff_started_at), org_id limit ${limit}`.execute(db);
+  const failed = await claimFairly(
+    orgs.rows.map((row) => row.org_id),
+    limit,
+    (orgId, max) =>
+      transactionWithRetry(db, async (trx) => {
+        const taken = await sql<{ org_id: string; message_id: string; request: ReplyRequest }>`
       update reply_handoffs as r set state = 'unconfirmed', lease_until = null, lease_token = null
       from (
-        select org_id, message_id from reply_handoffs
-        -- At least that old, as failUnconfirmed (recipients/recipients.repo.ts) counts it.
-        where state = 'marked' and handoff_started_at <= now() - make_interval(secs => ${olderThanMs / 1000})
-          and (lease_until is null or lease_until < now())
-        limit ${limit} for update skip locked) as old
-      where r.org_id = old.org_id and r.message_id = old.message_id
+        select org_id, message_id from reply_handoffs where org_id = ${orgId} and ${stale}
+        limit ${max} for update skip locked) as old
+      where r.org_id = ${orgId} and r.org_id = old.org_id and r.message_id = old.message_id
       returning r.org_id, r.message_id, r.request`.execute(trx);
-    const at = new Date();
-    for (const row of stale.rows) {
-      const failed = await trx
-        .updateTable('messages')
-        .set({
-          status: 'failed',
-          error: 'handoff_unconfirmed',
-          error_message: 'the platform never confirmed this message',
-          failed_at: at,
-          updated_at: at,
-        })
-        .where('org_id', '=', row.org_id)
-        .where('id', '=', row.message_id)
-        .where('status', '=', 'sending')
-        .returningAll()
-        .execute();
-      if (failed.length > 0) await adjustBalance(trx, row.org_id, row.request.accountId, row.request.charged);
-      else await dropHandoff(trx, row.org_id, row.message_id);
-      await moved(trx, row.org_id, failed, at);
-    }
-    return stale.rows.length;
-  });
+        const at = new Date();
+        for (const row of taken.rows) {
+          const failed = await trx
+            .updateTable('messages')
+            .set({
+              status: 'failed',
+              error: 'handoff_unconfirmed',
+              error_message: 'the platform never confirmed this message',
+              failed_at: at,
+              updated_at: at,
+            })
+            .where('org_id', '=', row.org_id)
+            .where('id', '=', row.message_id)
+            .where('status', '=', 'sending')
+            .returningAll()
+            .execute();
+          if (failed.length > 0) await adjustBalance(trx, row.org_id, row.request.accountId, row.request.charged);
+          else await dropHandoff(trx, row.org_id, row.message_id);
+          await moved(trx, row.org_id, failed, at);
+        }
+        return taken.rows;
+      }),
+  );
+  return failed.length;
 }
 
 const dropHandoff = (db: Kysely<DB>, orgId: string, messageId: string) =>

@@ -1,6 +1,7 @@
 // SQL for funnel stages. Every query filters by org_id.
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import type { DB, FunnelStagesTable } from '../../db/schema.ts';
+import { nextOrderIndex } from '../../lib/reorder.ts';
 
 export type StageRow = Selectable<FunnelStagesTable>;
 
@@ -42,13 +43,10 @@ export const keysLike = async (db: Kysely<DB>, orgId: string, prefix: string) =>
     ).map((row) => row.key),
   );
 
-export const insertStage = (db: Kysely<DB>, row: Omit<Insertable<FunnelStagesTable>, 'order_idx'>) =>
+export const insertStage = async (db: Kysely<DB>, row: Omit<Insertable<FunnelStagesTable>, 'order_idx'>) =>
   db
     .insertInto('funnel_stages')
-    .values({
-      ...row,
-      order_idx: sql<number>`(select coalesce(max(order_idx) + 1, 0) from funnel_stages where org_id = ${row.org_id})`,
-    })
+    .values({ ...row, order_idx: await nextOrderIndex(db, 'funnel_stages', row.org_id) })
     .returningAll()
     .executeTakeFirstOrThrow();
 

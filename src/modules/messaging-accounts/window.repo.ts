@@ -63,14 +63,19 @@ async function applyRecounts(db: Kysely<DB>, orgId: string, accountId: string): 
 export async function recentPhones(db: Kysely<DB>, orgId: string, accountId: string, phones: string[]) {
   await lockWindow(db, orgId, accountId);
   const added = await applyRecounts(db, orgId, accountId);
-  const { rows } = await sql<{ used: number; repeated: number }>`
+  // Two statements, each on the organization's shard (D317): Citus takes no subquery in an INSERT's values.
+  const swept = await sql<{ n: number }>`
     with swept as (
       delete from messaging_window_phones
-      where org_id || '/' || account_id = ${`${orgId}/${accountId}`} and last_queued_at <= ${WINDOW}
+      where org_id = ${orgId} and org_id || '/' || account_id = ${`${orgId}/${accountId}`}
+        and last_queued_at <= ${WINDOW}
       returning 1
-    ), counter as (
+    )
+    select count(*)::int as n from swept`.execute(db);
+  const { rows } = await sql<{ used: number; repeated: number }>`
+    with counter as (
       insert into messaging_windows as c (org_id, account_id, phones)
-      values (${orgId}, ${accountId}, ${added} - (select count(*) from swept))
+      values (${orgId}, ${accountId}, ${added - Number(swept.rows[0]?.n ?? 0)})
       on conflict (org_id, account_id) do update set phones = c.phones + excluded.phones
       returning c.phones
     )

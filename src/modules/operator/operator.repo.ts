@@ -1,5 +1,6 @@
 // SQL for organizations, keys, messaging accounts and numbers (the operator's records).
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
+import { claimEntry, inTransaction, releaseEntries } from '../../db/directory.ts';
 import type { ApiKeysTable, ChannelsTable, DB, MessagingAccountsTable, OrganizationsTable } from '../../db/schema.ts';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
@@ -16,7 +17,10 @@ export const findOrganization = (db: Kysely<DB>, orgId: string) =>
   db.selectFrom('organizations').selectAll().where('id', '=', orgId).executeTakeFirst();
 
 export const insertApiKey = (db: Kysely<DB>, row: Insertable<ApiKeysTable>) =>
-  db.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+  inTransaction(db, async (trx) => {
+    await claimEntry(trx, 'api_key', row.key_hash, row.org_id);
+    return trx.insertInto('api_keys').values(row).returningAll().executeTakeFirstOrThrow();
+  });
 
 export const revokeApiKey = (db: Kysely<DB>, orgId: string, keyId: string, at: Date) =>
   db
@@ -60,7 +64,10 @@ export const findApiKey = (db: Kysely<DB>, orgId: string, keyId: string) =>
     .executeTakeFirst();
 
 export const insertAccount = (db: Kysely<DB>, row: Insertable<MessagingAccountsTable>) =>
-  db.insertInto('messaging_accounts').values(row).returningAll().executeTakeFirstOrThrow();
+  inTransaction(db, async (trx) => {
+    await claimEntry(trx, 'account', row.business_account_id, row.org_id);
+    return trx.insertInto('messaging_accounts').values(row).returningAll().executeTakeFirstOrThrow();
+  });
 
 /**
  * The organization of an account named by its id alone (the operator's `/admin/v1/messaging-accounts/{id}` routes
@@ -105,7 +112,10 @@ export const updateAccount = (
     .executeTakeFirstOrThrow();
 
 export const insertChannel = (db: Kysely<DB>, row: Insertable<ChannelsTable>) =>
-  db.insertInto('channels').values(row).returningAll().executeTakeFirstOrThrow();
+  inTransaction(db, async (trx) => {
+    if (row.status === 'live') await claimEntry(trx, 'number', row.phone_number_id, row.org_id);
+    return trx.insertInto('channels').values(row).returningAll().executeTakeFirstOrThrow();
+  });
 
 export const listAccountChannels = (db: Kysely<DB>, orgId: string, accountId: string) =>
   db
@@ -118,15 +128,19 @@ export const listAccountChannels = (db: Kysely<DB>, orgId: string, accountId: st
     .execute();
 
 export const removeChannel = (db: Kysely<DB>, orgId: string, accountId: string, channelId: string, at: Date) =>
-  db
-    .updateTable('channels')
-    .set({ status: 'removed', removed_at: at })
-    .where('org_id', '=', orgId)
-    .where('account_id', '=', accountId)
-    .where('id', '=', channelId)
-    .where('status', '=', 'live')
-    .returning('id')
-    .executeTakeFirst();
+  inTransaction(db, async (trx) => {
+    const removed = await trx
+      .updateTable('channels')
+      .set({ status: 'removed', removed_at: at })
+      .where('org_id', '=', orgId)
+      .where('account_id', '=', accountId)
+      .where('id', '=', channelId)
+      .where('status', '=', 'live')
+      .returning(['id', 'phone_number_id'])
+      .executeTakeFirst();
+    if (removed) await releaseEntries(trx, 'number', [removed.phone_number_id]);
+    return removed && { id: removed.id };
+  });
 
 /** Whether the database holds any organization at all (the demo of a first start is made only on an empty one). */
 export const anyOrganization = async (db: Kysely<DB>) =>

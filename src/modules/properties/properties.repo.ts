@@ -1,6 +1,7 @@
 // SQL for custom property definitions. Every query filters by org_id.
 import { type Insertable, type Kysely, type Selectable, sql, type Updateable } from 'kysely';
 import type { CrmPropertiesTable, DB } from '../../db/schema.ts';
+import { nextOrderIndex } from '../../lib/reorder.ts';
 
 export type PropertyRow = Selectable<CrmPropertiesTable>;
 
@@ -14,13 +15,10 @@ export const findPropertyByKey = (db: Kysely<DB>, orgId: string, key: string) =>
   db.selectFrom('crm_properties').selectAll().where('org_id', '=', orgId).where('key', '=', key).executeTakeFirst();
 
 /** Appends at the end of the organization's order. */
-export const insertProperty = (db: Kysely<DB>, row: Omit<Insertable<CrmPropertiesTable>, 'order_idx'>) =>
+export const insertProperty = async (db: Kysely<DB>, row: Omit<Insertable<CrmPropertiesTable>, 'order_idx'>) =>
   db
     .insertInto('crm_properties')
-    .values({
-      ...row,
-      order_idx: sql<number>`(select coalesce(max(order_idx) + 1, 0) from crm_properties where org_id = ${row.org_id})`,
-    })
+    .values({ ...row, order_idx: await nextOrderIndex(db, 'crm_properties', row.org_id) })
     .returningAll()
     .executeTakeFirstOrThrow();
 

@@ -6,6 +6,7 @@
 import { type Kysely, sql, type Transaction } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
+import { claimFairly } from '../../lib/fair-claims.ts';
 import type { TemplateComponent } from '../../messaging/platform.ts';
 import { recordEvents } from '../events/events.ts';
 import { analyzeTemplate, type CatalogSendDefaults, type RecipientInput } from '../templates/send-requirements.ts';
@@ -74,22 +75,41 @@ async function start(deps: StartDeps, trx: Transaction<DB>, row: Due): Promise<v
   await recordEvents(trx, row.org_id, [{ type: 'broadcast.started', data: broadcastView(started) }]);
 }
 
-/** Starts the broadcasts that are due (at most `limit`); answers how many it started or cancelled. */
+/**
+ * Starts the broadcasts that are due (at most `limit`); answers how many it started or cancelled. One organization
+ * per transaction, an even share each, the longest due first (D318).
+ */
 export async function startDueBroadcasts(deps: StartDeps, limit = 10): Promise<number> {
-  return transactionWithRetry(deps.db, async (trx) => {
-    const due = await trx
+  const due = (trx: Kysely<DB>) =>
+    trx
       .selectFrom('broadcasts')
-      .select(['org_id', 'id', 'template_id', 'audience_input'])
       .where('started_at', 'is', null)
       .where('phase', 'is not', null)
       .where('stored_status', 'is', null)
-      .where(sql`coalesce(send_at, created_at)`, '<=', sql<Date>`now()`)
-      .orderBy(sql`coalesce(send_at, created_at)`)
-      .limit(limit)
-      .forUpdate()
-      .skipLocked()
-      .execute();
-    for (const row of due) await start(deps, trx, row);
-    return due.length;
-  });
+      .where(sql`coalesce(send_at, created_at)`, '<=', sql<Date>`now()`);
+  const orgs = await due(deps.db)
+    .select('org_id')
+    .groupBy('org_id')
+    .orderBy(sql`min(coalesce(send_at, created_at))`)
+    .orderBy('org_id')
+    .limit(limit)
+    .execute();
+  const started = await claimFairly(
+    orgs.map((row) => row.org_id),
+    limit,
+    (orgId, max) =>
+      transactionWithRetry(deps.db, async (trx) => {
+        const rows = await due(trx)
+          .select(['org_id', 'id', 'template_id', 'audience_input'])
+          .where('org_id', '=', orgId)
+          .orderBy(sql`coalesce(send_at, created_at)`)
+          .limit(max)
+          .forUpdate()
+          .skipLocked()
+          .execute();
+        for (const row of rows) await start(deps, trx, row);
+        return rows;
+      }),
+  );
+  return started.length;
 }

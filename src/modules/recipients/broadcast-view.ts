@@ -24,16 +24,18 @@ export const STORED_STATUSES = ['cancelled', 'stopped_low_balance', 'paused'] as
 // contract: `sent` counts recipients in sent, delivered or read; `failed` those in failed. One statement reads a
 // broadcast and its counts, so a read is always a consistent snapshot. Each count reads its statuses' ranges of the
 // listing index (org, status, broadcast, position; D211), not every recipient of the broadcast.
-const countOf = (statuses: readonly string[]) =>
-  sql<number>`(select count(*)::int from broadcast_recipients r where r.org_id = broadcasts.org_id
+// The organization is named in each count (D317: a statement Citus routes to one shard).
+const countOf = (orgId: string, statuses: readonly string[]) =>
+  sql<number>`(select count(*)::int from broadcast_recipients r where r.org_id = ${orgId}
     and r.status in (${sql.join(statuses.map((status) => sql.lit(status)))}) and r.broadcast_id = broadcasts.id)`;
-const counts = sql<{ sent: number; failed: number }>`(select ${countOf(['sent', 'delivered', 'read'])} as sent,
-  ${countOf(['failed'])} as failed)`.as('c');
+const counts = (orgId: string) =>
+  sql<{ sent: number; failed: number }>`(select ${countOf(orgId, ['sent', 'delivered', 'read'])} as sent,
+  ${countOf(orgId, ['failed'])} as failed)`.as('c');
 
 export function selectBroadcasts(db: Kysely<DB>, orgId: string) {
   return db
     .selectFrom('broadcasts')
-    .leftJoinLateral(counts, (join) => join.onTrue())
+    .leftJoinLateral(counts(orgId), (join) => join.onTrue())
     .select([
       'broadcasts.id',
       'broadcasts.template_id',

@@ -1,6 +1,7 @@
 // SQL of console sessions and of the failed sign-ins that throttle guessing. A session is found by the hash of its
-// token alone (its own unique index): the organization is what it tells.
+// token: the directory (D313) tells its organization, the session is read within it.
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { claimEntry, inTransaction, organizationOf, releaseEntries } from '../../db/directory.ts';
 import type { DB, OrganizationsTable } from '../../db/schema.ts';
 import type { ConsolePerson } from '../../http/console-guard.ts';
 
@@ -11,10 +12,13 @@ export const insertSession = (
   orgId: string,
   session: { id: string; user_id: string; token_hash: string; created_at: Date; expires_at: Date },
 ) =>
-  db
-    .insertInto('user_sessions')
-    .values({ org_id: orgId, ...session, last_seen_at: session.created_at })
-    .execute();
+  inTransaction(db, async (trx) => {
+    await claimEntry(trx, 'session', session.token_hash, orgId);
+    await trx
+      .insertInto('user_sessions')
+      .values({ org_id: orgId, ...session, last_seen_at: session.created_at })
+      .execute();
+  });
 
 export interface SessionRow {
   session_id: string;
@@ -25,8 +29,10 @@ export interface SessionRow {
   org: Selectable<OrganizationsTable>;
 }
 
-/** The session of a token hash with its user and organization: one indexed query. */
+/** The session of a token hash with its user and organization: its organization, then one indexed query. */
 export async function findSession(db: Db, tokenHash: string): Promise<SessionRow | undefined> {
+  const orgId = await organizationOf(db, 'session', tokenHash);
+  if (orgId === undefined) return undefined;
   const row = await db
     .selectFrom('user_sessions as s')
     .innerJoin('users as u', (join) => join.onRef('u.org_id', '=', 's.org_id').onRef('u.id', '=', 's.user_id'))
@@ -45,6 +51,8 @@ export async function findSession(db: Db, tokenHash: string): Promise<SessionRow
       'u.last_sign_in_at as user_last_sign_in_at',
       'u.available as user_available',
     ])
+    .where('s.org_id', '=', orgId)
+    .where('o.id', '=', orgId)
     .where('s.token_hash', '=', tokenHash)
     .executeTakeFirst();
   if (!row) return undefined;
@@ -90,19 +98,44 @@ export const touchSession = (db: Db, orgId: string, sessionId: string, at: Date)
     .execute();
 
 export const deleteSessionByHash = (db: Db, tokenHash: string) =>
-  db.deleteFrom('user_sessions').where('token_hash', '=', tokenHash).execute();
+  inTransaction(db, async (trx) => {
+    const orgId = await organizationOf(trx, 'session', tokenHash);
+    if (orgId === undefined) return;
+    await trx.deleteFrom('user_sessions').where('org_id', '=', orgId).where('token_hash', '=', tokenHash).execute();
+    await releaseEntries(trx, 'session', [tokenHash]);
+  });
 
 export const deleteUserSessions = (db: Db, orgId: string, userId: string) =>
-  db.deleteFrom('user_sessions').where('org_id', '=', orgId).where('user_id', '=', userId).execute();
+  inTransaction(db, async (trx) => {
+    const gone = await trx
+      .deleteFrom('user_sessions')
+      .where('org_id', '=', orgId)
+      .where('user_id', '=', userId)
+      .returning('token_hash')
+      .execute();
+    await releaseEntries(
+      trx,
+      'session',
+      gone.map((row) => row.token_hash),
+    );
+  });
 
 /** Ended sessions of one user (idle or past their absolute end), removed when the user signs in again. */
 export const deleteEndedSessions = (db: Db, orgId: string, userId: string, idleBefore: Date, now: Date) =>
-  db
-    .deleteFrom('user_sessions')
-    .where('org_id', '=', orgId)
-    .where('user_id', '=', userId)
-    .where((eb) => eb.or([eb('last_seen_at', '<', idleBefore), eb('expires_at', '<=', now)]))
-    .execute();
+  inTransaction(db, async (trx) => {
+    const gone = await trx
+      .deleteFrom('user_sessions')
+      .where('org_id', '=', orgId)
+      .where('user_id', '=', userId)
+      .where((eb) => eb.or([eb('last_seen_at', '<', idleBefore), eb('expires_at', '<=', now)]))
+      .returning('token_hash')
+      .execute();
+    await releaseEntries(
+      trx,
+      'session',
+      gone.map((row) => row.token_hash),
+    );
+  });
 
 // ------------------------------------------------------------------------------------- sign-in attempts
 

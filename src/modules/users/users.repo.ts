@@ -1,6 +1,7 @@
-// SQL of users and their sign-in links; every query filters by the organization except the lookups that start
-// from an email or a token (their own unique indexes).
+// SQL of users and their sign-in links; every query filters by the organization. The lookups that start from an
+// email or a token read its organization in the directory first (D313).
 import { type Kysely, sql, type Transaction } from 'kysely';
+import { claimEntry, inTransaction, organizationOf, releaseEntries } from '../../db/directory.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Role } from './users.schemas.ts';
 
@@ -42,11 +43,14 @@ export const insertUser = (
   orgId: string,
   user: { id: string; email: string; name: string | null; role: Role; created_at: Date },
 ) =>
-  db
-    .insertInto('users')
-    .values({ org_id: orgId, ...user })
-    .returning(USER_COLUMNS)
-    .executeTakeFirstOrThrow();
+  inTransaction(db, async (trx) => {
+    await claimEntry(trx, 'email', user.email.toLowerCase(), orgId);
+    return trx
+      .insertInto('users')
+      .values({ org_id: orgId, ...user })
+      .returning(USER_COLUMNS)
+      .executeTakeFirstOrThrow();
+  });
 
 export const updateUser = (db: Db, orgId: string, userId: string, patch: { name?: string | null; role?: Role }) =>
   db
@@ -57,8 +61,34 @@ export const updateUser = (db: Db, orgId: string, userId: string, patch: { name?
     .returning(USER_COLUMNS)
     .executeTakeFirst();
 
+/** Removes a person with its email's, sessions' and sign-in links' entries in the directory. */
 export const deleteUser = (db: Db, orgId: string, userId: string) =>
-  db.deleteFrom('users').where('org_id', '=', orgId).where('id', '=', userId).executeTakeFirst();
+  inTransaction(db, async (trx) => {
+    for (const [kind, table] of [
+      ['session', 'user_sessions'],
+      ['sign_in_link', 'user_sign_in_links'],
+    ] as const) {
+      const tokens = await trx
+        .selectFrom(table)
+        .select('token_hash')
+        .where('org_id', '=', orgId)
+        .where('user_id', '=', userId)
+        .execute();
+      await releaseEntries(
+        trx,
+        kind,
+        tokens.map((row) => row.token_hash),
+      );
+    }
+    const gone = await trx
+      .deleteFrom('users')
+      .where('org_id', '=', orgId)
+      .where('id', '=', userId)
+      .returning('email')
+      .executeTakeFirst();
+    if (gone) await releaseEntries(trx, 'email', [gone.email.toLowerCase()]);
+    return { numDeletedRows: gone ? 1n : 0n };
+  });
 
 /** The organization's admins, locked: a change that could leave none runs after every other such change. */
 export const lockAdmins = (db: Db, orgId: string) =>
@@ -71,12 +101,16 @@ export const lockAdmins = (db: Db, orgId: string) =>
     .forUpdate()
     .execute();
 
-export const findUserByEmail = (db: Db, email: string) =>
-  db
+export async function findUserByEmail(db: Db, email: string) {
+  const orgId = await organizationOf(db, 'email', email.toLowerCase());
+  if (orgId === undefined) return undefined;
+  return db
     .selectFrom('users')
     .select(['org_id', 'id', 'password_hash'])
+    .where('org_id', '=', orgId)
     .where(sql<string>`lower(email)`, '=', email.toLowerCase())
     .executeTakeFirst();
+}
 
 export const setPassword = (db: Db, orgId: string, userId: string, passwordHash: string) =>
   db
@@ -102,14 +136,17 @@ export async function insertSignInLink(
     .where('user_id', '=', link.user_id)
     .where('used_at', 'is', null)
     .execute();
+  await claimEntry(db, 'sign_in_link', link.token_hash, orgId);
   await db
     .insertInto('user_sign_in_links')
     .values({ org_id: orgId, ...link })
     .execute();
 }
 
-export const findSignInLink = (db: Db, tokenHash: string) =>
-  db
+export async function findSignInLink(db: Db, tokenHash: string) {
+  const orgId = await organizationOf(db, 'sign_in_link', tokenHash);
+  if (orgId === undefined) return undefined;
+  return db
     .selectFrom('user_sign_in_links')
     .innerJoin('users', (join) =>
       join.onRef('users.org_id', '=', 'user_sign_in_links.org_id').onRef('users.id', '=', 'user_sign_in_links.user_id'),
@@ -123,14 +160,17 @@ export const findSignInLink = (db: Db, tokenHash: string) =>
       'users.email',
       'users.name',
     ])
+    .where('user_sign_in_links.org_id', '=', orgId)
     .where('user_sign_in_links.token_hash', '=', tokenHash)
     .executeTakeFirst();
+}
 
 /** Single use under concurrency: only one request's update finds the link unused. */
-export const useSignInLink = (db: Db, tokenHash: string, at: Date) =>
+export const useSignInLink = async (db: Db, tokenHash: string, at: Date) =>
   db
     .updateTable('user_sign_in_links')
     .set({ used_at: at })
+    .where('org_id', '=', (await organizationOf(db, 'sign_in_link', tokenHash)) ?? '')
     .where('token_hash', '=', tokenHash)
     .where('used_at', 'is', null)
     .where('expires_at', '>', at)

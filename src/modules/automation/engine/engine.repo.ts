@@ -2,6 +2,7 @@
 // guardrail state, and the assistant's job queue.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../../db/schema.ts';
+import { claimFairly } from '../../../lib/fair-claims.ts';
 import { newId } from '../../../lib/ids.ts';
 
 /** The inbound message a webhook just stored, and its conversation's state. */
@@ -118,26 +119,37 @@ export interface ClaimedJob {
 
 /**
  * Claims due jobs: each the oldest of its conversation (one model call at a time per conversation, in order), not
- * leased or with an expired lease, skipping rows another worker holds; leases them for `leaseMs`.
+ * leased or with an expired lease, skipping rows another worker holds; leases them for `leaseMs`. One organization
+ * at a time, an even share each, the longest waiting first (D318).
  */
 export async function claimJobs(db: Kysely<DB>, limit: number, leaseMs: number, token: string): Promise<ClaimedJob[]> {
-  const result = await sql<ClaimedJob>`
+  const orgs = await sql<{ org_id: string }>`select org_id from assistant_jobs
+    where lease_until is null or lease_until < now()
+    group by org_id order by min(created_at), org_id limit ${limit}`.execute(db);
+  return claimFairly(
+    orgs.rows.map((row) => row.org_id),
+    limit,
+    async (orgId, max) =>
+      (
+        await sql<ClaimedJob>`
     with due as (
       select j.org_id, j.id from assistant_jobs j
-      where (j.lease_until is null or j.lease_until < now())
+      where j.org_id = ${orgId} and (j.lease_until is null or j.lease_until < now())
         and not exists (
           select 1 from assistant_jobs o
-          where o.org_id = j.org_id and o.conversation_id = j.conversation_id and (o.created_at, o.id) < (j.created_at, j.id)
+          where o.org_id = ${orgId} and o.conversation_id = j.conversation_id
+            and (o.created_at, o.id) < (j.created_at, j.id)
         )
       order by j.created_at, j.id
-      limit ${limit}
+      limit ${max}
       for update skip locked
     )
     update assistant_jobs a
     set lease_until = now() + make_interval(secs => ${leaseMs / 1000}), lease_token = ${token}, attempts = a.attempts + 1
-    from due where a.org_id = due.org_id and a.id = due.id
-    returning a.org_id, a.id, a.conversation_id, a.message_id, a.attempts, a.lease_token`.execute(db);
-  return result.rows;
+    from due where a.org_id = ${orgId} and a.org_id = due.org_id and a.id = due.id
+    returning a.org_id, a.id, a.conversation_id, a.message_id, a.attempts, a.lease_token`.execute(db)
+      ).rows,
+  );
 }
 
 /** Finishes a job, only under its lease's token (a job whose lease passed to another worker is not ours). */
