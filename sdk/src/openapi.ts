@@ -198,7 +198,8 @@ export interface paths {
          *     the contact's newest message) and is free; a template can be sent at any time, is charged at its category's price
          *     and, outside the window, counts against the 24-hour limit. Checks run in this order and the first that fails
          *     answers; a refused request queues and charges nothing. The conversation: `not_found` (404). The body (422, with
-         *     `reply_to` a message of this conversation). The number: `channel_unavailable` (409). A text or media reply
+         *     `reply_to` a message of this conversation, and `file_id` (D294) an unexpired upload of this organization, not
+         *     beside `media_url`; an upload of another kind is `media_type_mismatch`). The number: `channel_unavailable` (409). A text or media reply
          *     outside the window: `conversation_window_closed` (409, with `last_inbound_at` and `window_expires_at`). The
          *     media URL: `media_too_large` / `media_type_mismatch` / `media_fetch_failed` (422). A template as for one send
          *     recipient: `not_found` (404), `template_not_sendable` (409 not APPROVED, 422 never sendable or of another
@@ -248,7 +249,7 @@ export interface paths {
         };
         /**
          * Download a message’s file
-         * @description decisions §15: the file of a media message (`media` not null), streamed. An inbound file is fetched from the messaging platform when asked; an outbound one from the URL it was sent by. 404 `not_found` for a message without a file; 502 `media_not_found` when the platform (or the URL) no longer has it; 503 `media_unavailable` when it could not be reached now.
+         * @description decisions §15: the file of a media message (`media` not null), streamed. An inbound file is fetched from the messaging platform when asked; an outbound one from the URL it was sent by, or (D294) the uploaded file’s stored bytes. 404 `not_found` for a message without a file; 502 `media_not_found` when the platform (or the URL) no longer has it, or the uploaded file expired (`source: "file"`); 503 `media_unavailable` when it could not be reached now.
          *
          *     Needs the `conversations:read` scope.
          */
@@ -6748,7 +6749,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The platform (or, for an outbound file, its URL) no longer has the file. `detail` codes: `media_not_found`. */
+            /** @description The platform (or, for an outbound file, its URL or expired upload) no longer has the file. `detail` codes: `media_not_found`. */
             502: {
                 headers: {
                     "X-RateLimit-Limit": components["headers"]["X-RateLimit-Limit"];
