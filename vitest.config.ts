@@ -63,7 +63,7 @@ export default defineConfig(async () => {
         'test/cli/*process*.test.ts',
         'test/cli/contact-import-budget.test.ts',
         'test/fuzz/**',
-        'test/api/openapi-generators.test.ts',
+        'test/api/http/openapi-generators.test.ts',
         'test/sdk/readme.test.ts',
       ]
     : [];

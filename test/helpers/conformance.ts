@@ -54,7 +54,7 @@ export async function createConformanceChecker(document: object) {
     definition: structuredClone(document) as Document,
     strict: false,
     // Quick skips openapi-backend's own check of the document, which knows OpenAPI 3.0 only; the 3.1 document is
-    // checked by test/api/openapi.test.ts (schema validator and Redocly lint).
+    // checked by test/api/http/openapi.test.ts (schema validator and Redocly lint).
     quick: true,
     validate: true,
     coerceTypes: true,
