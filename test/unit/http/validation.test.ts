@@ -2,10 +2,10 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerBodyParsers } from '../../src/http/body-parser.ts';
-import { ApiError, registerErrorHandling } from '../../src/http/errors.ts';
-import { Nullable, StringEnum } from '../../src/http/schemas.ts';
-import { registerValidation } from '../../src/http/validation.ts';
+import { registerBodyParsers } from '../../../src/http/body-parser.ts';
+import { ApiError, registerErrorHandling } from '../../../src/http/errors.ts';
+import { Nullable, StringEnum } from '../../../src/http/schemas.ts';
+import { registerValidation } from '../../../src/http/validation.ts';
 
 let app: FastifyInstance;
 

@@ -1,10 +1,10 @@
 import Fastify from 'fastify';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { ApiError, registerErrorHandling } from '../../src/http/errors.ts';
-import { decodeCursor, encodeCursor } from '../../src/http/pagination.ts';
-import { registerQueryArrays } from '../../src/http/query-arrays.ts';
-import { registerValidation } from '../../src/http/validation.ts';
+import { ApiError, registerErrorHandling } from '../../../src/http/errors.ts';
+import { decodeCursor, encodeCursor } from '../../../src/http/pagination.ts';
+import { registerQueryArrays } from '../../../src/http/query-arrays.ts';
+import { registerValidation } from '../../../src/http/validation.ts';
 
 describe('cursors', () => {
   it('round-trip the position for the same list and filter', () => {

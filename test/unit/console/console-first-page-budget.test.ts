@@ -1,7 +1,7 @@
 // The build's first-page budget (D329): the chunks it sums are the entry's and the inbox's with what they import
 // statically, never a chunk that only another area loads.
 import { describe, expect, it } from 'vitest';
-import { firstPageChunks } from '../../console/first-page-budget.ts';
+import { firstPageChunks } from '../../../console/first-page-budget.ts';
 
 const chunk = (fileName: string, imports: string[], extra: { isEntry?: boolean; facadeModuleId?: string } = {}) => ({
   type: 'chunk' as const,

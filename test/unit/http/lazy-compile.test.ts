@@ -2,9 +2,9 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { Ajv } from 'ajv';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
-import { lazySerializerFactory, lazyValidator, serializerSchema } from '../../src/http/lazy-compile.ts';
-import { DateTime, Nullable } from '../../src/http/schemas.ts';
-import { ContactSchema } from '../../src/modules/contacts/contacts.schemas.ts';
+import { lazySerializerFactory, lazyValidator, serializerSchema } from '../../../src/http/lazy-compile.ts';
+import { DateTime, Nullable } from '../../../src/http/schemas.ts';
+import { ContactSchema } from '../../../src/modules/contacts/contacts.schemas.ts';
 
 describe('lazy compilation (decisions D162)', () => {
   it('compiles a validator once, at its first call, and carries its errors and the parent for defaults', () => {

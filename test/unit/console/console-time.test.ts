@@ -1,7 +1,7 @@
 // The console's times (decisions §17): a wall-clock time typed for the organization's timezone becomes the right
 // instant whatever the machine's own zone is, across clock changes.
 import { describe, expect, it } from 'vitest';
-import { formatTime, utcToZonedInput, zonedToUtc } from '../../console/src/ui/time.ts';
+import { formatTime, utcToZonedInput, zonedToUtc } from '../../../console/src/ui/time.ts';
 
 describe('zonedToUtc', () => {
   it('reads the time in the named zone, not the machine’s', () => {

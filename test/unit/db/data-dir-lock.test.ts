@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { DataDirLockedError, lockDataDir, withDataDirLock } from '../../src/db/data-dir-lock.ts';
+import { DataDirLockedError, lockDataDir, withDataDirLock } from '../../../src/db/data-dir-lock.ts';
 
 const dirs: string[] = [];
 const tempDir = () => {

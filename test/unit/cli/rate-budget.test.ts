@@ -2,7 +2,7 @@
 // never more than `limit` in one wall-clock second, no more in flight than the limit, the limit learned from
 // X-RateLimit-Limit, a spent window (Remaining 0) held until its Reset, a 429 held for its Retry-After.
 import { describe, expect, it } from 'vitest';
-import { ASSUMED_LIMIT, type BudgetClock, RateBudget } from '../../src/cli/rate-budget.ts';
+import { ASSUMED_LIMIT, type BudgetClock, RateBudget } from '../../../src/cli/rate-budget.ts';
 
 function fakeClock(start = 1_000_000_000_000): BudgetClock & { time: number } {
   const clock = {

@@ -2,7 +2,7 @@
 // name, by the property's kind, and nothing of a placeholder left for the contact to read.
 import type { Contact, Property } from '@crm-messaging/sdk';
 import { describe, expect, it } from 'vitest';
-import { fillCannedResponse, unfilledPlaceholders } from '../../console/src/pages/inbox/canned.ts';
+import { fillCannedResponse, unfilledPlaceholders } from '../../../console/src/pages/inbox/canned.ts';
 
 type Stored = NonNullable<Contact['properties']>[string];
 const value = (kind: string, fields: Partial<Stored>): Stored => ({
