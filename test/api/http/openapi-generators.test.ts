@@ -31,7 +31,7 @@ afterAll(async () => {
 });
 
 // A client an integrator would write against the generated types; the last lines must NOT type-check.
-const client = `import type { components, operations, paths } from '../schema.ts';
+const client = `import type { components, operations, paths } from './schema.ts';
 
 type Contact = components['schemas']['Contact'];
 type SendRequest = components['schemas']['SendRequest'];
