@@ -1,7 +1,12 @@
 // Templates through HTTP with the Cloud API adapter against the fake Graph API server (real HTTP on 127.0.0.1):
 // the exact wire shapes the service sends, and how platform refusals and faults come back.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { type FakeCloudApi, isTemplateCreate, isTemplateDelete, startFakeCloudApi } from '../../fakes/fake-cloud-api.ts';
+import {
+  type FakeCloudApi,
+  isTemplateCreate,
+  isTemplateDelete,
+  startFakeCloudApi,
+} from '../../fakes/fake-cloud-api.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 
 let h: Harness;

@@ -23,5 +23,5 @@ export function automatedClass(message: InboxMessage): string {
 export function SenderLabel({ message }: { message: InboxMessage }) {
   const automated = automatedSender(message);
   // A note is marked "Private note" by the message itself (conversation.tsx, D287), not here.
-  return automated ? <span className="message-tag">{automated}</span> : <>{message.sender}</>;
+  return automated ? <span className="message-tag">{automated}</span> : message.sender;
 }
