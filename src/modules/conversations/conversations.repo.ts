@@ -92,7 +92,8 @@ export function listConversations(
     sort === 'waiting_since'
       ? query.orderBy(sql`cv.waiting_since asc nulls last`).orderBy('cv.created_at').orderBy('cv.id')
       : query.orderBy('cv.last_activity_at', 'desc').orderBy('cv.id', 'desc');
-  if (filter.status !== undefined) query = query.where('cv.status', 'in', filter.status as ConversationStatus[]);
+  if (filter.status !== undefined && filter.status.length > 0)
+    query = query.where('cv.status', 'in', filter.status as ConversationStatus[]);
   if (filter.assignee === 'unassigned') query = query.where('cv.assignee_type', 'is', null);
   else if (filter.assignee === 'ai') query = query.where('cv.assignee_type', '=', 'ai');
   else if (filter.assignee !== undefined) query = query.where('cv.assignee_user_id', '=', filter.assignee);
