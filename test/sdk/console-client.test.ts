@@ -2,14 +2,8 @@
 // that request relative to the console's base (D326): a console route added without its method fails here.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConsoleClient, methodOfConsoleOperation } from '../../sdk/src/console.ts';
+import { type DocumentOperation, documentOperations } from '../helpers/document-operations.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
-
-interface DocumentOperation {
-  id: string;
-  method: string;
-  path: string;
-  hasBody: boolean;
-}
 
 const BASE = 'http://127.0.0.1:9/app/api';
 
@@ -17,22 +11,7 @@ let h: Harness;
 let operations: DocumentOperation[];
 beforeAll(async () => {
   h = await startHarness();
-  const served = await h.app.inject({ method: 'GET', url: '/v1/openapi.json' });
-  const document = served.json() as {
-    paths: Record<string, Record<string, { operationId: string; requestBody?: { required?: boolean } }>>;
-  };
-  operations = Object.entries(document.paths)
-    .filter(([path]) => path.startsWith('/app/api/'))
-    .flatMap(([path, item]) =>
-      Object.entries(item)
-        .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
-        .map(([method, operation]) => ({
-          id: operation.operationId,
-          method: method.toUpperCase(),
-          path,
-          hasBody: operation.requestBody?.required === true,
-        })),
-    );
+  operations = await documentOperations(h, '/app/api/');
 });
 afterAll(() => h.close());
 

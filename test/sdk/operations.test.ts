@@ -2,51 +2,16 @@
 // without its method fails here), and `request()` gives an `Idempotency-Key` to the operations that take one.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CrmClient, methodOfOperation } from '../../sdk/src/client.ts';
+import { type DocumentOperation, documentOperations } from '../helpers/document-operations.ts';
 import { type Harness, startHarness } from '../helpers/harness.ts';
-
-interface DocumentOperation {
-  id: string;
-  method: string;
-  path: string;
-  idempotent: boolean;
-  hasBody: boolean;
-}
 
 let h: Harness;
 let operations: DocumentOperation[];
 beforeAll(async () => {
   h = await startHarness();
-  const served = await h.app.inject({ method: 'GET', url: '/v1/openapi.json' });
-  const document = served.json() as {
-    paths: Record<
-      string,
-      Record<
-        string,
-        {
-          operationId: string;
-          parameters?: { in: string; name: string }[];
-          requestBody?: { required?: boolean };
-        }
-      >
-    >;
-  };
   // The console's own operations (/app/api, decisions §17) are called with request() relative to the console's
   // base; the SDK's methods are the /v1 operations.
-  operations = Object.entries(document.paths)
-    .filter(([path]) => path.startsWith('/v1/'))
-    .flatMap(([path, item]) =>
-      Object.entries(item)
-        .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))
-        .map(([method, operation]) => ({
-          id: operation.operationId,
-          method: method.toUpperCase(),
-          path,
-          idempotent: (operation.parameters ?? []).some(
-            (parameter) => parameter.in === 'header' && parameter.name.toLowerCase() === 'idempotency-key',
-          ),
-          hasBody: operation.requestBody?.required === true,
-        })),
-    );
+  operations = await documentOperations(h, '/v1/');
 });
 afterAll(() => h.close());
 
