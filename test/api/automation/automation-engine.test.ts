@@ -163,6 +163,111 @@ describe('rules', () => {
   });
 });
 
+describe('conditions on a contact’s message', () => {
+  it('read the message, the contact and the conversation as stored: each field of decisions §20', async () => {
+    const { orgId, key, channelId } = await inboxOrg(h);
+    for (const property of [
+      { key: 'tier', label: 'Tier', kind: 'TEXT' },
+      { key: 'visits', label: 'Visits', kind: 'NUMBER' },
+    ]) {
+      const created = await h.api('POST', '/v1/properties', { key, body: property });
+      expect(created.status, created.text).toBe(201);
+    }
+    const stage = await h.api('POST', '/v1/funnel-stages', { key, body: { name: 'Qualified' } });
+    expect(stage.status, stage.text).toBe(201);
+    const [phone] = phones(1) as [string];
+    const contact = await h.api('POST', '/v1/contacts', {
+      key,
+      body: {
+        phone,
+        country: 'MX',
+        funnel_stage_id: stage.body.id,
+        properties: {
+          tier: { kind: 'TEXT', value_text: 'Gold' },
+          visits: { kind: 'NUMBER', value_number: 3 },
+        },
+      },
+    });
+    expect(contact.status, contact.text).toBe(201);
+    const user = await addUser(h, orgId);
+    // One rule per condition, each labelling the conversation; which ran is read from its runs.
+    const conditions: Record<string, { field: string; operator: string; value: string | boolean }> = {
+      text_equals: { field: 'message.text', operator: 'equals', value: 'HELLO THERE' },
+      text_contains: { field: 'message.text', operator: 'contains', value: 'There' },
+      text_starts: { field: 'message.text', operator: 'starts_with', value: 'hello' },
+      text_starts_not: { field: 'message.text', operator: 'starts_with', value: 'there' },
+      type: { field: 'message.type', operator: 'equals', value: 'TEXT' },
+      type_not: { field: 'message.type', operator: 'equals', value: 'image' },
+      // Business hours disabled: always open (decisions §20's details).
+      open: { field: 'within_business_hours', operator: 'equals', value: true },
+      closed: { field: 'within_business_hours', operator: 'equals', value: false },
+      country: { field: 'contact.country', operator: 'equals', value: 'mx' },
+      stage: { field: 'contact.funnel_stage_id', operator: 'equals', value: stage.body.id },
+      tier_equals: { field: 'contact.properties.tier', operator: 'equals', value: 'gold' },
+      tier_contains: { field: 'contact.properties.tier', operator: 'contains', value: 'OL' },
+      // The stored shape of a value is not its text.
+      tier_shape_not: { field: 'contact.properties.tier', operator: 'contains', value: 'value_text' },
+      visits_equals: { field: 'contact.properties.visits', operator: 'equals', value: '3' },
+      status: { field: 'conversation.status', operator: 'equals', value: 'open' },
+      unassigned: { field: 'conversation.assignee', operator: 'equals', value: 'unassigned' },
+      assigned_user: { field: 'conversation.assignee', operator: 'equals', value: user },
+      labelled: { field: 'conversation.labels', operator: 'contains', value: 'RETURNING' },
+    };
+    const ids: Record<string, string> = {};
+    for (const [name, condition] of Object.entries(conditions)) {
+      const created = await rule(key, {
+        name,
+        event: 'message.received',
+        conditions: [condition],
+        actions: [{ type: 'add_note', text: name }],
+      });
+      expect(created.status, created.text).toBe(201);
+      ids[name] = created.body.id;
+    }
+    const ran = async () => {
+      const names: string[] = [];
+      for (const [name, id] of Object.entries(ids)) {
+        const runs = await h.api('GET', `/v1/automation-rules/${id}/runs`, { key });
+        if (runs.body.items.length > 0) names.push(name);
+        for (const run of runs.body.items) expect(run.actions).toEqual([{ type: 'add_note', outcome: 'done' }]);
+      }
+      return names.sort();
+    };
+    await inbound(h, channelId, phone, 'Hello there');
+    expect(await ran()).toEqual(
+      [
+        'country',
+        'open',
+        'stage',
+        'status',
+        'text_contains',
+        'text_equals',
+        'text_starts',
+        'tier_contains',
+        'tier_equals',
+        'type',
+        'unassigned',
+        'visits_equals',
+      ].sort(),
+    );
+
+    // A person owns it now, and it carries a label: the next message is judged on that.
+    const conversation = await conversationOf(key, phone);
+    const changed = await h.api('PATCH', `/v1/conversations/${conversation.id}`, {
+      key,
+      body: { assignee: { type: 'user', id: user }, labels: ['returning'] },
+    });
+    expect(changed.status, changed.text).toBe(200);
+    await inbound(h, channelId, phone, 'Bye');
+    const second: Record<string, number> = {};
+    for (const [name, id] of Object.entries(ids)) {
+      second[name] = (await h.api('GET', `/v1/automation-rules/${id}/runs`, { key })).body.items.length;
+    }
+    // Counted over both messages: the user and the label hold now, `unassigned` and the text no longer.
+    expect(second).toMatchObject({ assigned_user: 1, labelled: 1, unassigned: 1, text_equals: 1, type: 2 });
+  });
+});
+
 describe('the away message', () => {
   it('goes once per closed period, never where a person owns the conversation', async () => {
     const { orgId, key, channelId } = await inboxOrg(h);
