@@ -320,4 +320,56 @@ describe('the away message', () => {
       'contact',
     ]);
   });
+
+  it('is free, comes after the rules, and never goes where a rule’s assignee or the assistant owns it', async () => {
+    const { orgId, key, channelId } = await inboxOrg(h);
+    const hours = await h.api('PUT', '/v1/business-hours', {
+      key,
+      body: {
+        enabled: true,
+        week: ['mon', 'tue', 'wed', 'thu', 'fri'].map((day) => ({ day, open: '09:00', close: '17:00' })),
+        away_message: { text: 'We are closed; back at 9.' },
+      },
+    });
+    expect(hours.status).toBe(200);
+    const accounts = async () => (await h.admin('GET', `/organizations/${orgId}/messaging-accounts`)).body.items;
+    const [account] = await accounts();
+    const [plain, routed, assisted] = phones(3) as [string, string, string];
+    clock.set(Date.parse('2030-01-14T20:00:00.000Z')); // Monday evening: closed
+
+    // Inside the window (the contact just wrote): sent, and charged nothing.
+    await inbound(h, channelId, plain, 'hello?');
+    await handOff();
+    const first = await conversationOf(key, plain);
+    const away = (await messagesOf(key, first.id)).find((message) => message.sender === 'system');
+    expect(away).toMatchObject({ text: 'We are closed; back at 9.', status: 'sent' });
+    expect((await accounts())[0].balance).toBe(account.balance);
+
+    // A rule that runs first gives the conversation to a person: no away message (within_business_hours is false).
+    const user = await addUser(h, orgId);
+    const router = await rule(key, {
+      event: 'message.received',
+      conditions: [
+        { field: 'within_business_hours', operator: 'equals', value: false },
+        { field: 'message.text', operator: 'contains', value: 'sales' },
+      ],
+      actions: [{ type: 'assign', assignee: { type: 'user', id: user } }],
+    });
+    expect(router.status, router.text).toBe(201);
+    await inbound(h, channelId, routed, 'A sales question');
+    const second = await conversationOf(key, routed);
+    expect(second.assignee).toEqual({ type: 'user', id: user });
+    expect((await messagesOf(key, second.id)).map((message) => message.sender)).toEqual(['contact']);
+
+    // The assistant owns a new conversation on its number: no away message either.
+    const assistant = await h.api('PUT', '/v1/ai-assistant', {
+      key,
+      body: { enabled: true, mode: 'autonomous', faqs: [{ question: 'opening hours', answer: 'From 9.' }] },
+    });
+    expect(assistant.status, assistant.text).toBe(200);
+    await inbound(h, channelId, assisted, 'Your opening hours?');
+    const third = await conversationOf(key, assisted);
+    expect(third.assignee).toEqual({ type: 'ai' });
+    expect((await messagesOf(key, third.id)).map((message) => message.sender)).toEqual(['contact']);
+  });
 });
