@@ -163,6 +163,63 @@ describe('rules', () => {
   });
 });
 
+describe('actions', () => {
+  it('give the conversation to a team, snooze it, and skip a send_text outside the window', async () => {
+    const { orgId, key, channelId } = await inboxOrg(h);
+    const team = await h.api('POST', '/v1/teams', { key, body: { name: 'Sales' } });
+    expect(team.status, team.text).toBe(201);
+    clock.set(Date.parse('2030-01-21T10:00:00.000Z'));
+    const until = '2030-01-22T09:00:00.000Z';
+    const router = await rule(key, {
+      event: 'message.received',
+      actions: [
+        { type: 'assign_team', team_id: team.body.id },
+        { type: 'set_status', status: 'snoozed', snoozed_until: until },
+        { type: 'send_text', text: 'Thanks, we will write tomorrow.' },
+      ],
+    });
+    expect(router.status, router.text).toBe(201);
+    const [phone] = phones(1) as [string];
+    await inbound(h, channelId, phone, 'hello');
+    expect(await conversationOf(key, phone)).toMatchObject({
+      team_id: team.body.id,
+      status: 'snoozed',
+      snoozed_until: until,
+    });
+    const runs = async () => (await h.api('GET', `/v1/automation-rules/${router.body.id}/runs`, { key })).body.items;
+    expect((await runs())[0].actions).toEqual([
+      { type: 'assign_team', outcome: 'done' },
+      { type: 'set_status', outcome: 'done' },
+      { type: 'send_text', outcome: 'done' },
+    ]);
+
+    // A contact's message that reaches us more than 24 hours after it was written: its window is closed.
+    const [late] = phones(1) as [string];
+    const account = (await h.admin('GET', `/organizations/${orgId}/messaging-accounts`)).body.items[0];
+    const number = account.numbers[0];
+    const payload = buildWebhookPayload([
+      {
+        kind: 'inbound_message',
+        businessAccountId: account.business_account_id,
+        phoneNumberId: number.phone_number_id,
+        platformMessageId: `wamid.${late}`,
+        from: late,
+        type: 'text',
+        text: 'written yesterday',
+        timestamp: new Date(clock.now().getTime() - 25 * 60 * 60 * 1000),
+      },
+    ]);
+    expect((await h.webhook(payload)).status).toBe(200);
+    expect((await runs())[0].actions).toEqual([
+      { type: 'assign_team', outcome: 'done' },
+      { type: 'set_status', outcome: 'done' },
+      { type: 'send_text', outcome: 'skipped', reason: 'window_closed' },
+    ]);
+    const conversation = await conversationOf(key, late);
+    expect((await messagesOf(key, conversation.id)).map((message) => message.sender)).toEqual(['contact']);
+  });
+});
+
 describe('conditions on a contact’s message', () => {
   it('read the message, the contact and the conversation as stored: each field of decisions §20', async () => {
     const { orgId, key, channelId } = await inboxOrg(h);
