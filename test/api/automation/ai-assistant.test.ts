@@ -192,6 +192,7 @@ describe('the test call', () => {
     ['garbage', { content: 'Sure! We open at 8.' }],
     ['an unknown action', answer({ action: 'dance', text: 'x' })],
     ['a reply without text', answer({ action: 'reply' })],
+    ['a reply over 4,096 characters', answer({ action: 'reply', text: 'x'.repeat(4097) })],
     ['HTTP 500', { status: 500 }],
     ['a timeout', { hang: true as const }],
   ])('is a 502 ai_provider_error on %s', async (_label, scripted) => {
