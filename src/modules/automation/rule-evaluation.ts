@@ -15,6 +15,24 @@ export interface RuleFacts {
   };
 }
 
+/** A contact's property as the API shows it: its value in the slot of its kind (decisions §5). */
+interface ShownPropertyValue {
+  value_text?: string | null;
+  value_number?: number | null;
+  value_bool?: boolean | null;
+  value_date?: string | null;
+  value_json?: unknown;
+}
+
+/** A contact's properties as a rule compares them (decisions §20): each value itself, never its stored shape. */
+export function propertyFacts(properties: Record<string, ShownPropertyValue>): Record<string, unknown> {
+  const facts: Record<string, unknown> = {};
+  for (const [key, shown] of Object.entries(properties)) {
+    facts[key] = shown.value_text ?? shown.value_number ?? shown.value_bool ?? shown.value_date ?? shown.value_json;
+  }
+  return facts;
+}
+
 const patterns = new Map<string, ReturnType<typeof compilePattern>>();
 
 /** A compiled pattern, kept (at most 1,000) so a busy rule is not compiled for every message. */

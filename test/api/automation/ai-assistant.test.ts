@@ -3,6 +3,7 @@
 // OpenAI-compatible server on 127.0.0.1 (the request it receives, garbage, HTTP 500, a timeout).
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.ts';
 import { generateKeyringText, parseKeyring } from '../../../src/lib/secrets-box.ts';
 import { resealAssistantKeys, settingsOf } from '../../../src/modules/automation/assistant/assistant-settings.ts';
 import { answer, type FakeOpenAi, startFakeOpenAi } from '../../fakes/fake-openai.ts';
@@ -191,6 +192,7 @@ describe('the test call', () => {
     ['garbage', { content: 'Sure! We open at 8.' }],
     ['an unknown action', answer({ action: 'dance', text: 'x' })],
     ['a reply without text', answer({ action: 'reply' })],
+    ['a reply over 4,096 characters', answer({ action: 'reply', text: 'x'.repeat(4097) })],
     ['HTTP 500', { status: 500 }],
     ['a timeout', { hang: true as const }],
   ])('is a 502 ai_provider_error on %s', async (_label, scripted) => {
@@ -208,6 +210,33 @@ describe('the test call', () => {
     expect((await tryIt(reader.body.key, 'hello')).body).toEqual({
       detail: { code: 'insufficient_scope', required: 'automation:write' },
     });
+  });
+});
+
+describe('the deployment’s model', () => {
+  it('is the sandbox provider by default with the sandbox platform; AI_BASE_URL needs AI_MODEL', () => {
+    expect(loadConfig({}).ai).toMatchObject({ provider: 'sandbox', baseUrl: undefined });
+    expect(() => loadConfig({ AI_BASE_URL: 'http://127.0.0.1:11434/v1' })).toThrow(/AI_MODEL/);
+  });
+
+  it('answers an organization without a provider from AI_BASE_URL, AI_MODEL and AI_API_KEY', async () => {
+    const env = { AI_BASE_URL: model.baseUrl, AI_MODEL: 'house-model', AI_API_KEY: 'sk-house' };
+    const deployed = await startHarness({ unlimited: true, ai: { ...loadConfig(env).ai, timeoutMs: 500 } });
+    try {
+      const { key } = await deployed.createOrg();
+      const saved = await deployed.api('PUT', '/v1/ai-assistant', { key, body: { enabled: true, faqs: FAQS } });
+      expect(saved.status, saved.text).toBe(200);
+      // The deployment's key is never shown as the organization's.
+      expect(saved.body.provider).toBeNull();
+      model.script(answer({ action: 'reply', text: 'From the house model.' }));
+      const tried = await deployed.api('POST', '/v1/ai-assistant/test', { key, body: { text: 'hello' } });
+      expect(tried.body).toEqual({ action: 'reply', text: 'From the house model.', reason: null });
+      const request = model.requests.at(-1);
+      expect(request?.body.model).toBe('house-model');
+      expect(request?.headers.authorization).toBe('Bearer sk-house');
+    } finally {
+      await deployed.close();
+    }
   });
 });
 

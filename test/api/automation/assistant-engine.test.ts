@@ -138,6 +138,27 @@ describe('the autonomous assistant, sandbox provider', () => {
     expect((await messagesOf(key, conversation.id)).map((m) => m.sender)).toEqual(['contact']);
   });
 
+  it('sends nothing to a contact who opted out, nor once the window has closed, while its job waited', async () => {
+    const { orgId, key, channelId } = await assistantOrg();
+    const [optedOut, late] = phones(2) as [string, string];
+    // The job is queued; before it is claimed the contact opts out (a keyword runs nothing else).
+    await inbound(h, channelId, optedOut, 'opening hours?');
+    await inbound(h, channelId, optedOut, 'STOP');
+    await answerAll();
+    const first = await conversationOf(key, optedOut);
+    expect((await messagesOf(key, first.id)).map((m) => m.sender)).toEqual(['contact', 'contact']);
+    // The job is queued; it is claimed after the contact's 24 hours have passed (the window's start moved back).
+    await inbound(h, channelId, late, 'opening hours?');
+    const second = await conversationOf(key, late);
+    await sql`update conversations set last_inbound_at = now() - interval '25 hours'
+      where org_id = ${orgId} and id = ${second.id}`.execute(h.database.db);
+    await answerAll();
+    expect((await messagesOf(key, second.id)).map((m) => m.sender)).toEqual(['contact']);
+    // Neither is handed off: the assistant still owns both, and says nothing.
+    expect(await conversationOf(key, late)).toMatchObject({ assignee: { type: 'ai' } });
+    expect(await conversationOf(key, optedOut)).toMatchObject({ assignee: { type: 'ai' } });
+  });
+
   it('does not serve numbers it was not given, nor in draft mode', async () => {
     const { key, channelId } = await assistantOrg({ mode: 'draft' });
     const [phone] = phones(1) as [string];
@@ -273,12 +294,18 @@ describe('the autonomous assistant, a model', () => {
   });
 
   it('resolves and keeps the assistant; the next message reopens it as pending', async () => {
-    const { key, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
+    const { orgId, key, channelId } = await assistantOrg({ provider: { base_url: model.baseUrl, model: 'm' } });
     const [phone] = phones(1) as [string];
     await inbound(h, channelId, phone, 'thanks, that was all');
     model.script(answer({ action: 'resolve', text: 'Have a nice day!' }));
     await answerAll();
-    expect(await conversationOf(key, phone)).toMatchObject({ status: 'resolved', assignee: { type: 'ai' } });
+    const resolved = await conversationOf(key, phone);
+    expect(resolved).toMatchObject({ status: 'resolved', assignee: { type: 'ai' } });
+    // A resolution is a conversation.updated (decisions §20's events).
+    const updates = (await eventsOf(h, orgId, 'conversation.updated')).filter(
+      (data) => data.conversation.id === resolved.id,
+    );
+    expect(updates.at(-1)).toMatchObject({ conversation: { status: 'resolved' }, changed: ['status'] });
     await inbound(h, channelId, phone, 'one more thing');
     expect(await conversationOf(key, phone)).toMatchObject({ status: 'pending', assignee: { type: 'ai' } });
   });

@@ -3,7 +3,7 @@
 // shape (loc, msg, type) when it is the one that answers.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
-import { phones, sender } from '../../helpers/sends.ts';
+import { approvedTemplate, phones, recipientsFor, sender } from '../../helpers/sends.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -102,6 +102,24 @@ describe('POST /v1/templates/{id}/send (decisions §7)', () => {
     await sentNothing(key);
   });
 
+  it('within a recipient, unknown keys before missing variables; the 24-hour limit before the balance', async () => {
+    const { key, template } = await sender(h, { balance: 0, limit: 1 });
+    // Both unknown keys and a missing variable: the unknown keys answer.
+    const unknown = await send(key, template.id, {
+      recipients: [{ phone: phones(1)[0], variables: { 'body.9': 'x' } }],
+    });
+    expect(unknown.status).toBe(422);
+    expect(unknown.body.detail).toMatchObject({ code: 'unknown_variables', index: 0, keys: ['body.9'] });
+    // Two new phones over a limit of one, with no balance: the limit answers.
+    const limited = await send(key, template.id, { recipients: recipientsFor(phones(2)) });
+    expect(limited.status, JSON.stringify(limited.body)).toBe(409);
+    expect(limited.body.detail).toMatchObject({ code: 'messaging_limit_exceeded', remaining: 1 });
+    // Within the limit, the balance answers.
+    const poor = await send(key, template.id, { recipients: recipientsFor(phones(1)) });
+    expect(poor.status).toBe(402);
+    await sentNothing(key);
+  });
+
   it('a valid body still sends, one recipient given as an object too', async () => {
     const { key, template } = await sender(h);
     const [phone] = phones(1) as [string];
@@ -139,6 +157,37 @@ describe('POST /v1/conversations/{id}/messages (decisions §15)', () => {
     });
     expect(number.status).toBe(409);
     expect(number.body.detail).toMatchObject({ code: 'channel_unavailable' });
+  });
+});
+
+describe('a template reply (decisions §15)', () => {
+  it('the template before the opt-out, the opt-out before the balance', async () => {
+    const setup = await sender(h, { balance: 0 });
+    const channelId = setup.account.numbers[0].id as string;
+    const [phone] = phones(1) as [string];
+    for (const text of ['hi', 'STOP']) {
+      expect((await h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from: phone, text })).status).toBe(
+        200,
+      );
+    }
+    const list = await h.api('GET', `/v1/conversations?channel_id=${channelId}`, { key: setup.key });
+    const conversationId = list.body.items[0].id as string;
+    const reply = (templateId: string) =>
+      h.api('POST', `/v1/conversations/${conversationId}/messages`, {
+        key: setup.key,
+        body: { type: 'template', template_id: templateId, variables: { 'body.1': 'x' } },
+      });
+    const paused = await approvedTemplate(h, setup.key, undefined, { category: 'MARKETING' });
+    await pause(paused.id);
+    const notSendable = await reply(paused.id);
+    expect(notSendable.status).toBe(409);
+    expect(notSendable.body.detail).toMatchObject({ code: 'template_not_sendable' });
+    const marketing = await approvedTemplate(h, setup.key, undefined, { category: 'MARKETING' });
+    const optedOut = await reply(marketing.id);
+    expect(optedOut.status).toBe(409);
+    expect(optedOut.body.detail).toEqual({ code: 'contact_opted_out' });
+    // A UTILITY template goes to an opted-out contact: the balance answers.
+    expect((await reply(setup.template.id)).status).toBe(402);
   });
 });
 

@@ -18,7 +18,7 @@ import { organizationTimezone } from '../business-hours.repo.ts';
 import { readBusinessHours } from '../business-hours.service.ts';
 import { isOpenAt, wasOpenBetween } from '../business-hours.ts';
 import type { Action, Condition } from '../rule-definitions.ts';
-import { conditionsHold, type RuleFacts } from '../rule-evaluation.ts';
+import { conditionsHold, propertyFacts, type RuleFacts } from '../rule-evaluation.ts';
 import { queueAutomatedText } from './automated-messages.ts';
 import * as repo from './engine.repo.ts';
 
@@ -75,7 +75,7 @@ const runAutomation: PlatformEventHandler<'inbound_message'> = async (trx, event
       contact: {
         country: contact?.country ?? null,
         funnelStageId: contact?.funnel_stage_id ?? null,
-        properties: (contact?.properties ?? {}) as Record<string, unknown>,
+        properties: propertyFacts(contact?.properties ?? {}),
       },
       conversation: { status, labels: [...inbound.labels], assignee },
     };

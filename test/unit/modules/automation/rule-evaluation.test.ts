@@ -2,7 +2,12 @@
 // catastrophically in a backtracking engine (`(a+)+$` on "aaaa…b") answering at once on RE2JS (D262).
 import { describe, expect, it } from 'vitest';
 import type { Condition } from '../../../../src/modules/automation/rule-definitions.ts';
-import { conditionHolds, conditionsHold, type RuleFacts } from '../../../../src/modules/automation/rule-evaluation.ts';
+import {
+  conditionHolds,
+  conditionsHold,
+  propertyFacts,
+  type RuleFacts,
+} from '../../../../src/modules/automation/rule-evaluation.ts';
 
 const facts: RuleFacts = {
   message: { text: 'Hola, ¿tienen PAN integral?', type: 'text' },
@@ -36,6 +41,22 @@ describe('conditions', () => {
     expect(holds('conversation.labels', 'contains', 'vip')).toBe(true);
     expect(holds('conversation.assignee', 'equals', 'unassigned')).toBe(true);
     expect(holds('conversation.assignee', 'equals', 'ai')).toBe(false);
+  });
+
+  it('read a contact’s properties by their values, not by the shape the API shows them in', () => {
+    const properties = propertyFacts({
+      plan: { kind: 'TEXT', value_text: 'Gold', value_number: null, value_json: null },
+      visits: { kind: 'NUMBER', value_text: null, value_number: 3 },
+      tags: { kind: 'MULTI_SELECT', value_text: null, value_json: ['a', 'b'] },
+    } as Record<string, object>);
+    expect(properties).toEqual({ plan: 'Gold', visits: 3, tags: ['a', 'b'] });
+    const shown = { ...facts, contact: { ...facts.contact, properties } };
+    const on = (field: string, operator: Condition['operator'], value: string) =>
+      conditionHolds({ field, operator, value }, shown);
+    expect(on('contact.properties.plan', 'equals', 'gold')).toBe(true);
+    expect(on('contact.properties.plan', 'contains', 'value_text')).toBe(false);
+    expect(on('contact.properties.visits', 'equals', '3')).toBe(true);
+    expect(on('contact.properties.tags', 'contains', 'b')).toBe(true);
   });
 
   it('all must hold; none always holds', () => {
