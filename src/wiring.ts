@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { DEFAULT_AUDIENCE_CHUNK } from './config.ts';
+import { DEFAULT_AUDIENCE_CHUNK, type DeploymentModel } from './config.ts';
 import type { Database } from './db/database.ts';
 import { createBulkhead } from './http/bulkhead.ts';
 import type { ReadinessCheck } from './http/health.ts';
@@ -19,7 +19,7 @@ import { createMessaging, type Messaging } from './messaging/platform-factory.ts
 import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
 import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
 import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
-import { DEFAULT_DEPLOYMENT_MODEL, type DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
+import { DEFAULT_DEPLOYMENT_MODEL } from './modules/automation/assistant/assistant-settings.ts';
 import { createAutomationServices } from './modules/automation/automation.services.ts';
 import { assistantLeaseMs, createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
 import { automationHandlers } from './modules/automation/engine/inbound-automation.ts';
