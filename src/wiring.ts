@@ -1,5 +1,5 @@
 // The one wiring: from a database, a clock, a messaging platform and a few settings to every part of the product —
-// the webhook processor with the features' handlers, the services, the fan-out and the other worker tasks.
+// the inbound processor with the features' handlers, the services, the fan-out and the other worker tasks.
 // server.ts, cli/, the benchmarks and the test harness all build the product here; buildApp only registers
 // plugins and routes over a Wiring, and startWorker runs its tasks.
 import { randomBytes } from 'node:crypto';
@@ -14,11 +14,11 @@ import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createMemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { generateKeyringText, type Keyring, parseKeyring } from './lib/secrets-box.ts';
+import { createInboundProcessor, joinHandlers } from './messaging/inbound.ts';
 import { createMediaFetcher, type MediaFetcher } from './messaging/media/media-fetcher.ts';
 import { createMessaging, type Messaging } from './messaging/platform-factory.ts';
 import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
 import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
-import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
 import { DEFAULT_DEPLOYMENT_MODEL } from './modules/automation/assistant/assistant-settings.ts';
 import { createAutomationServices } from './modules/automation/automation.services.ts';
 import { assistantLeaseMs, createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
@@ -128,12 +128,20 @@ export function wire(input: WiringInput) {
     broadcastStatusHandlers,
   );
   const directory = createMessagingDirectory(db);
-  const webhooks = createWebhookProcessor({ db, clock, appSecret: webhookAppSecret, log, directory, handlers });
+  const inbound = createInboundProcessor({
+    db,
+    clock,
+    appSecret: webhookAppSecret,
+    log,
+    directory,
+    handlers,
+    reader: messaging.platform.inbound,
+  });
   const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
   if (messaging.sandbox)
     connectSandbox(
       messaging.sandbox,
-      webhooks,
+      inbound,
       directory.businessAccountOfNumber,
       webhookAppSecret,
       (number, phone) => lastInboundAtNumber(db, number, phone),
@@ -290,7 +298,7 @@ export function wire(input: WiringInput) {
     publicBaseUrl: input.publicBaseUrl,
     publicUrl,
     metricsToken: input.metricsToken,
-    webhooks,
+    inbound,
     keyring,
     services,
     fanout,

@@ -44,6 +44,8 @@ const rules: { from: string; mayNotImport: string[] }[] = [
   { from: 'lib/', mayNotImport: ['modules/', 'worker/'] },
   { from: 'modules/', mayNotImport: ['worker/'] },
   { from: 'db/', mayNotImport: ['modules/', 'worker/'] },
+  // The inbound processor reads callbacks through the platform port, never an adapter's own files (D333).
+  { from: 'messaging/inbound.ts', mayNotImport: ['messaging/cloud/', 'messaging/sandbox/'] },
   // The configuration declares what it reads; the features read it (D331).
   { from: 'config.ts', mayNotImport: ['modules/', 'worker/'] },
   // The messaging account sits below every feature that sends (D306); conversations never reach into broadcasts.
