@@ -75,7 +75,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
     done();
   });
   registerMetrics(app, metrics, { token: wiring.metricsToken });
-  await registerOpenApi(app, { publicBaseUrl: wiring.publicBaseUrl, webhooks: webhooksDocument() });
+  await registerOpenApi(app, { publicBaseUrl: wiring.publicBaseUrl, webhooks: webhooksDocument(wiring.eventCatalog) });
 
   registerHealthRoutes(app, { database, checks: wiring.readinessChecks });
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {

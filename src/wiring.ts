@@ -24,12 +24,15 @@ import { createAutomationServices } from './modules/automation/automation.servic
 import { assistantLeaseMs, createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
 import { automationHandlers } from './modules/automation/engine/inbound-automation.ts';
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
+import { BROADCAST_EVENTS } from './modules/broadcasts/broadcasts.events.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
 import { createCannedResponsesService } from './modules/canned-responses/canned-responses.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
+import { CONTACT_EVENTS } from './modules/contacts/contacts.events.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
+import { CONVERSATION_EVENTS } from './modules/conversations/conversations.events.ts';
 import { findOutboundMessageRoute, lastInboundAtNumber } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
 import { createConversationMediaService } from './modules/conversations/media.service.ts';
@@ -38,6 +41,7 @@ import { REPLY_WAKE_CHANNEL } from './modules/conversations/replies.repo.ts';
 import { createRepliesService } from './modules/conversations/replies.service.ts';
 import { countPendingReplies } from './modules/conversations/reply-handoffs.repo.ts';
 import { createConsoleEventHub } from './modules/events/console-stream.ts';
+import { type EventCatalog, OUTBOX_EVENTS, subscribableEventTypes } from './modules/events/event-types.ts';
 import { createFilesService } from './modules/files/files.service.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
@@ -50,6 +54,7 @@ import { createSubOriginsService } from './modules/sub-origins/sub-origins.servi
 import { createTeamsService } from './modules/teams/teams.service.ts';
 import { templateReviewHandlers } from './modules/templates/platform-template.handlers.ts';
 import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/property-keys.ts';
+import { TEMPLATE_EVENTS } from './modules/templates/templates.events.ts';
 import { findTemplateIdentity } from './modules/templates/templates.repo.ts';
 import { createTemplatesService } from './modules/templates/templates.service.ts';
 import { createUsersService } from './modules/users/users.service.ts';
@@ -108,6 +113,18 @@ export interface WiringInput {
 }
 
 export type Wiring = ReturnType<typeof wire>;
+
+/**
+ * Every event type API clients can receive, as the features declare them (D332), in the order of the OpenAPI
+ * `webhooks` section and of an endpoint's `events` enum. The outbox (events/) knows no feature: it is given this.
+ */
+export const EVENT_CATALOG = {
+  ...CONTACT_EVENTS,
+  ...TEMPLATE_EVENTS,
+  ...BROADCAST_EVENTS,
+  ...CONVERSATION_EVENTS,
+  ...OUTBOX_EVENTS,
+} satisfies EventCatalog;
 
 export function wire(input: WiringInput) {
   const { database } = input;
@@ -200,6 +217,7 @@ export function wire(input: WiringInput) {
       clock,
       allowHosts: input.webhookAllowHosts ?? [],
       keyring,
+      eventTypes: subscribableEventTypes(EVENT_CATALOG),
     }),
     users: createUsersService({ db, clock, publicUrl }),
     automation: createAutomationServices({
@@ -299,6 +317,7 @@ export function wire(input: WiringInput) {
     publicUrl,
     metricsToken: input.metricsToken,
     inbound,
+    eventCatalog: EVENT_CATALOG,
     keyring,
     services,
     fanout,

@@ -44,6 +44,15 @@ const rules: { from: string; mayNotImport: string[] }[] = [
   { from: 'lib/', mayNotImport: ['modules/', 'worker/'] },
   { from: 'modules/', mayNotImport: ['worker/'] },
   { from: 'db/', mayNotImport: ['modules/', 'worker/'] },
+  // The outbox knows no feature: each declares its events, the wiring lists them (D332).
+  {
+    from: 'modules/events/',
+    mayNotImport: [
+      ...readdirSync(join(src, 'modules'))
+        .filter((feature) => feature !== 'events')
+        .map((feature) => `modules/${feature}/`),
+    ],
+  },
   // The inbound processor reads callbacks through the platform port, never an adapter's own files (D333).
   { from: 'messaging/inbound.ts', mayNotImport: ['messaging/cloud/', 'messaging/sandbox/'] },
   // The configuration declares what it reads; the features read it (D331).
