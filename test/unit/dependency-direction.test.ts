@@ -38,6 +38,7 @@ function importsOf(file: string, text: string): string[] {
     );
 }
 
+// The lower layers: HTTP, the platform, helpers, the database (its migrations too) and the configuration (D290).
 const rules: { from: string; mayNotImport: string[] }[] = [
   { from: 'http/', mayNotImport: ['modules/', 'worker/'] },
   { from: 'messaging/', mayNotImport: ['modules/', 'worker/'] },
