@@ -1,7 +1,8 @@
-// The folders of src/ depend one way (docs/architecture.md): the lower layers (http/, messaging/, lib/, db/) never
-// import a feature (modules/) or the worker, a feature never imports the worker, which drives features, and the
-// messaging account sits below the features that send, conversations below broadcasts (D306), the queue engine
-// (recipients/) below broadcasts (D308). Biome's cycle rule catches circles; this catches a lower folder reaching up,
+// The folders of src/ depend one way (docs/architecture.md): the lower layers (http/, messaging/, lib/, db/ with its
+// migrations, config.ts) never import a feature (modules/) or the worker (D290, D331), a feature never imports the
+// worker, which drives features, the outbox (events/) imports no other feature (D332), the inbound processor no
+// platform adapter (D333), and the messaging account sits below the features that send, conversations below
+// broadcasts (D306), the queue engine (recipients/) below broadcasts (D308). Biome's cycle rule catches circles; this catches a lower folder reaching up,
 // which is no circle until someone closes it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
@@ -38,12 +39,11 @@ function importsOf(file: string, text: string): string[] {
     );
 }
 
-// The lower layers: HTTP, the platform, helpers, the database (its migrations too) and the configuration (D290).
 const rules: { from: string; mayNotImport: string[] }[] = [
+  // The lower layers: HTTP, the platform, helpers, the database (its migrations too) and the configuration (D290).
   { from: 'http/', mayNotImport: ['modules/', 'worker/'] },
   { from: 'messaging/', mayNotImport: ['modules/', 'worker/'] },
   { from: 'lib/', mayNotImport: ['modules/', 'worker/'] },
-  { from: 'modules/', mayNotImport: ['worker/'] },
   { from: 'db/', mayNotImport: ['modules/', 'worker/'] },
   // The outbox knows no feature: each declares its events, the wiring lists them (D332).
   {
@@ -58,6 +58,8 @@ const rules: { from: string; mayNotImport: string[] }[] = [
   { from: 'messaging/inbound.ts', mayNotImport: ['messaging/cloud/', 'messaging/sandbox/'] },
   // The configuration declares what it reads; the features read it (D331).
   { from: 'config.ts', mayNotImport: ['modules/', 'worker/'] },
+  // The worker drives the features; no feature reaches back into it.
+  { from: 'modules/', mayNotImport: ['worker/'] },
   // The messaging account sits below every feature that sends (D306); conversations never reach into broadcasts.
   {
     from: 'modules/messaging-accounts/',
