@@ -190,7 +190,7 @@ export interface InboundReader {
   parse(rawBody: Buffer): InboundEntry[] | undefined;
 }
 
-// ---- What the platform tells us (parsed from its webhooks) ----
+// ---- What the platform tells us (its inbound callbacks, read by `inbound`) ----
 
 export type PlatformEvent =
   | {
