@@ -12,9 +12,9 @@
 //   BENCH_DATABASE_URL    server to use (a fresh database crm_bench_automation is made on it)
 //   BENCH_MESSAGES        contact messages per path (100; 30 with BENCH_QUICK=1)
 import { buildApp } from '../src/app.ts';
+import type { DeploymentModel } from '../src/config.ts';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
-import type { DeploymentModel } from '../src/modules/automation/assistant/assistant-settings.ts';
 import { wire } from '../src/wiring.ts';
 import { startFakeOpenAi } from '../test/fakes/fake-openai.ts';
 import { bareBaseline } from './bare-handoff.ts';

@@ -17,8 +17,8 @@ import { requestId } from './http/request-id.ts';
 import { authorizeRole, eventVisible } from './http/roles.ts';
 import { scopeFromTable } from './http/scopes.ts';
 import { registerValidation } from './http/validation.ts';
+import { inboundRoutes } from './messaging/inbound.routes.ts';
 import { sandboxRoutes } from './messaging/sandbox/sandbox.routes.ts';
-import { webhookRoutes } from './messaging/webhooks.routes.ts';
 import { accountRoutes } from './modules/account/account.routes.ts';
 import { automationRoutes } from './modules/automation/automation.routes.ts';
 import { audienceRoutes } from './modules/broadcasts/audience.routes.ts';
@@ -75,7 +75,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
     done();
   });
   registerMetrics(app, metrics, { token: wiring.metricsToken });
-  await registerOpenApi(app, { publicBaseUrl: wiring.publicBaseUrl, webhooks: webhooksDocument() });
+  await registerOpenApi(app, { publicBaseUrl: wiring.publicBaseUrl, webhooks: webhooksDocument(wiring.eventCatalog) });
 
   registerHealthRoutes(app, { database, checks: wiring.readinessChecks });
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
@@ -90,7 +90,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
   // Open console streams end, and the process stops listening, before the database closes.
   app.addHook('onClose', async () => services.consoleEvents.close());
   await app.register(async (scope) =>
-    webhookRoutes(scope, { processor: wiring.webhooks, verifyToken: wiring.webhookVerifyToken }),
+    inboundRoutes(scope, { processor: wiring.inbound, verifyToken: wiring.webhookVerifyToken }),
   );
 
   const guard = createV1Guard({

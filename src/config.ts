@@ -1,7 +1,23 @@
 // Environment -> a typed Config, read once in main.ts/cli/main.ts and passed down.
 import { projectPath } from './lib/project-dir.ts';
 import { parseKeyring } from './lib/secrets-box.ts';
-import { AI_TIMEOUT_MS, type DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
+
+/**
+ * decisions §20: the deployment's model as the environment gives it (AI_PROVIDER, AI_BASE_URL, AI_MODEL, AI_API_KEY,
+ * AI_TIMEOUT_MS). Declared here, where it is read; the assistant (modules/automation/assistant/) reads it (D331).
+ */
+export interface DeploymentModel {
+  /** `sandbox` answers from the FAQs when no model is configured; `none` has no model then. */
+  provider: 'sandbox' | 'none';
+  baseUrl?: string | undefined;
+  model?: string | undefined;
+  apiKey?: string | undefined;
+  /** decisions §20: 30 s. */
+  timeoutMs: number;
+}
+
+/** decisions §20: how long the assistant waits for a model's answer unless AI_TIMEOUT_MS says otherwise. */
+export const AI_TIMEOUT_MS = 30_000;
 
 /**
  * DATA_DIR's default: `data` in the project's directory, whatever the working directory (D291): the

@@ -1,11 +1,11 @@
 // The one wiring: from a database, a clock, a messaging platform and a few settings to every part of the product —
-// the webhook processor with the features' handlers, the services, the fan-out and the other worker tasks.
+// the inbound processor with the features' handlers, the services, the fan-out and the other worker tasks.
 // server.ts, cli/, the benchmarks and the test harness all build the product here; buildApp only registers
 // plugins and routes over a Wiring, and startWorker runs its tasks.
 import { randomBytes } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import { pino } from 'pino';
-import { DEFAULT_AUDIENCE_CHUNK } from './config.ts';
+import { DEFAULT_AUDIENCE_CHUNK, type DeploymentModel } from './config.ts';
 import type { Database } from './db/database.ts';
 import { createBulkhead } from './http/bulkhead.ts';
 import type { ReadinessCheck } from './http/health.ts';
@@ -14,22 +14,25 @@ import { createMetrics, type Metrics } from './http/metrics.ts';
 import { createMemoryRateLimitStore, type RateLimitStore } from './http/rate-limit.ts';
 import { type Clock, systemClock } from './lib/clock.ts';
 import { generateKeyringText, type Keyring, parseKeyring } from './lib/secrets-box.ts';
+import { createInboundProcessor, joinHandlers } from './messaging/inbound.ts';
 import { createMediaFetcher, type MediaFetcher } from './messaging/media/media-fetcher.ts';
 import { createMessaging, type Messaging } from './messaging/platform-factory.ts';
 import { connectSandbox } from './messaging/sandbox/sandbox-connection.ts';
 import { createSandboxControls } from './messaging/sandbox/sandbox-controls.ts';
-import { createWebhookProcessor, joinHandlers } from './messaging/webhooks.ts';
-import { DEFAULT_DEPLOYMENT_MODEL, type DeploymentModel } from './modules/automation/assistant/assistant-settings.ts';
+import { DEFAULT_DEPLOYMENT_MODEL } from './modules/automation/assistant/assistant-settings.ts';
 import { createAutomationServices } from './modules/automation/automation.services.ts';
 import { assistantLeaseMs, createAssistantWorker } from './modules/automation/engine/assistant-worker.ts';
 import { automationHandlers } from './modules/automation/engine/inbound-automation.ts';
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
+import { BROADCAST_EVENTS } from './modules/broadcasts/broadcasts.events.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
 import { createCannedResponsesService } from './modules/canned-responses/canned-responses.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
+import { CONTACT_EVENTS } from './modules/contacts/contacts.events.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
+import { CONVERSATION_EVENTS } from './modules/conversations/conversations.events.ts';
 import { findOutboundMessageRoute, lastInboundAtNumber } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
 import { createConversationMediaService } from './modules/conversations/media.service.ts';
@@ -38,6 +41,7 @@ import { REPLY_WAKE_CHANNEL } from './modules/conversations/replies.repo.ts';
 import { createRepliesService } from './modules/conversations/replies.service.ts';
 import { countPendingReplies } from './modules/conversations/reply-handoffs.repo.ts';
 import { createConsoleEventHub } from './modules/events/console-stream.ts';
+import { type EventCatalog, OUTBOX_EVENTS, subscribableEventTypes } from './modules/events/event-types.ts';
 import { createFilesService } from './modules/files/files.service.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
@@ -50,6 +54,7 @@ import { createSubOriginsService } from './modules/sub-origins/sub-origins.servi
 import { createTeamsService } from './modules/teams/teams.service.ts';
 import { templateReviewHandlers } from './modules/templates/platform-template.handlers.ts';
 import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/property-keys.ts';
+import { TEMPLATE_EVENTS } from './modules/templates/templates.events.ts';
 import { findTemplateIdentity } from './modules/templates/templates.repo.ts';
 import { createTemplatesService } from './modules/templates/templates.service.ts';
 import { createUsersService } from './modules/users/users.service.ts';
@@ -109,6 +114,18 @@ export interface WiringInput {
 
 export type Wiring = ReturnType<typeof wire>;
 
+/**
+ * Every event type API clients can receive, as the features declare them (D332), in the order of the OpenAPI
+ * `webhooks` section and of an endpoint's `events` enum. The outbox (events/) knows no feature: it is given this.
+ */
+export const EVENT_CATALOG = {
+  ...CONTACT_EVENTS,
+  ...TEMPLATE_EVENTS,
+  ...BROADCAST_EVENTS,
+  ...CONVERSATION_EVENTS,
+  ...OUTBOX_EVENTS,
+} satisfies EventCatalog;
+
 export function wire(input: WiringInput) {
   const { database } = input;
   const { db } = database;
@@ -128,12 +145,20 @@ export function wire(input: WiringInput) {
     broadcastStatusHandlers,
   );
   const directory = createMessagingDirectory(db);
-  const webhooks = createWebhookProcessor({ db, clock, appSecret: webhookAppSecret, log, directory, handlers });
+  const inbound = createInboundProcessor({
+    db,
+    clock,
+    appSecret: webhookAppSecret,
+    log,
+    directory,
+    handlers,
+    reader: messaging.platform.inbound,
+  });
   const media = input.mediaFetcher ?? createMediaFetcher({ allowHosts: input.mediaFetchAllowHosts ?? [] });
   if (messaging.sandbox)
     connectSandbox(
       messaging.sandbox,
-      webhooks,
+      inbound,
       directory.businessAccountOfNumber,
       webhookAppSecret,
       (number, phone) => lastInboundAtNumber(db, number, phone),
@@ -192,6 +217,7 @@ export function wire(input: WiringInput) {
       clock,
       allowHosts: input.webhookAllowHosts ?? [],
       keyring,
+      eventTypes: subscribableEventTypes(EVENT_CATALOG),
     }),
     users: createUsersService({ db, clock, publicUrl }),
     automation: createAutomationServices({
@@ -290,7 +316,8 @@ export function wire(input: WiringInput) {
     publicBaseUrl: input.publicBaseUrl,
     publicUrl,
     metricsToken: input.metricsToken,
-    webhooks,
+    inbound,
+    eventCatalog: EVENT_CATALOG,
     keyring,
     services,
     fanout,

@@ -170,9 +170,27 @@ export interface MessagingPlatform {
   uploadMedia(upload: MediaUpload): Promise<MediaUploadResult>;
   /** decisions §15: the bytes of an inbound message's file (Cloud API: media URL lookup, then download with the token). */
   downloadMedia(media: { phoneNumberId: string; platformMediaId: string }): Promise<MediaDownload>;
+  /** How this platform's inbound callbacks are read: the inbound processor asks it, knowing no adapter (D333). */
+  readonly inbound: InboundReader;
 }
 
-// ---- What the platform tells us (parsed from its webhooks) ----
+/** One entry of an inbound callback: its business account, the platform's time of it, and its events in order. */
+export interface InboundEntry {
+  businessAccountId: string;
+  /** The entry's time, when the platform gave one (template callbacks carry no other timestamp). */
+  time: Date | undefined;
+  events: PlatformEvent[];
+}
+
+/** The platform's inbound callbacks as bytes: the signature over the exact bytes, then the body's entries (D44). */
+export interface InboundReader {
+  /** Whether the signature header signs these exact bytes with the app secret. */
+  verify(rawBody: Buffer, signatureHeader: string, appSecret: string): boolean;
+  /** The body's entries in delivery order (a malformed piece skipped); undefined when the body is not JSON. */
+  parse(rawBody: Buffer): InboundEntry[] | undefined;
+}
+
+// ---- What the platform tells us (its inbound callbacks, read by `inbound`) ----
 
 export type PlatformEvent =
   | {

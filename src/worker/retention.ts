@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema.ts';
 import { purgeExpiredIdempotencyKeys } from '../http/idempotency.ts';
-import { pruneProcessedEvents } from '../messaging/webhooks.ts';
+import { pruneProcessedEvents } from '../messaging/inbound.ts';
 import { pruneRuleRuns, RULE_RUNS_RETENTION_MS } from '../modules/automation/automation-rules.repo.ts';
 import { pruneExpiredFiles } from '../modules/files/files.service.ts';
 import { pruneWebhookHistory } from '../modules/webhook-endpoints/deliveries.repo.ts';

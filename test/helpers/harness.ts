@@ -1,12 +1,12 @@
 // The test harness: a real app on a real database (PostgreSQL or PGlite), driven through HTTP with app.inject.
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../../src/app.ts';
+import type { DeploymentModel } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { createMemoryRateLimitStore, type RateLimitStore } from '../../src/http/rate-limit.ts';
 import { type Clock, systemClock } from '../../src/lib/clock.ts';
 import { signPayload } from '../../src/messaging/cloud/webhook-signature.ts';
 import { createMessaging, type Messaging } from '../../src/messaging/platform-factory.ts';
-import type { DeploymentModel } from '../../src/modules/automation/assistant/assistant-settings.ts';
 import type { PropertyKeysSource } from '../../src/modules/templates/property-keys.ts';
 import { type Wiring, wire } from '../../src/wiring.ts';
 import type { Fanout, FanoutOptions } from '../../src/worker/fanout.ts';

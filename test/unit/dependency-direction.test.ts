@@ -1,7 +1,8 @@
-// The folders of src/ depend one way (docs/architecture.md): the lower layers (http/, messaging/, lib/, db/) never
-// import a feature (modules/) or the worker, a feature never imports the worker, which drives features, and the
-// messaging account sits below the features that send, conversations below broadcasts (D306), the queue engine
-// (recipients/) below broadcasts (D308). Biome's cycle rule catches circles; this catches a lower folder reaching up,
+// The folders of src/ depend one way (docs/architecture.md): the lower layers (http/, messaging/, lib/, db/ with its
+// migrations, config.ts) never import a feature (modules/) or the worker (D290, D331), a feature never imports the
+// worker, which drives features, the outbox (events/) imports no other feature (D332), the inbound processor no
+// platform adapter (D333), and the messaging account sits below the features that send, conversations below
+// broadcasts (D306), the queue engine (recipients/) below broadcasts (D308). Biome's cycle rule catches circles; this catches a lower folder reaching up,
 // which is no circle until someone closes it.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, posix, relative, resolve } from 'node:path';
@@ -10,8 +11,9 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(import.meta.dirname, '../..');
 const src = join(root, 'src');
 
-/** Every TypeScript file under a folder, as a path relative to src/ with forward slashes. */
+/** Every TypeScript file under a folder (or the one file named), as a path relative to src/ with forward slashes. */
 function sourceFiles(folder: string): string[] {
+  if (folder.endsWith('.ts')) return [folder];
   return readdirSync(join(src, folder), { recursive: true, encoding: 'utf8' })
     .filter((name) => name.endsWith('.ts'))
     .map((name) => posix.join(folder, name.split('\\').join('/')));
@@ -38,11 +40,26 @@ function importsOf(file: string, text: string): string[] {
 }
 
 const rules: { from: string; mayNotImport: string[] }[] = [
+  // The lower layers: HTTP, the platform, helpers, the database (its migrations too) and the configuration (D290).
   { from: 'http/', mayNotImport: ['modules/', 'worker/'] },
   { from: 'messaging/', mayNotImport: ['modules/', 'worker/'] },
   { from: 'lib/', mayNotImport: ['modules/', 'worker/'] },
+  { from: 'db/', mayNotImport: ['modules/', 'worker/'] },
+  // The outbox knows no feature: each declares its events, the wiring lists them (D332).
+  {
+    from: 'modules/events/',
+    mayNotImport: [
+      ...readdirSync(join(src, 'modules'))
+        .filter((feature) => feature !== 'events')
+        .map((feature) => `modules/${feature}/`),
+    ],
+  },
+  // The inbound processor reads callbacks through the platform port, never an adapter's own files (D333).
+  { from: 'messaging/inbound.ts', mayNotImport: ['messaging/cloud/', 'messaging/sandbox/'] },
+  // The configuration declares what it reads; the features read it (D331).
+  { from: 'config.ts', mayNotImport: ['modules/', 'worker/'] },
+  // The worker drives the features; no feature reaches back into it.
   { from: 'modules/', mayNotImport: ['worker/'] },
-  { from: 'db/', mayNotImport: ['modules/'] },
   // The messaging account sits below every feature that sends (D306); conversations never reach into broadcasts.
   {
     from: 'modules/messaging-accounts/',

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { installSubscriptionRule } from '../subscription-rule.ts';
+import { installSubscriptionRule } from './webhook-record-events.ts';
 
 // Events to API clients (decisions §11): endpoints, the outbox of events, and one delivery row per (endpoint, event).
 // The delivery rows are the work queue: workers claim them with FOR UPDATE SKIP LOCKED and a lease that is the row's
@@ -79,8 +79,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index webhook_deliveries_leased_idx on webhook_deliveries (org_id, endpoint_id)
     where status = 'pending' and lease_token is not null`.execute(db);
 
-  // The outbox's subscription rule, a SQL function whose text db/subscription-rule.ts owns: installed by name here
-  // and by any migration that changes it.
+  // The outbox's subscription rule, a SQL function owned by modules/events/subscription-rule.ts (D334): its frozen
+  // copy installed here and by any migration that changes it.
   await installSubscriptionRule(db);
 }
 

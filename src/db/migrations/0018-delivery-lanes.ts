@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely';
-import { installSubscriptionRule } from '../subscription-rule.ts';
+import { installSubscriptionRule } from './webhook-record-events.ts';
 
 // Deliveries (D99, D98, D148):
 // - lanes: conversational events (`message.*`, and the test `ping`) are lane 0, every other event lane 1; an
@@ -21,7 +21,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`create index webhook_deliveries_leased_idx on webhook_deliveries (org_id, endpoint_id, lane)
     where status = 'pending' and lease_token is not null`.execute(db);
   await sql`alter table webhook_endpoints add column secrets_key_id text`.execute(db);
-  // The rule now writes each delivery's lane (db/subscription-rule.ts owns its text).
+  // The rule now writes each delivery's lane (modules/events/subscription-rule.ts owns its text; D334).
   await installSubscriptionRule(db);
 }
 

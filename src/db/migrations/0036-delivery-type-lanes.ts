@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely';
-import { installSubscriptionRule, laneOf } from '../subscription-rule.ts';
+import { installSubscriptionRule, laneOf } from './webhook-record-events.ts';
 
-// D229: a delivery lane per event type (DELIVERY_LANES in db/subscription-rule.ts), where 0018 had two
+// D229: a delivery lane per event type (DELIVERY_LANES, modules/events/subscription-rule.ts), where 0018 had two
 // (conversational, and every other type together): `broadcast.finished` no longer waits behind an endpoint's backlog
 // of `contact.*` events. The rule writes the new lanes; pending deliveries take theirs. The indexes already lead with
 // the lane.

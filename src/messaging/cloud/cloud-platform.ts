@@ -19,6 +19,7 @@ import type {
 import { callGraph, type GraphClientOptions, type GraphError, isRecord, readGraphError } from './graph-client.ts';
 import { classifyPlatformError } from './platform-errors.ts';
 import { toWireFreeformMessage, toWireTemplateMessage, type WireObject } from './send-wire.ts';
+import { cloudInbound } from './webhook-parser.ts';
 
 export { classifyPlatformError } from './platform-errors.ts';
 
@@ -43,6 +44,7 @@ export function createCloudPlatform(options: CloudPlatformOptions): MessagingPla
   };
   return {
     name: 'cloud',
+    inbound: cloudInbound,
     submitTemplate: (submission) => submitTemplate(client, submission),
     deleteTemplate: (deletion) => deleteTemplate(client, deletion),
     sendTemplate: (message) => sendTemplate(client, message),

@@ -2,11 +2,14 @@
 // the port's PlatformEvents. Deliveries are batched (many entries, many changes, many statuses); a piece that is
 // malformed or of a kind we do not handle is skipped so that the rest of the batch still applies. Never throws.
 
-import type { InboundMedia, PlatformEvent } from '../platform.ts';
+import type { InboundEntry, InboundMedia, InboundReader, PlatformEvent } from '../platform.ts';
 import { isRecord } from './graph-client.ts';
 import { classifyPlatformError } from './platform-errors.ts';
 
 export { buildSignedWebhook, buildWebhookPayload } from './webhook-builder.ts';
+
+import { verifySignature } from './webhook-signature.ts';
+
 export { signPayload, verifySignature } from './webhook-signature.ts';
 
 type Fields = Record<string, unknown>;
@@ -16,13 +19,8 @@ export function parseWebhook(body: unknown): PlatformEvent[] {
   return parseWebhookEntries(body).flatMap((entry) => entry.events);
 }
 
-/** One parsed entry: its business account, the entry's `time`, and its events in order. */
-export interface WebhookEntry {
-  businessAccountId: string;
-  /** The entry's `time` (Unix seconds on the wire); template webhooks carry no other timestamp. */
-  time: Date | undefined;
-  events: PlatformEvent[];
-}
+/** One parsed entry: its business account, the entry's `time` (Unix seconds on the wire), and its events in order. */
+export type WebhookEntry = InboundEntry;
 
 /** Like parseWebhook, keeping each entry's time: template webhooks are ordered by it (they arrive out of order). */
 export function parseWebhookEntries(body: unknown): WebhookEntry[] {
@@ -60,6 +58,20 @@ export function parseWebhookJson(raw: string): unknown {
   };
   return JSON.parse(raw, reviver as (key: string, value: unknown) => unknown);
 }
+
+/** The Cloud API's callbacks as the platform port reads them (D333); the sandbox sends the same signed bytes. */
+export const cloudInbound: InboundReader = {
+  verify: (rawBody, signatureHeader, appSecret) => verifySignature(rawBody, signatureHeader, appSecret),
+  parse(rawBody) {
+    let body: unknown;
+    try {
+      body = parseWebhookJson(rawBody.toString('utf8'));
+    } catch {
+      return undefined;
+    }
+    return parseWebhookEntries(body);
+  },
+};
 
 function parseChange(businessAccountId: string, field: unknown, value: Fields): PlatformEvent[] {
   switch (field) {

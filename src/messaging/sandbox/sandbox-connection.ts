@@ -1,12 +1,13 @@
-// Connects the sandbox to this process's webhook processor: its signed webhooks are handed over in-process, as raw
+// Connects the sandbox to this process's inbound processor: its signed callbacks are handed over in-process, as raw
 // bytes with their signature header, exactly as the HTTP route hands over the real platform's.
+
+import type { InboundProcessor } from '../inbound.ts';
 import type { MediaFetcher } from '../media/media-fetcher.ts';
-import type { WebhookProcessor } from '../webhooks.ts';
 import type { SandboxPlatform } from './sandbox-platform.ts';
 
 export function connectSandbox(
   sandbox: SandboxPlatform,
-  processor: WebhookProcessor,
+  processor: InboundProcessor,
   businessAccountOfNumber: (phoneNumberId: string) => Promise<string | undefined>,
   appSecret: string,
   lastInboundAt: (phoneNumberId: string, phone: string) => Promise<Date | undefined>,

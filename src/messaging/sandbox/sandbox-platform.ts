@@ -1,12 +1,14 @@
 // The sandbox messaging platform (decisions §9): the built-in simulator behind the same port as the Cloud API.
 // Whatever it has to say later (reviews, delivery reports, inbound messages) it says as a platform-shaped, SIGNED
-// webhook handed to the service's own webhook handler, so its events take exactly the real platform's path.
+// webhook handed to the service's own inbound processor, so its events take exactly the real platform's path.
 // Its memory (submitted templates, name cool-downs, accepted messages) lives in the process and is lost on restart.
 
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../../lib/clock.ts';
 import { classifyPlatformError } from '../cloud/platform-errors.ts';
 import { buildSignedWebhook, type WebhookPayload } from '../cloud/webhook-builder.ts';
+import { cloudInbound } from '../cloud/webhook-parser.ts';
+import type { PlatformEventOf } from '../inbound.ts';
 import type {
   FreeformMessage,
   MediaDownload,
@@ -19,7 +21,6 @@ import type {
   TemplateMessage,
   TemplateSubmission,
 } from '../platform.ts';
-import type { PlatformEventOf } from '../webhooks.ts';
 
 /** decisions §15: the customer-service window, and the platform's refusal of a free-form message outside it. */
 const WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -190,7 +191,7 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
   }
 
   async function deliver(events: PlatformEvent[]): Promise<WebhookPayload> {
-    if (!sink) throw new Error('sandbox platform is not connected to a webhook handler');
+    if (!sink) throw new Error('sandbox platform is not connected to the inbound processor');
     const time = entryTime(events);
     const { rawBody, signature } = buildSignedWebhook(events, sink.appSecret, { time });
     await sink.deliver(rawBody, signature);
@@ -369,6 +370,7 @@ export function createSandboxPlatform(options: SandboxOptions): SandboxPlatform 
 
   return {
     name: 'sandbox',
+    inbound: cloudInbound,
     submitTemplate,
     deleteTemplate,
     sendTemplate,

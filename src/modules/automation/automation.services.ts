@@ -1,10 +1,11 @@
 // decisions §20's services, built together by the wiring.
 import type { Kysely } from 'kysely';
+import type { DeploymentModel } from '../../config.ts';
 import type { DB } from '../../db/schema.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { Keyring } from '../../lib/secrets-box.ts';
 import { createAiAssistantService } from './assistant/ai-assistant.service.ts';
-import { DEFAULT_DEPLOYMENT_MODEL, type DeploymentModel } from './assistant/assistant-settings.ts';
+import { DEFAULT_DEPLOYMENT_MODEL } from './assistant/assistant-settings.ts';
 import { createAutomationRulesService, type TeamLookup } from './automation-rules.service.ts';
 import { createBusinessHoursService } from './business-hours.service.ts';
 

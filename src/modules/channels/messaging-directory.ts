@@ -4,8 +4,8 @@
 import type { Kysely } from 'kysely';
 import { organizationOf } from '../../db/directory.ts';
 import type { DB } from '../../db/schema.ts';
+import type { MessagingDirectory } from '../../messaging/inbound.ts';
 import type { SandboxLookup } from '../../messaging/sandbox/sandbox-controls.ts';
-import type { MessagingDirectory } from '../../messaging/webhooks.ts';
 
 export function createMessagingDirectory(db: Kysely<DB>): MessagingDirectory & {
   businessAccountOfNumber(phoneNumberId: string): Promise<string | undefined>;

@@ -2,8 +2,8 @@
 // new; the conversation with that number; the message, decisions §7: `sender: "contact"`), and status reports,
 // which move an outbound message forward only.
 import { newId } from '../../lib/ids.ts';
+import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/inbound.ts';
 import { isForward } from '../../messaging/message-status.ts';
-import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/webhooks.ts';
 import { contactsForPhones, optOutKeyword, recordOptOut, recordReachability } from '../contacts/contact-intake.ts';
 import { readContact } from '../contacts/contact-view.ts';
 import { recordEvents } from '../events/events.ts';

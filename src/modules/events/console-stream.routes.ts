@@ -8,16 +8,21 @@ import { Type } from 'typebox';
 import { ApiError } from '../../http/api-error.ts';
 import { authOf } from '../../http/auth.ts';
 import { consoleErrors, NoContent } from '../../http/schemas.ts';
-import type { SessionsService } from '../sessions/sessions.service.ts';
 import type { ConsoleEventHub, StreamEvent } from './console-stream.ts';
 
 const KEEP_ALIVE_MS = 15_000;
 /** How often an open stream checks that its session is still live (signing out ends the stream within this). */
 const SESSION_CHECK_MS = 30_000;
 
+/** What the stream asks of the console's sessions (the sessions feature answers it; events/ imports no feature). */
+export interface StreamSessions {
+  /** The live session a token names, its idle clock left alone; undefined when it has ended. */
+  resolve(token: string, options: { touch: false }): Promise<{ user: { role: 'admin' | 'agent' } } | undefined>;
+}
+
 export interface ConsoleStreamDeps {
   hub: ConsoleEventHub;
-  sessions: SessionsService;
+  sessions: StreamSessions;
   /** Whether a person of this role may see events of this type (their role's read scopes). */
   visible: (role: 'admin' | 'agent', type: string) => boolean;
 }

@@ -1,6 +1,6 @@
 // The OpenAPI 3.1 `webhooks` section: one entry per event type, its body the event envelope with the type's `data`
 // schema, and the Standard Webhooks headers each delivery carries (decisions §11).
-import { EVENT_DEFINITIONS, eventEnvelope } from './event-types.ts';
+import { type EventDefinitions, eventEnvelope } from './event-types.ts';
 
 const headers = [
   {
@@ -40,9 +40,10 @@ const responses = {
   },
 };
 
-export function webhooksDocument(): Record<string, unknown> {
+/** The section for the event types the wiring lists (`EVENT_CATALOG`, in its order). */
+export function webhooksDocument(catalog: EventDefinitions): Record<string, unknown> {
   return Object.fromEntries(
-    Object.entries(EVENT_DEFINITIONS).map(([type, definition]) => [
+    Object.entries(catalog).map(([type, definition]) => [
       type,
       {
         post: {

@@ -3,12 +3,12 @@
 // lost. One statement per call, however many events: it stores each event once and writes one delivery row for
 // every endpoint of the organization that is enabled and subscribed to its type at that moment. Without an enabled
 // endpoint it writes nothing and costs one cached index probe. Which endpoints take an event is the subscription
-// rule, a function of the schema (db/subscription-rule.ts); this file prepares the events.
+// rule, a function of the schema (subscription-rule.ts); this file prepares the events.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { subscriptionRuleCall } from '../../db/subscription-rule.ts';
 import { newId } from '../../lib/ids.ts';
 import type { EventInput } from './event-types.ts';
+import { subscriptionRuleCall } from './subscription-rule.ts';
 
 interface PreparedEvent {
   id: string;

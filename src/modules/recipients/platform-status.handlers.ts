@@ -1,7 +1,7 @@
 // The queue engine's answer to the platform's message status reports: the recipient moves forward, its
 // conversation message and its contact's reachability follow (recipient-reports.ts `applyReport`); and to template
 // status reports: a template out of APPROVED pauses its broadcasts (decisions §16).
-import type { PlatformEventHandlers } from '../../messaging/webhooks.ts';
+import type { PlatformEventHandlers } from '../../messaging/inbound.ts';
 import { pauseForTemplates } from './platform-pacing.ts';
 import { applyReport } from './recipient-reports.ts';
 

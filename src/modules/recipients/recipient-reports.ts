@@ -4,7 +4,7 @@
 // hand-off's answer joins its contact's conversation.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import type { PlatformEventOf } from '../../messaging/webhooks.ts';
+import type { PlatformEventOf } from '../../messaging/inbound.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
 import { recordOutboundMessages } from '../conversations/conversations.repo.ts';
 import { adjustBalance } from '../messaging-accounts/accounts.repo.ts';

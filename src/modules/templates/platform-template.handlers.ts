@@ -1,8 +1,8 @@
 // The templates feature's answers to the platform's template webhooks (contract: template status; the stored
-// category follows the platform's re-categorisation). Registered with the webhook processor in the wiring.
+// category follows the platform's re-categorisation). Registered with the inbound processor in the wiring.
 import type { Kysely, Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/webhooks.ts';
+import type { PlatformEventHandler, PlatformEventHandlers } from '../../messaging/inbound.ts';
 import type { EventData } from '../events/event-types.ts';
 import { recordEvents } from '../events/events.ts';
 import * as templates from './templates.repo.ts';

@@ -1,5 +1,5 @@
 // SQL of webhook deliveries (decisions §11): the queue's claim and record, the endpoint's disabling, the deliveries
-// log, manual retry and pruning (the subscription rule that queues them is the schema's: db/subscription-rule.ts).
+// log, manual retry and pruning (the subscription rule that queues them is the outbox's: events/subscription-rule.ts).
 // Every query filters by the organization first, except the claim, the queue depth and pruning, which serve every
 // organization at once.
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
@@ -15,7 +15,7 @@ export interface ClaimedDelivery {
   id: string;
   endpoint_id: string;
   event_id: string;
-  /** 0: conversational; any other: one of the other types' lanes (DELIVERY_LANES, db/subscription-rule.ts). */
+  /** 0: conversational; any other: one of the other types' lanes (DELIVERY_LANES, events/subscription-rule.ts). */
   lane: number;
   attempts: number;
   attempt_limit: number | null;

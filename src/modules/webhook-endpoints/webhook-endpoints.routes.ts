@@ -6,11 +6,10 @@ import {
   DeliveryListQuery,
   DeliveryParams,
   EndpointParams,
+  endpointBodies,
   WebhookDeliveryPage,
   WebhookDeliverySchema,
-  WebhookEndpointInput,
   WebhookEndpointList,
-  WebhookEndpointPatch,
   WebhookEndpointSchema,
   WebhookEndpointWithSecret,
 } from './webhook-endpoints.schemas.ts';
@@ -24,6 +23,7 @@ const disabled = { codes: ['webhook_endpoint_disabled'], description: 'The endpo
 
 export function webhookEndpointsRoutes(parent: FastifyInstance, endpoints: WebhookEndpointsService): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
+  const { WebhookEndpointInput, WebhookEndpointPatch } = endpointBodies(endpoints.eventTypes);
 
   app.get(
     '/webhook-endpoints',

@@ -71,6 +71,8 @@ export function createWebhookEndpointsService(deps: {
   allowHosts: readonly string[];
   /** Seals the signing secrets at rest (SECRETS_KEY). */
   keyring: Keyring;
+  /** The event types an endpoint may subscribe to: the wiring's catalog (D332). */
+  eventTypes: readonly string[];
 }) {
   const { db, clock, allowHosts, keyring } = deps;
 
@@ -81,6 +83,8 @@ export function createWebhookEndpointsService(deps: {
   }
 
   return {
+    eventTypes: deps.eventTypes,
+
     async list(orgId: string) {
       return { items: (await repo.listEndpoints(db, orgId)).map(toEndpoint) };
     },

@@ -1,6 +1,7 @@
 // The AI assistant's settings, test call and drafts (decisions §20). The test call and drafts send nothing: they
 // ask the model what it would answer (409 `ai_disabled` while disabled, 502 `ai_provider_error` when it fails).
 import type { Kysely } from 'kysely';
+import type { DeploymentModel } from '../../../config.ts';
 import type { DB } from '../../../db/schema.ts';
 import { ApiError, notFound, validationError } from '../../../http/errors.ts';
 import type { Clock } from '../../../lib/clock.ts';
@@ -13,7 +14,6 @@ import type { ModelAnswer, ModelRequest, ModelTurn } from './assistant-model.ts'
 import {
   type AssistantSettings,
   DEFAULT_SETTINGS,
-  type DeploymentModel,
   modelFor,
   sealApiKey,
   settingsOf,

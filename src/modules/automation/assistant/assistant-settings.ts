@@ -2,6 +2,7 @@
 // provider (its API key sealed at rest like endpoint secrets, D264), else the deployment's (AI_BASE_URL, AI_MODEL,
 // AI_API_KEY), else the sandbox when AI_PROVIDER=sandbox, else none.
 import type { Kysely } from 'kysely';
+import { AI_TIMEOUT_MS, type DeploymentModel } from '../../../config.ts';
 import type { DB } from '../../../db/schema.ts';
 import { type Keyring, open, seal } from '../../../lib/secrets-box.ts';
 import type { AssistantRow } from './ai-assistant.repo.ts';
@@ -12,18 +13,6 @@ import { guardedFetch } from './guarded-fetch.ts';
 import { openAiModel } from './openai-model.ts';
 import { sandboxModel } from './sandbox-model.ts';
 
-/** The deployment's model (config.ts: AI_PROVIDER, AI_BASE_URL, AI_MODEL, AI_API_KEY, AI_TIMEOUT_MS). */
-export interface DeploymentModel {
-  /** `sandbox` answers from the FAQs when no model is configured; `none` has no model then. */
-  provider: 'sandbox' | 'none';
-  baseUrl?: string | undefined;
-  model?: string | undefined;
-  apiKey?: string | undefined;
-  /** decisions §20: 30 s. */
-  timeoutMs: number;
-}
-
-export const AI_TIMEOUT_MS = 30_000;
 export const DEFAULT_DEPLOYMENT_MODEL: DeploymentModel = { provider: 'sandbox', timeoutMs: AI_TIMEOUT_MS };
 
 /** The settings the service works with: stored values, or the defaults of decisions §20. */

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely } from 'kysely';
+import type { DeploymentModel } from '../../../config.ts';
 import type { DB } from '../../../db/schema.ts';
 import type { Clock } from '../../../lib/clock.ts';
 import type { Keyring } from '../../../lib/secrets-box.ts';
@@ -18,7 +19,7 @@ import { findReplyContext } from '../../conversations/replies.repo.ts';
 import { findAssistant } from '../assistant/ai-assistant.repo.ts';
 import { conversationTurns } from '../assistant/ai-assistant.service.ts';
 import type { ModelAnswer } from '../assistant/assistant-model.ts';
-import { type AssistantSettings, type DeploymentModel, modelFor, settingsOf } from '../assistant/assistant-settings.ts';
+import { type AssistantSettings, modelFor, settingsOf } from '../assistant/assistant-settings.ts';
 import { queueAutomatedText } from './automated-messages.ts';
 import * as repo from './engine.repo.ts';
 

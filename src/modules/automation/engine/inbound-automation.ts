@@ -8,7 +8,7 @@
 import type { Transaction } from 'kysely';
 import type { DB } from '../../../db/schema.ts';
 import { newId } from '../../../lib/ids.ts';
-import type { PlatformEventHandler, PlatformEventHandlers } from '../../../messaging/webhooks.ts';
+import type { PlatformEventHandler, PlatformEventHandlers } from '../../../messaging/inbound.ts';
 import { optOutKeyword } from '../../contacts/contact-intake.ts';
 import { readContact } from '../../contacts/contact-view.ts';
 import { applyConversationChange, type ConversationChange } from '../../conversations/conversation-changes.ts';

@@ -1,24 +1,25 @@
-// /webhooks/messaging: the platform's subscription handshake (GET) and its event deliveries (POST).
+// /webhooks/messaging (the path the platform is configured with): the platform's subscription handshake (GET) and
+// its inbound callbacks (POST), handed to the inbound processor (D333).
 // Not part of the public contract: hidden from the OpenAPI document, no API key (the signature is the credential).
 import type { FastifyInstance } from 'fastify';
 import { secretMatcher } from '../http/bearer.ts';
 import { ApiError } from '../http/errors.ts';
-import type { WebhookProcessor } from './webhooks.ts';
+import type { InboundProcessor } from './inbound.ts';
 
 /** Batches of many statuses run larger than API bodies; the platform's own limit is a few MiB. */
-export const WEBHOOK_BODY_LIMIT = 4 * 1024 * 1024;
+export const INBOUND_BODY_LIMIT = 4 * 1024 * 1024;
 
-export interface WebhookRouteDeps {
-  processor: WebhookProcessor;
+export interface InboundRouteDeps {
+  processor: InboundProcessor;
   /** WEBHOOK_VERIFY_TOKEN; without it every handshake is refused. */
   verifyToken: string | undefined;
 }
 
 /** Register inside its own plugin: it replaces the body parsers of that scope with a raw-bytes capture. */
-export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): void {
+export function inboundRoutes(app: FastifyInstance, deps: InboundRouteDeps): void {
   // The signature covers the exact bytes sent; parsing first and re-serialising would change them.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_request, body, done) =>
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: INBOUND_BODY_LIMIT }, (_request, body, done) =>
     done(null, body),
   );
 
@@ -34,7 +35,7 @@ export function webhookRoutes(app: FastifyInstance, deps: WebhookRouteDeps): voi
     return reply.code(200).type('text/plain; charset=utf-8').send(challenge);
   });
 
-  app.post('/webhooks/messaging', { schema: { hide: true }, bodyLimit: WEBHOOK_BODY_LIMIT }, async (request, reply) => {
+  app.post('/webhooks/messaging', { schema: { hide: true }, bodyLimit: INBOUND_BODY_LIMIT }, async (request, reply) => {
     const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const header = request.headers['x-hub-signature-256'];
     const result = await deps.processor.process(raw, Array.isArray(header) ? header[0] : header);

@@ -1,9 +1,11 @@
-// The subscription rule of the outbox (decisions §11, D95): which endpoints take an event is SQL, kept as a function
-// (`webhook_record_events`) so that PostgreSQL keeps its plans: a call for an organization without an enabled endpoint
-// costs one cached index probe, and one with endpoints one statement, which the fan-out can also embed in its own
-// statement (events/events.ts, recordEventsCall). The function is part of the schema: migrations install it by
-// calling `installSubscriptionRule` (0007, 0018, 0036), the outbox calls it by `subscriptionRuleCall`, and its text
-// and the delivery lanes it writes (D229) are read and changed here alone.
+// The subscription rule of the outbox (decisions §11, D95), owned by the events module (D334): which endpoints take
+// an event is SQL, kept as a function (`webhook_record_events`) so that PostgreSQL keeps its plans: a call for an
+// organization without an enabled endpoint costs one cached index probe, and one with endpoints one statement, which
+// the fan-out can also embed in its own statement (events.ts, recordEventsCall). The rule and the delivery lanes it
+// writes (D229) are changed here; the outbox calls it by `subscriptionRuleCall`. The function is part of the schema:
+// migrations, which import no feature and never change with live code, install a frozen copy of this text
+// (db/migrations/webhook-record-events.ts); test/api/events/subscription-rule.test.ts fails when a migrated database's
+// rule is not this one, so a change here comes with a migration that installs it.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 
 /**
@@ -41,8 +43,8 @@ export function laneOf(type: RawBuilder<unknown>, lanes: readonly (readonly stri
  * that some endpoint takes are stored. Each delivery gets its type's lane (`lanes`, D229). Answers how many
  * deliveries were queued.
  */
-export async function installSubscriptionRule(
-  db: Kysely<unknown>,
+export async function installSubscriptionRule<Schema>(
+  db: Kysely<Schema>,
   lanes: readonly (readonly string[])[] = DELIVERY_LANES,
 ): Promise<void> {
   await sql`

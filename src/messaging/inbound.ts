@@ -1,6 +1,7 @@
-// Inbound platform webhooks: verify the signature over the raw bytes, parse, record each event's identity once,
-// and dispatch it by kind to the handlers the features registered in the wiring (templates, conversations,
-// broadcasts). Nothing here knows a feature. Each event runs in its own short transaction that first records the
+// The platform's inbound callbacks (D333: "webhook" names only what goes to API clients): verify the signature over
+// the raw bytes and parse them through the platform port's reader, record each event's identity once, and dispatch
+// it by kind to the handlers the features registered in the wiring (templates, conversations, recipients,
+// automation). Nothing here knows a feature or an adapter. Each event runs in its own short transaction that first records the
 // event's identity in processed_webhook_events: a replayed or concurrently duplicated delivery finds the key taken
 // and changes nothing. The real platform and the sandbox both come through `process` with raw bytes and a signature.
 
@@ -8,9 +9,7 @@ import { type Kysely, sql, type Transaction } from 'kysely';
 import { transactionWithRetry } from '../db/retry-transaction.ts';
 import type { DB } from '../db/schema.ts';
 import type { Clock } from '../lib/clock.ts';
-import { parseWebhookEntries, parseWebhookJson } from './cloud/webhook-parser.ts';
-import { verifySignature } from './cloud/webhook-signature.ts';
-import type { PlatformEvent } from './platform.ts';
+import type { InboundReader, PlatformEvent } from './platform.ts';
 
 /** `stale`: known, but older than what is stored (nothing moves backwards); `unmatched`: nothing here names it. */
 export type ApplyOutcome = 'applied' | 'stale' | 'unmatched';
@@ -53,17 +52,19 @@ export interface MessagingDirectory {
   liveChannel(orgId: string, phoneNumberId: string): Promise<string | undefined>;
 }
 
-export interface WebhookProcessorDeps {
+export interface InboundProcessorDeps {
   db: Kysely<DB>;
   clock: Clock;
   /** The app secret that signs `X-Hub-Signature-256`. */
   appSecret: string;
   log: { warn(object: object, message: string): void };
   directory: MessagingDirectory;
+  /** The platform's verifier and parser (MessagingPlatform.inbound). */
+  reader: InboundReader;
   handlers: PlatformEventHandlers;
 }
 
-export type WebhookResult =
+export type InboundResult =
   | { ok: false; reason: 'missing_signature' | 'invalid_signature' | 'invalid_json' }
   | { ok: true; events: number; applied: number; stale: number; duplicates: number; unmatched: number };
 
@@ -86,8 +87,8 @@ function eventKey(event: PlatformEvent, occurredAt: Date | undefined): string {
   }
 }
 
-export function createWebhookProcessor(deps: WebhookProcessorDeps) {
-  const { db, clock, directory } = deps;
+export function createInboundProcessor(deps: InboundProcessorDeps) {
+  const { db, clock, directory, reader } = deps;
 
   async function dispatch<K extends PlatformEventKind>(
     trx: Transaction<DB>,
@@ -134,18 +135,14 @@ export function createWebhookProcessor(deps: WebhookProcessorDeps) {
 
   return {
     /** Verifies, parses and applies one delivery. Throws only on a database fault (the platform will redeliver). */
-    async process(rawBody: Buffer, signatureHeader: string | undefined): Promise<WebhookResult> {
+    async process(rawBody: Buffer, signatureHeader: string | undefined): Promise<InboundResult> {
       if (!signatureHeader) return { ok: false, reason: 'missing_signature' };
-      if (!verifySignature(rawBody, signatureHeader, deps.appSecret)) return { ok: false, reason: 'invalid_signature' };
-      let body: unknown;
-      try {
-        body = parseWebhookJson(rawBody.toString('utf8'));
-      } catch {
-        return { ok: false, reason: 'invalid_json' };
-      }
+      if (!reader.verify(rawBody, signatureHeader, deps.appSecret)) return { ok: false, reason: 'invalid_signature' };
+      const entries = reader.parse(rawBody);
+      if (!entries) return { ok: false, reason: 'invalid_json' };
       const result = { ok: true as const, events: 0, applied: 0, stale: 0, duplicates: 0, unmatched: 0 };
       // In delivery order: a batch that reports `delivered` then `read` for one message applies both.
-      for (const entry of parseWebhookEntries(body)) {
+      for (const entry of entries) {
         for (const event of entry.events) {
           result.events += 1;
           const outcome = await applyEvent(event, entry.time);
@@ -156,7 +153,7 @@ export function createWebhookProcessor(deps: WebhookProcessorDeps) {
             result.unmatched += 1;
             deps.log.warn(
               { kind: event.kind, businessAccountId: event.businessAccountId },
-              'webhook event matched nothing',
+              'platform event matched nothing',
             );
           }
         }
@@ -166,7 +163,7 @@ export function createWebhookProcessor(deps: WebhookProcessorDeps) {
   };
 }
 
-export type WebhookProcessor = ReturnType<typeof createWebhookProcessor>;
+export type InboundProcessor = ReturnType<typeof createInboundProcessor>;
 
 /**
  * One batch of retention: at most `batch` dedupe records older than `retentionMs` (they outlive the platform's days
