@@ -2,6 +2,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { claimEntry, inTransaction, releaseEntries } from '../../db/directory.ts';
 import type { ApiKeysTable, ChannelsTable, DB, MessagingAccountsTable, OrganizationsTable } from '../../db/schema.ts';
+import { insertAccountRow } from '../messaging-accounts/accounts.repo.ts';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
 export type AccountRow = Selectable<MessagingAccountsTable>;
@@ -66,7 +67,7 @@ export const findApiKey = (db: Kysely<DB>, orgId: string, keyId: string) =>
 export const insertAccount = (db: Kysely<DB>, row: Insertable<MessagingAccountsTable>) =>
   inTransaction(db, async (trx) => {
     await claimEntry(trx, 'account', row.business_account_id, row.org_id);
-    return trx.insertInto('messaging_accounts').values(row).returningAll().executeTakeFirstOrThrow();
+    return insertAccountRow(trx, row);
   });
 
 /**
@@ -96,20 +97,6 @@ export const listAccounts = (db: Kysely<DB>, orgId: string) =>
 /** Every number of the organization's accounts, in one statement (the accounts' list). */
 export const listOrganizationChannels = (db: Kysely<DB>, orgId: string) =>
   db.selectFrom('channels').selectAll().where('org_id', '=', orgId).orderBy('created_at').orderBy('id').execute();
-
-export const updateAccount = (
-  db: Kysely<DB>,
-  orgId: string,
-  accountId: string,
-  patch: Updateable<MessagingAccountsTable>,
-) =>
-  db
-    .updateTable('messaging_accounts')
-    .set(patch)
-    .where('org_id', '=', orgId)
-    .where('id', '=', accountId)
-    .returningAll()
-    .executeTakeFirstOrThrow();
 
 export const insertChannel = (db: Kysely<DB>, row: Insertable<ChannelsTable>) =>
   inTransaction(db, async (trx) => {
