@@ -2,10 +2,11 @@
 // passes (10 s by default), then fail with what they last saw: a test that needs a state waits for that state, not
 // for a guessed time (D66). The pauses that are about time itself and not a state have names that say why:
 // `paceLoop` (a loop of the test's own beside the work under test), `slowAnswer` (a fake's answer that takes time),
-// and `delay`, the plain pause behind them (a client pacing its calls within a rate budget or waiting out its window,
-// a crash at a chosen moment). No test asserts against a few hundred milliseconds of real time: "it did not wait" is
-// read as a state (test/helpers/database.ts `withoutWaitingForALock`). test/api has no `setTimeout` pause of its own
-// (D336); test/process, test/cli and test/console still have some, for the reasons above.
+// `quietSpell` (a spell in which something must not happen: a few of its intervals), and `delay`, the plain pause
+// behind them (a client pacing its calls within a rate budget or waiting out its window, a crash at a chosen moment).
+// "It did not wait" is read as a state (test/helpers/database.ts `withoutWaitingForALock`), never asserted against a
+// few hundred milliseconds of real time. test/api and test/unit have no `setTimeout` pause of their own (D336);
+// test/process, test/cli and test/console still have some, for the reasons above.
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface WaitOptions {
@@ -53,6 +54,12 @@ export { delay };
  * nothing depends on its length.
  */
 export const paceLoop = (ms = 10) => delay(ms);
+
+/**
+ * A spell in which something must not happen (a timer that was stopped, a probe that must not run): a few of the
+ * intervals at which it would have happened. The test then asserts that it did not; nothing waits for a state.
+ */
+export const quietSpell = (ms: number) => delay(ms);
 
 /** A fake's answer that takes `ms` (a receiver busy for a moment, so that requests overlap). */
 export const slowAnswer = (ms: number, answer: () => void) => {
