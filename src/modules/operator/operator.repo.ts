@@ -2,6 +2,7 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { claimEntry, inTransaction, releaseEntries } from '../../db/directory.ts';
 import type { ApiKeysTable, ChannelsTable, DB, MessagingAccountsTable, OrganizationsTable } from '../../db/schema.ts';
+import { insertChannelRow, removeChannelRow } from '../channels/channels.repo.ts';
 import { insertAccountRow } from '../messaging-accounts/accounts.repo.ts';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
@@ -101,7 +102,7 @@ export const listOrganizationChannels = (db: Kysely<DB>, orgId: string) =>
 export const insertChannel = (db: Kysely<DB>, row: Insertable<ChannelsTable>) =>
   inTransaction(db, async (trx) => {
     if (row.status === 'live') await claimEntry(trx, 'number', row.phone_number_id, row.org_id);
-    return trx.insertInto('channels').values(row).returningAll().executeTakeFirstOrThrow();
+    return insertChannelRow(trx, row);
   });
 
 export const listAccountChannels = (db: Kysely<DB>, orgId: string, accountId: string) =>
@@ -116,15 +117,7 @@ export const listAccountChannels = (db: Kysely<DB>, orgId: string, accountId: st
 
 export const removeChannel = (db: Kysely<DB>, orgId: string, accountId: string, channelId: string, at: Date) =>
   inTransaction(db, async (trx) => {
-    const removed = await trx
-      .updateTable('channels')
-      .set({ status: 'removed', removed_at: at })
-      .where('org_id', '=', orgId)
-      .where('account_id', '=', accountId)
-      .where('id', '=', channelId)
-      .where('status', '=', 'live')
-      .returning(['id', 'phone_number_id'])
-      .executeTakeFirst();
+    const removed = await removeChannelRow(trx, orgId, accountId, channelId, at);
     if (removed) await releaseEntries(trx, 'number', [removed.phone_number_id]);
     return removed && { id: removed.id };
   });
