@@ -195,7 +195,7 @@ function v1Operations(scope: FastifyInstance, services: Wiring['services']): voi
   replyRoutes(scope, services.replies);
   filesRoutes(scope, services.files);
   noteRoutes(scope, services.conversations);
-  sendRoutes(scope, services.send);
+  sendRoutes(scope, services.send, services.retry);
   broadcastsRoutes(scope, services.broadcasts);
   audienceRoutes(scope, services.audience, services.broadcasts);
   contactsRoutes(scope, services.contacts);

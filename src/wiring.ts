@@ -26,6 +26,7 @@ import { automationHandlers } from './modules/automation/engine/inbound-automati
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
 import { BROADCAST_EVENTS } from './modules/broadcasts/broadcasts.events.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
+import { createRetryService } from './modules/broadcasts/retry.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
 import { createCannedResponsesService } from './modules/canned-responses/canned-responses.service.ts';
 import { createChannelsService } from './modules/channels/channels.service.ts';
@@ -205,6 +206,7 @@ export function wire(input: WiringInput) {
     channels: createChannelsService(db),
     broadcasts,
     send: createSendService({ db, broadcasts, media, propertyKeys: (orgId) => propertyKeys(db, orgId) }),
+    retry: createRetryService({ db, broadcasts, propertyKeys: (orgId) => propertyKeys(db, orgId) }),
     audience: createAudienceService({
       db,
       broadcasts,

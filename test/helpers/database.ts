@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { type Database, type DatabaseOptions, openDatabase } from '../../src/db/database.ts';
 import { migrateToLatest } from '../../src/db/migrate.ts';
+import { delay, waitUntil } from './wait.ts';
 
 export type TestDatabaseKind = 'postgres' | 'pglite';
 
@@ -104,4 +105,37 @@ export async function controlClient(database: Database): Promise<pg.Client> {
   const client = new pg.Client({ connectionString: url.toString() });
   await client.connect();
   return client;
+}
+
+/**
+ * How many sessions of this database wait for a lock (a row's, a table's, an advisory one) now, read through `client`
+ * (a control client, which may be inside its own transaction: its statistics snapshot is cleared first).
+ */
+export async function sessionsWaitingForALock(client: pg.Client): Promise<number> {
+  await client.query('select pg_stat_clear_snapshot()');
+  const { rows } = await client.query(
+    `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
+  );
+  return rows[0].n;
+}
+
+/** Waits until a session of this database waits for a lock (the work under test reached the lock it must wait for). */
+export async function untilASessionWaitsForALock(client: pg.Client, message = 'a session waiting for a lock') {
+  await waitUntil(async () => (await sessionsWaitingForALock(client)) > 0, { intervalMs: 10, message });
+}
+
+/**
+ * Runs `work` to its end and fails as soon as a session of this database waits for a lock before then: the state
+ * "it never waited", read while it runs, not a guess of how long a wait would take.
+ */
+export async function withoutWaitingForALock<T>(client: pg.Client, work: Promise<T>, what = 'the work'): Promise<T> {
+  let settled = false;
+  const done = work.finally(() => {
+    settled = true;
+  });
+  while (!settled) {
+    if ((await sessionsWaitingForALock(client)) > 0 && !settled) throw new Error(`${what} waited for a lock`);
+    await Promise.race([done.catch(() => undefined), delay(10)]);
+  }
+  return done;
 }

@@ -2,6 +2,7 @@
 // and the `conversation.*` events it recorded (an endpoint subscribed to every type makes them recorded).
 import { expect } from 'vitest';
 import type { Harness } from './harness.ts';
+import { inbound } from './messages.ts';
 
 export async function inboxOrg(h: Harness) {
   const { org, key } = await h.createOrg();
@@ -14,8 +15,7 @@ export async function inboxOrg(h: Harness) {
   return { orgId: org.id as string, key, channelId: account.numbers[0].id as string };
 }
 
-export const inbound = (h: Harness, channelId: string, from: string, text = 'hello') =>
-  h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from, text });
+export { inbound };
 
 /** A contact's first message: answers the new conversation. */
 export async function openConversation(h: Harness, key: string, channelId: string, from: string) {

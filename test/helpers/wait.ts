@@ -1,9 +1,12 @@
 // Waiting in tests. `waitUntil` and `waitForValue` poll a check (every 20 ms by default) until it holds or a deadline
 // passes (10 s by default), then fail with what they last saw: a test that needs a state waits for that state, not
-// for a guessed time (D66). `delay` is a plain fixed pause, for what is about time itself and not a state: a fake's
-// slow answer, a client pacing its calls within a rate budget or waiting out its window, a crash at a chosen moment,
-// a short spell in which something must not happen. Some tests still pause with a `setTimeout` of their own for those
-// reasons, or between the checks of a polling loop they write themselves.
+// for a guessed time (D66). The pauses that are about time itself and not a state have names that say why:
+// `paceLoop` (a loop of the test's own beside the work under test), `slowAnswer` (a fake's answer that takes time),
+// `quietSpell` (a spell in which something must not happen: a few of its intervals), and `delay`, the plain pause
+// behind them (a client pacing its calls within a rate budget or waiting out its window, a crash at a chosen moment).
+// "It did not wait" is read as a state (test/helpers/database.ts `withoutWaitingForALock`), never asserted against a
+// few hundred milliseconds of real time. test/api and test/unit have no `setTimeout` pause of their own (D336);
+// test/process, test/cli and test/console still have some, for the reasons above.
 import { setTimeout as delay } from 'node:timers/promises';
 
 export interface WaitOptions {
@@ -44,6 +47,24 @@ export async function waitUntil<T>(
 
 /** A fixed pause for time itself (a slow fake, pacing, a spell in which nothing may happen), never for a state. */
 export { delay };
+
+/**
+ * The pause between two turns of a loop the test runs beside the work under test (a reader polling while the worker
+ * runs, a writer changing rows while sends run): it leaves the work room to progress. It waits for no state, and
+ * nothing depends on its length.
+ */
+export const paceLoop = (ms = 10) => delay(ms);
+
+/**
+ * A spell in which something must not happen (a timer that was stopped, a probe that must not run): a few of the
+ * intervals at which it would have happened. The test then asserts that it did not; nothing waits for a state.
+ */
+export const quietSpell = (ms: number) => delay(ms);
+
+/** A fake's answer that takes `ms` (a receiver busy for a moment, so that requests overlap). */
+export const slowAnswer = (ms: number, answer: () => void) => {
+  delay(ms).then(answer);
+};
 
 /** Reads until `done(value)` holds and returns that value; on the deadline, fails with the last value read. */
 export async function waitForValue<T>(

@@ -2,26 +2,19 @@
 // into a fresh DATA_DIR, and a server on the restored directory reads every kind of record back. Real processes,
 // embedded database only (PostgreSQL has pg_dump); the refusals are checked too.
 
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli, type ServerProcess, startServer } from '../helpers/process.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { waitForValue } from '../helpers/wait.ts';
 
 const onPGlite = process.env.TEST_DB !== 'postgres';
 const ADMIN = 'backup-admin-token';
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'crm-backup-test-'));
-  dirs.push(dir);
-  return dir;
-};
 let receiver: Server | undefined;
 afterAll(() => {
   receiver?.close();
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
 });
 
 async function call(base: string, method: string, path: string, token: string, body?: unknown) {
@@ -89,10 +82,10 @@ describe.skipIf(!onPGlite)('crm backup and crm restore (embedded database)', { t
     receiver = createServer((_request, response) => response.writeHead(204).end());
     await new Promise<void>((resolve) => receiver?.listen(0, '127.0.0.1', resolve));
     const hook = `http://127.0.0.1:${(receiver.address() as { port: number }).port}/hook`;
-    const original = tempDir();
+    const original = tempDir('crm-backup-test-');
     const env = { ADMIN_TOKEN: ADMIN, WEBHOOK_ALLOW_HOSTS: '127.0.0.1', SANDBOX_AUTO_REPORTS_MS: '10' };
     let server: ServerProcess = await startServer({ ...env, DATA_DIR: original });
-    const file = join(tempDir(), 'crm.tar.gz');
+    const file = join(tempDir('crm-backup-test-'), 'crm.tar.gz');
     let before: Awaited<ReturnType<typeof snapshot>>;
     let ids: { key: string; orgId: string; accountId: string };
     try {
@@ -184,7 +177,7 @@ describe.skipIf(!onPGlite)('crm backup and crm restore (embedded database)', { t
       expect(await server.stop()).toBe(0);
     }
 
-    const fresh = join(tempDir(), 'restored');
+    const fresh = join(tempDir('crm-backup-test-'), 'restored');
     const restore = runCli(['restore', file], { DATA_DIR: fresh });
     expect(restore.status, restore.stderr).toBe(0);
     server = await startServer({ ...env, DATA_DIR: fresh });
@@ -196,10 +189,10 @@ describe.skipIf(!onPGlite)('crm backup and crm restore (embedded database)', { t
     }
 
     // With no server on it, `crm backup` reads the directory itself.
-    const offline = join(tempDir(), 'offline.tar.gz');
+    const offline = join(tempDir('crm-backup-test-'), 'offline.tar.gz');
     const copied = runCli(['backup', offline], { DATA_DIR: fresh });
     expect(copied.status, copied.stderr).toBe(0);
-    const third = join(tempDir(), 'third');
+    const third = join(tempDir('crm-backup-test-'), 'third');
     expect(runCli(['restore', offline], { DATA_DIR: third }).status).toBe(0);
     const orgs = runCli(['org', 'list'], { DATA_DIR: third });
     expect(orgs.status, orgs.stderr).toBe(0);
@@ -207,7 +200,7 @@ describe.skipIf(!onPGlite)('crm backup and crm restore (embedded database)', { t
   });
 
   it('refuses on PostgreSQL, pointing at pg_dump and pg_restore', () => {
-    const file = join(tempDir(), 'never.tar.gz');
+    const file = join(tempDir('crm-backup-test-'), 'never.tar.gz');
     const backup = runCli(['backup', file], { DATABASE_URL: 'postgres://127.0.0.1:1/none' });
     expect(backup.status).toBe(1);
     expect(backup.stderr).toContain('pg_dump');

@@ -1,25 +1,14 @@
 // The real process: first start with a demo organization, restart, graceful shutdown, CLI, and two processes
 // sharing one rate budget through Redis.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/database.ts';
 import { freePort, runCli, startServer } from '../helpers/process.ts';
+import { tempDir } from '../helpers/temp-dir.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 const onPGlite = process.env.TEST_DB !== 'postgres';
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'crm-test-'));
-  dirs.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
 
 const get = async (url: string, key?: string) => {
   const response = await fetch(url, { headers: key ? { authorization: `Bearer ${key}` } : {} });
@@ -28,7 +17,7 @@ const get = async (url: string, key?: string) => {
 
 describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () => {
   it('makes a demo organization on first start, prints its key and a curl once, and keeps data across restarts', async () => {
-    const dataDir = tempDir();
+    const dataDir = tempDir('crm-test-');
     // A fixed port: the demo admin's sign-in link is built from http://HOST:PORT (PUBLIC_URL unset).
     const first = await startServer({ DATA_DIR: dataDir, PORT: String(await freePort()) });
     const key = await waitUntil(
@@ -83,7 +72,7 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () 
   });
 
   it('says so when the port is taken, makes nothing, and shows the demo key at the next start', async () => {
-    const dataDir = tempDir();
+    const dataDir = tempDir('crm-test-');
     const holder = createServer();
     await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
     const taken = String((holder.address() as { port: number }).port);
@@ -111,13 +100,13 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () 
   });
 
   it('makes no demo organization when ADMIN_TOKEN is set', async () => {
-    const server = await startServer({ DATA_DIR: tempDir(), ADMIN_TOKEN: 'secret' });
+    const server = await startServer({ DATA_DIR: tempDir('crm-test-'), ADMIN_TOKEN: 'secret' });
     expect(server.output()).not.toContain('API key');
     expect(await server.stop()).toBe(0);
   });
 
   it('finishes an in-flight request on SIGTERM before exiting', async () => {
-    const server = await startServer({ DATA_DIR: tempDir(), ADMIN_TOKEN: 'secret' });
+    const server = await startServer({ DATA_DIR: tempDir('crm-test-'), ADMIN_TOKEN: 'secret' });
     const { hostname, port } = new URL(server.baseUrl);
     const body = JSON.stringify({ name: 'Drained' });
     const socket = connect({ host: hostname, port: Number(port) });
@@ -143,7 +132,7 @@ describe.skipIf(!onPGlite)('on the embedded database', { timeout: 120_000 }, () 
   });
 
   it('exits with a clear message on bad configuration', async () => {
-    const result = runCli(['serve'], { DATA_DIR: tempDir(), MESSAGING_PLATFORM: 'carrier-pigeon' });
+    const result = runCli(['serve'], { DATA_DIR: tempDir('crm-test-'), MESSAGING_PLATFORM: 'carrier-pigeon' });
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('MESSAGING_PLATFORM must be "sandbox" or "cloud"');
   });

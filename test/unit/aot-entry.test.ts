@@ -1,19 +1,13 @@
 // bin/aot.js's choice between the compiled server in dist/ and the .ts sources (decisions D187), on a scratch tree.
-import { mkdirSync, mkdtempSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, rmSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { entry, sourcesFingerprint } from '../../bin/aot.js';
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+import { tempDir } from '../helpers/temp-dir.ts';
 
 /** A project with sources, their compiled copies and a stamp that matches them. */
 function project(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'crm-aot-test-'));
-  dirs.push(dir);
+  const dir = tempDir('crm-aot-test-');
   for (const path of ['src/lib', 'sdk/src', 'dist/src/lib', 'dist/sdk/src'])
     mkdirSync(join(dir, path), { recursive: true });
   for (const file of ['tsconfig.json', 'tsconfig.build.json']) writeFileSync(join(dir, file), '{}');

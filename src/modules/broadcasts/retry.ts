@@ -1,14 +1,16 @@
 // POST /v1/broadcasts/{id}/retry (decisions §13): a new broadcast of the original's failed recipients whose failure
-// can succeed on another try, with their stored send components, under every rule and refusal of a send.
+// can succeed on another try, with their stored send components, under every rule and refusal of a send: the same
+// admission and Idempotency-Key semantics as a send, in a service of its own (D336: a send never loads it).
 import { type Kysely, sql } from 'kysely';
 import { isUniqueViolation } from '../../db/errors.ts';
 import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
-import type { IdempotencyHold } from '../../http/idempotency.ts';
+import { type IdempotencyHold, withIdempotencyKey } from '../../http/idempotency.ts';
 import { newId } from '../../lib/ids.ts';
 import { type ContactToken, componentsFiller } from '../recipients/audience-components.ts';
 import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from '../templates/sendable.ts';
 import { type AdmittedBroadcast, admitBroadcast } from './admission.ts';
+import type { BroadcastsService } from './broadcasts.service.ts';
 
 /** decisions §13: failures another try cannot fix. */
 const FINAL_ERRORS = ['opted_out', 'not_on_network'];
@@ -55,7 +57,7 @@ function retryable(db: Kysely<DB>, orgId: string, broadcastId: string, errorCode
 }
 
 /** Queues the retry as a new broadcast; a claimed idempotency key is completed in its transaction. */
-export async function queueRetry(
+async function queueRetry(
   deps: SendableDeps,
   orgId: string,
   broadcastId: string,
@@ -112,3 +114,31 @@ export async function queueRetry(
     throw error;
   }
 }
+
+export interface RetryDeps extends SendableDeps {
+  broadcasts: BroadcastsService;
+}
+
+export function createRetryService(deps: RetryDeps) {
+  return {
+    /** decisions §13: a retry of a broadcast's failures is a send, with the same Idempotency-Key semantics. */
+    async retry(
+      orgId: string,
+      broadcastId: string,
+      body: { error_codes?: string[] | undefined },
+      idempotencyKey?: string,
+    ): Promise<{ broadcast: AdmittedBroadcast; replayed: boolean }> {
+      const request = { body: { retry_of: broadcastId, body }, key: idempotencyKey };
+      const { result, replayed } = await withIdempotencyKey(
+        deps.db,
+        orgId,
+        request,
+        (held) => queueRetry(deps, orgId, broadcastId, body.error_codes, held),
+        (id) => deps.broadcasts.get(orgId, id),
+      );
+      return { broadcast: result, replayed };
+    },
+  };
+}
+
+export type RetryService = ReturnType<typeof createRetryService>;

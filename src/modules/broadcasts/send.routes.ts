@@ -4,6 +4,7 @@ import { authOf } from '../../http/auth.ts';
 import { checkedInOrder } from '../../http/ordered-body.ts';
 import { v1Errors } from '../../http/schemas.ts';
 import { BroadcastParams, BroadcastSchema, RetryBody } from './broadcasts.schemas.ts';
+import type { RetryService } from './retry.ts';
 import { RETRY_ERRORS, SEND_ERRORS, SendBody, SendHeaders, TemplateParams } from './send.schemas.ts';
 import type { SendService } from './send.service.ts';
 
@@ -29,7 +30,7 @@ flight or reached): \`nothing_to_retry\` (409) when none is left. Otherwise a se
 \`invalid_channel\` (400), \`messaging_limit_exceeded\` (409), \`messaging_insufficient_balance\` (402) and the
 \`Idempotency-Key\` header as in \`POST /v1/templates/{template_id}/send\`.`;
 
-export function sendRoutes(app: FastifyInstance, send: SendService): void {
+export function sendRoutes(app: FastifyInstance, send: SendService, retry: RetryService): void {
   app.withTypeProvider<TypeBoxTypeProvider>().post(
     '/broadcasts/:broadcast_id/retry',
     {
@@ -50,7 +51,7 @@ export function sendRoutes(app: FastifyInstance, send: SendService): void {
     },
     async (request, reply) => {
       const { orgId } = authOf(request);
-      const { broadcast, replayed } = await send.retry(
+      const { broadcast, replayed } = await retry.retry(
         orgId,
         request.params.broadcast_id,
         request.body ?? {},

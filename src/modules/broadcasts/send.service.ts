@@ -14,7 +14,6 @@ import { buildSendComponents, validateRecipientInput } from '../templates/send-r
 import { channelFor, type SendableDeps, sendableTemplate, templateColumns } from '../templates/sendable.ts';
 import { type AdmittedBroadcast, admitBroadcast } from './admission.ts';
 import type { BroadcastsService } from './broadcasts.service.ts';
-import { queueRetry } from './retry.ts';
 import { SendBody, type SendRecipient } from './send.schemas.ts';
 
 const MEDIA_FETCH_CONCURRENCY = 8;
@@ -214,23 +213,6 @@ export function createSendService(deps: SendDeps) {
       return withIdempotencyKey(db, orgId, request, (held) => queue(orgId, templateId, body, held), replay(orgId)).then(
         answer,
       );
-    },
-
-    /** decisions §13: a retry of a broadcast's failures is a send, with the same Idempotency-Key semantics. */
-    retry(
-      orgId: string,
-      broadcastId: string,
-      body: { error_codes?: string[] | undefined },
-      idempotencyKey?: string,
-    ): Promise<{ broadcast: Broadcast; replayed: boolean }> {
-      const request = { body: { retry_of: broadcastId, body }, key: idempotencyKey };
-      return withIdempotencyKey(
-        db,
-        orgId,
-        request,
-        (held) => queueRetry(deps, orgId, broadcastId, body.error_codes, held),
-        replay(orgId),
-      ).then(answer);
     },
   };
 }

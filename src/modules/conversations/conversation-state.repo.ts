@@ -123,6 +123,18 @@ export async function recordTurn(db: Kysely<DB>, orgId: string, teamId: string, 
     where org_id = ${orgId} and team_id = ${teamId} and user_id = ${userId}`.execute(db);
 }
 
+/**
+ * decisions §19/§20: a conversation created by a contact's message on a number the autonomous assistant serves
+ * starts `pending`, owned by the assistant — its creation, in the transaction that creates it (no change, no event).
+ */
+export const startWithAssistant = (db: Kysely<DB>, orgId: string, conversationId: string) =>
+  db
+    .updateTable('conversations')
+    .set({ status: 'pending', assignee_type: 'ai', assignee_user_id: null })
+    .where('org_id', '=', orgId)
+    .where('id', '=', conversationId)
+    .execute();
+
 /** The organizations with snoozes whose time has passed, the longest due first (D318). */
 export const organizationsWithEndedSnoozes = async (db: Kysely<DB>, now: Date, limit: number) =>
   (

@@ -1,8 +1,9 @@
 // A messaging account's row as the messages it pays for see it: its balance, prices and 24-hour limit, read or
-// locked, and every move of its balance (charge, refund, the operator's top-up). Its other columns (name, business
-// account, numbers) are the operator's (modules/operator/).
-import { type Kysely, sql } from 'kysely';
-import type { DB } from '../../db/schema.ts';
+// locked, and every move of its balance (charge, refund, the operator's top-up). The one writer of the table (D335):
+// the operator decides an account's other columns (name, business account, numbers: modules/operator/) and writes
+// them through insertAccountRow and updateAccountRow.
+import { type Insertable, type Kysely, sql, type Updateable } from 'kysely';
+import type { DB, MessagingAccountsTable } from '../../db/schema.ts';
 import { BALANCE_TOLERANCE } from './prices.ts';
 
 const accountRow = (db: Kysely<DB>, orgId: string, accountId: string) =>
@@ -52,3 +53,22 @@ export const setBalance = (db: Kysely<DB>, orgId: string, accountId: string, bal
     .where('org_id', '=', orgId)
     .where('id', '=', accountId)
     .execute();
+
+/** A new account, as the operator creates it (in the transaction that claims its directory entry). */
+export const insertAccountRow = (db: Kysely<DB>, row: Insertable<MessagingAccountsTable>) =>
+  db.insertInto('messaging_accounts').values(row).returningAll().executeTakeFirstOrThrow();
+
+/** The operator's change of an account's other columns (its name, prices, 24-hour limit); the balance: setBalance. */
+export const updateAccountRow = (
+  db: Kysely<DB>,
+  orgId: string,
+  accountId: string,
+  patch: Updateable<MessagingAccountsTable>,
+) =>
+  db
+    .updateTable('messaging_accounts')
+    .set(patch)
+    .where('org_id', '=', orgId)
+    .where('id', '=', accountId)
+    .returningAll()
+    .executeTakeFirstOrThrow();

@@ -2,6 +2,8 @@
 import type { Insertable, Kysely, Selectable, Updateable } from 'kysely';
 import { claimEntry, inTransaction, releaseEntries } from '../../db/directory.ts';
 import type { ApiKeysTable, ChannelsTable, DB, MessagingAccountsTable, OrganizationsTable } from '../../db/schema.ts';
+import { insertChannelRow, removeChannelRow } from '../channels/channels.repo.ts';
+import { insertAccountRow } from '../messaging-accounts/accounts.repo.ts';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
 export type AccountRow = Selectable<MessagingAccountsTable>;
@@ -66,7 +68,7 @@ export const findApiKey = (db: Kysely<DB>, orgId: string, keyId: string) =>
 export const insertAccount = (db: Kysely<DB>, row: Insertable<MessagingAccountsTable>) =>
   inTransaction(db, async (trx) => {
     await claimEntry(trx, 'account', row.business_account_id, row.org_id);
-    return trx.insertInto('messaging_accounts').values(row).returningAll().executeTakeFirstOrThrow();
+    return insertAccountRow(trx, row);
   });
 
 /**
@@ -97,24 +99,10 @@ export const listAccounts = (db: Kysely<DB>, orgId: string) =>
 export const listOrganizationChannels = (db: Kysely<DB>, orgId: string) =>
   db.selectFrom('channels').selectAll().where('org_id', '=', orgId).orderBy('created_at').orderBy('id').execute();
 
-export const updateAccount = (
-  db: Kysely<DB>,
-  orgId: string,
-  accountId: string,
-  patch: Updateable<MessagingAccountsTable>,
-) =>
-  db
-    .updateTable('messaging_accounts')
-    .set(patch)
-    .where('org_id', '=', orgId)
-    .where('id', '=', accountId)
-    .returningAll()
-    .executeTakeFirstOrThrow();
-
 export const insertChannel = (db: Kysely<DB>, row: Insertable<ChannelsTable>) =>
   inTransaction(db, async (trx) => {
     if (row.status === 'live') await claimEntry(trx, 'number', row.phone_number_id, row.org_id);
-    return trx.insertInto('channels').values(row).returningAll().executeTakeFirstOrThrow();
+    return insertChannelRow(trx, row);
   });
 
 export const listAccountChannels = (db: Kysely<DB>, orgId: string, accountId: string) =>
@@ -129,15 +117,7 @@ export const listAccountChannels = (db: Kysely<DB>, orgId: string, accountId: st
 
 export const removeChannel = (db: Kysely<DB>, orgId: string, accountId: string, channelId: string, at: Date) =>
   inTransaction(db, async (trx) => {
-    const removed = await trx
-      .updateTable('channels')
-      .set({ status: 'removed', removed_at: at })
-      .where('org_id', '=', orgId)
-      .where('account_id', '=', accountId)
-      .where('id', '=', channelId)
-      .where('status', '=', 'live')
-      .returning(['id', 'phone_number_id'])
-      .executeTakeFirst();
+    const removed = await removeChannelRow(trx, orgId, accountId, channelId, at);
     if (removed) await releaseEntries(trx, 'number', [removed.phone_number_id]);
     return removed && { id: removed.id };
   });

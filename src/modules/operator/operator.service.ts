@@ -8,7 +8,7 @@ import { ALL_SCOPES } from '../../http/scopes.ts';
 import { generateApiKey } from '../../lib/api-keys.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
-import { setBalance } from '../messaging-accounts/accounts.repo.ts';
+import { setBalance, updateAccountRow } from '../messaging-accounts/accounts.repo.ts';
 import { lookAgainAtHeld } from '../recipients/audience-materialize.ts';
 import * as repo from './operator.repo.ts';
 import type {
@@ -276,7 +276,7 @@ export function createOperatorService(deps: OperatorDeps) {
       await db.transaction().execute(async (trx) => {
         // The top-up: the balance moves only through its owner (messaging-accounts/accounts.repo.ts).
         if (patch.balance !== undefined) await setBalance(trx, account.org_id, accountId, patch.balance);
-        await repo.updateAccount(trx, account.org_id, accountId, {
+        await updateAccountRow(trx, account.org_id, accountId, {
           ...(patch.messaging_limit_24h !== undefined ? { messaging_limit_24h: patch.messaging_limit_24h } : {}),
           ...(patch.display_name !== undefined ? { display_name: patch.display_name } : {}),
           ...(patch.prices

@@ -5,6 +5,7 @@
 // to hand off, with `status_reason: "template_not_sendable"`.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import { restNumbers } from '../channels/channels.repo.ts';
 
 /** The Cloud API's codes (developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes). */
 export const MARKETING_CAP = 131049;
@@ -31,16 +32,8 @@ export function pacingOf(
 }
 
 /** Numbers rest until `now + NUMBER_SLOWDOWN_MS` (the claim skips them meanwhile). */
-export async function slowNumbers(db: Kysely<DB>, channels: { org_id: string; channel_id: string }[]): Promise<void> {
-  for (const { org_id, channel_id } of channels) {
-    await db
-      .updateTable('channels')
-      .set({ slowed_until: sql`now() + make_interval(secs => ${NUMBER_SLOWDOWN_MS / 1000})` })
-      .where('org_id', '=', org_id)
-      .where('id', '=', channel_id)
-      .execute();
-  }
-}
+export const slowNumbers = (db: Kysely<DB>, channels: { org_id: string; channel_id: string }[]) =>
+  restNumbers(db, channels, NUMBER_SLOWDOWN_MS);
 
 /**
  * Pauses the broadcasts of these templates that have started and not finished (a broadcast not started yet is

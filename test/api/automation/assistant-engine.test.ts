@@ -7,6 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answer, type FakeOpenAi, startFakeOpenAi } from '../../fakes/fake-openai.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { messagesOf } from '../../helpers/messages.ts';
 import { phones } from '../../helpers/sends.ts';
 import { addUser, eventsOf, inbound, inboxOrg } from '../../helpers/team-inbox.ts';
 import { waitUntil } from '../../helpers/wait.ts';
@@ -39,11 +40,6 @@ async function conversationOf(key: string, phone: string) {
   return list.body.items.find((item: { contact: { phone: string } }) => item.contact.phone === phone);
 }
 
-async function messagesOf(key: string, conversationId: string) {
-  const page = await h.api('GET', `/v1/conversations/${conversationId}/messages?limit=200`, { key });
-  return (page.body.items as { sender: string; text: string; type: string; private: boolean }[]).slice().reverse();
-}
-
 /** The assistant's worker step until no job is left. */
 async function answerAll() {
   while ((await h.wiring.assistantJobs.runOnce()) > 0) {}
@@ -71,17 +67,19 @@ describe('the autonomous assistant, sandbox provider', () => {
     const started = await conversationOf(key, phone);
     expect(started).toMatchObject({ status: 'pending', assignee: { type: 'ai' } });
     await answerAll();
-    expect((await messagesOf(key, started.id)).map((m) => [m.sender, m.text]).sort()).toEqual([
-      ['ai', 'Every day from 8:00 to 19:00.'],
-      ['contact', 'What are your OPENING HOURS?'],
-    ]);
+    expect((await messagesOf(h, key, started.id, { oldestFirst: true })).map((m) => [m.sender, m.text]).sort()).toEqual(
+      [
+        ['ai', 'Every day from 8:00 to 19:00.'],
+        ['contact', 'What are your OPENING HOURS?'],
+      ],
+    );
 
     await inbound(h, channelId, phone, 'where is my order?');
     await answerAll();
     const handed = await conversationOf(key, phone);
     expect(handed).toMatchObject({ status: 'open', assignee: null, team_id: team.body.id });
     // (The platform's timestamps are whole seconds: a contact's message may list before an earlier answer.)
-    const messages = await messagesOf(key, started.id);
+    const messages = await messagesOf(h, key, started.id, { oldestFirst: true });
     expect(messages.filter((m) => m.sender !== 'contact').map((m) => [m.sender, m.type, m.text, m.private])).toEqual([
       ['ai', 'text', 'Every day from 8:00 to 19:00.', false],
       ['ai', 'text', 'A person will be with you.', false],
@@ -93,7 +91,7 @@ describe('the autonomous assistant, sandbox provider', () => {
     // Handed off: the next message is the people's.
     await inbound(h, channelId, phone, 'opening hours?');
     await answerAll();
-    expect(await messagesOf(key, started.id)).toHaveLength(6);
+    expect(await messagesOf(h, key, started.id, { oldestFirst: true })).toHaveLength(6);
     // The assistant's messages reach the platform as replies.
     while ((await h.wiring.replies.runOnce()) > 0) {}
     const sent = await h.api('GET', `/v1/conversations/${started.id}/messages?limit=200`, { key });
@@ -116,7 +114,9 @@ describe('the autonomous assistant, sandbox provider', () => {
     expect(given.body.assignee).toEqual({ type: 'ai' });
     await inbound(h, channelId, phone, 'your opening hours?');
     await answerAll();
-    const texts = (await messagesOf(key, conversation.id)).filter((m) => m.sender === 'ai').map((m) => m.text);
+    const texts = (await messagesOf(h, key, conversation.id, { oldestFirst: true }))
+      .filter((m) => m.sender === 'ai')
+      .map((m) => m.text);
     expect(texts).toEqual(['Every day from 8:00 to 19:00.']);
   });
 
@@ -135,7 +135,9 @@ describe('the autonomous assistant, sandbox provider', () => {
     expect(moved.status, moved.text).toBe(200);
     expect(await h.wiring.assistantJobs.runOnce()).toBe(1);
     expect(await h.wiring.assistantJobs.runOnce()).toBe(0); // dropped, not left for its lease
-    expect((await messagesOf(key, conversation.id)).map((m) => m.sender)).toEqual(['contact']);
+    expect((await messagesOf(h, key, conversation.id, { oldestFirst: true })).map((m) => m.sender)).toEqual([
+      'contact',
+    ]);
   });
 
   it('sends nothing to a contact who opted out, nor once the window has closed, while its job waited', async () => {
@@ -146,14 +148,14 @@ describe('the autonomous assistant, sandbox provider', () => {
     await inbound(h, channelId, optedOut, 'STOP');
     await answerAll();
     const first = await conversationOf(key, optedOut);
-    expect((await messagesOf(key, first.id)).map((m) => m.sender)).toEqual(['contact', 'contact']);
+    expect((await messagesOf(h, key, first.id)).map((m) => m.sender)).toEqual(['contact', 'contact']);
     // The job is queued; it is claimed after the contact's 24 hours have passed (the window's start moved back).
     await inbound(h, channelId, late, 'opening hours?');
     const second = await conversationOf(key, late);
     await sql`update conversations set last_inbound_at = now() - interval '25 hours'
       where org_id = ${orgId} and id = ${second.id}`.execute(h.database.db);
     await answerAll();
-    expect((await messagesOf(key, second.id)).map((m) => m.sender)).toEqual(['contact']);
+    expect((await messagesOf(h, key, second.id)).map((m) => m.sender)).toEqual(['contact']);
     // Neither is handed off: the assistant still owns both, and says nothing.
     expect(await conversationOf(key, late)).toMatchObject({ assignee: { type: 'ai' } });
     expect(await conversationOf(key, optedOut)).toMatchObject({ assignee: { type: 'ai' } });
@@ -198,7 +200,7 @@ describe('the autonomous assistant, a model', () => {
     expect(model.requests.length).toBe(before + 1); // no call at the limit
     const conversation = await conversationOf(key, phone);
     expect(conversation.assignee).toBeNull();
-    const texts = (await messagesOf(key, conversation.id)).map((m) => m.text);
+    const texts = (await messagesOf(h, key, conversation.id, { oldestFirst: true })).map((m) => m.text);
     expect(texts.at(-1)).toBe('AI handed off: reply_limit');
   });
 
@@ -245,7 +247,9 @@ describe('the autonomous assistant, a model', () => {
     expect(taken.status).toBe(200);
     release();
     await running;
-    expect((await messagesOf(key, conversation.id)).map((m) => m.sender)).toEqual(['contact']);
+    expect((await messagesOf(h, key, conversation.id, { oldestFirst: true })).map((m) => m.sender)).toEqual([
+      'contact',
+    ]);
     expect(await conversationOf(key, phone)).toMatchObject({ assignee: { type: 'user', id: user } });
   });
 
@@ -270,7 +274,9 @@ describe('the autonomous assistant, a model', () => {
     expect(await h.wiring.assistantJobs.runOnce()).toBe(1);
     expect(model.requests.length).toBe(before + 2); // one call per contact message
     const conversation = await conversationOf(key, phone);
-    const texts = (await messagesOf(key, conversation.id)).filter((m) => m.sender === 'ai').map((m) => m.text);
+    const texts = (await messagesOf(h, key, conversation.id, { oldestFirst: true }))
+      .filter((m) => m.sender === 'ai')
+      .map((m) => m.text);
     expect(texts).toEqual(['First answer', 'Second answer']);
   });
 
@@ -286,7 +292,7 @@ describe('the autonomous assistant, a model', () => {
     await answerAll();
     const conversation = await conversationOf(key, phone);
     expect(conversation).toMatchObject({ status: 'open', assignee: null });
-    expect((await messagesOf(key, conversation.id)).map((m) => [m.sender, m.text])).toEqual([
+    expect((await messagesOf(h, key, conversation.id, { oldestFirst: true })).map((m) => [m.sender, m.text])).toEqual([
       ['contact', 'hello'],
       ['ai', 'Let me get a person to help you.'],
       ['system', 'AI handed off: provider_error'],

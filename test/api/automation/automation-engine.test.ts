@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookPayload } from '../../../src/messaging/cloud/webhook-builder.ts';
 import { manualClock } from '../../helpers/clock.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { messagesOf } from '../../helpers/messages.ts';
 import { phones } from '../../helpers/sends.ts';
 import { addUser, eventsOf, inbound, inboxOrg } from '../../helpers/team-inbox.ts';
 
@@ -24,11 +25,6 @@ const rule = (key: string, body: Record<string, unknown>) =>
 async function conversationOf(key: string, phone: string) {
   const list = await h.api('GET', '/v1/conversations', { key });
   return list.body.items.find((item: { contact: { phone: string } }) => item.contact.phone === phone);
-}
-
-async function messagesOf(key: string, conversationId: string) {
-  const page = await h.api('GET', `/v1/conversations/${conversationId}/messages?limit=200`, { key });
-  return (page.body.items as { sender: string; text: string; type: string; status: string }[]).slice().reverse();
 }
 
 /** Hands every queued reply to the platform (the replies' worker step). */
@@ -82,7 +78,7 @@ describe('rules', () => {
     expect(await runsOf(later.body.id)).toHaveLength(1); // the second message only
 
     await handOff();
-    const messages = await messagesOf(key, conversation.id);
+    const messages = await messagesOf(h, key, conversation.id, { oldestFirst: true });
     expect(messages.map((message) => [message.sender, message.text])).toEqual([
       ['contact', 'This is URGENT please'],
       ['system', 'Welcome!'],
@@ -98,7 +94,9 @@ describe('rules', () => {
     await inbound(h, channelId, phone, 'hi');
     await handOff();
     const conversation = await conversationOf(key, phone);
-    const sent = (await messagesOf(key, conversation.id)).find((message) => message.sender === 'system') as unknown as {
+    const sent = (await messagesOf(h, key, conversation.id, { oldestFirst: true })).find(
+      (message) => message.sender === 'system',
+    ) as unknown as {
       id: string;
     };
     const row = await h.database.db
@@ -113,9 +111,10 @@ describe('rules', () => {
     expect(report.status, report.text).toBeLessThan(300);
     const updates = (await eventsOf(h, orgId, 'message.updated')).filter((data) => data.id === sent.id);
     expect(updates.map((data) => data.status)).toContain('delivered');
-    expect((await messagesOf(key, conversation.id)).find((message) => message.sender === 'system')?.status).toBe(
-      'delivered',
-    );
+    expect(
+      (await messagesOf(h, key, conversation.id, { oldestFirst: true })).find((message) => message.sender === 'system')
+        ?.status,
+    ).toBe('delivered');
   });
 
   it('skip a send_text to an opted-out contact; an opt-out keyword runs nothing', async () => {
@@ -130,7 +129,9 @@ describe('rules', () => {
       { type: 'send_text', outcome: 'skipped', reason: 'opted_out' },
     ]);
     const conversation = await conversationOf(key, phone);
-    expect((await messagesOf(key, conversation.id)).map((message) => message.sender)).toEqual(['contact', 'contact']);
+    expect((await messagesOf(h, key, conversation.id, { oldestFirst: true })).map((message) => message.sender)).toEqual(
+      ['contact', 'contact'],
+    );
   });
 
   it('run once when the platform delivers the same webhook twice', async () => {
@@ -159,7 +160,9 @@ describe('rules', () => {
     expect((await h.webhook(payload)).status).toBe(200);
     expect((await h.api('GET', `/v1/automation-rules/${labeler.body.id}/runs`, { key })).body.items).toHaveLength(1);
     const conversation = await conversationOf(key, phone);
-    expect((await messagesOf(key, conversation.id)).map((message) => message.sender)).toEqual(['contact', 'system']);
+    expect((await messagesOf(h, key, conversation.id, { oldestFirst: true })).map((message) => message.sender)).toEqual(
+      ['contact', 'system'],
+    );
   });
 });
 
@@ -216,7 +219,7 @@ describe('actions', () => {
       { type: 'send_text', outcome: 'skipped', reason: 'window_closed' },
     ]);
     const conversation = await conversationOf(key, late);
-    expect((await messagesOf(key, conversation.id)).map((message) => message.sender)).toEqual(['contact']);
+    expect((await messagesOf(h, key, conversation.id)).map((message) => message.sender)).toEqual(['contact']);
   });
 });
 
@@ -349,15 +352,9 @@ describe('the away message', () => {
     clock.set(Date.parse('2030-01-08T18:00:00.000Z')); // closed again: a new period
     await inbound(h, channelId, phone, 'one more thing');
     const conversation = await conversationOf(key, phone);
-    expect((await messagesOf(key, conversation.id)).map((message) => message.sender)).toEqual([
-      'contact',
-      'system',
-      'contact',
-      'contact',
-      'contact',
-      'contact',
-      'system',
-    ]);
+    expect((await messagesOf(h, key, conversation.id, { oldestFirst: true })).map((message) => message.sender)).toEqual(
+      ['contact', 'system', 'contact', 'contact', 'contact', 'contact', 'system'],
+    );
 
     // Owned by a person: no away message.
     clock.set(Date.parse('2030-01-09T20:00:00.000Z'));
@@ -371,7 +368,7 @@ describe('the away message', () => {
     expect(assigned.status).toBe(200);
     clock.set(Date.parse('2030-01-10T20:00:00.000Z'));
     await inbound(h, channelId, other, 'second, next night');
-    expect((await messagesOf(key, owned.id)).map((message) => message.sender)).toEqual([
+    expect((await messagesOf(h, key, owned.id, { oldestFirst: true })).map((message) => message.sender)).toEqual([
       'contact',
       'system',
       'contact',
@@ -398,7 +395,7 @@ describe('the away message', () => {
     await inbound(h, channelId, plain, 'hello?');
     await handOff();
     const first = await conversationOf(key, plain);
-    const away = (await messagesOf(key, first.id)).find((message) => message.sender === 'system');
+    const away = (await messagesOf(h, key, first.id)).find((message) => message.sender === 'system');
     expect(away).toMatchObject({ text: 'We are closed; back at 9.', status: 'sent' });
     expect((await accounts())[0].balance).toBe(account.balance);
 
@@ -416,7 +413,7 @@ describe('the away message', () => {
     await inbound(h, channelId, routed, 'A sales question');
     const second = await conversationOf(key, routed);
     expect(second.assignee).toEqual({ type: 'user', id: user });
-    expect((await messagesOf(key, second.id)).map((message) => message.sender)).toEqual(['contact']);
+    expect((await messagesOf(h, key, second.id)).map((message) => message.sender)).toEqual(['contact']);
 
     // The assistant owns a new conversation on its number: no away message either.
     const assistant = await h.api('PUT', '/v1/ai-assistant', {
@@ -427,6 +424,6 @@ describe('the away message', () => {
     await inbound(h, channelId, assisted, 'Your opening hours?');
     const third = await conversationOf(key, assisted);
     expect(third.assignee).toEqual({ type: 'ai' });
-    expect((await messagesOf(key, third.id)).map((message) => message.sender)).toEqual(['contact']);
+    expect((await messagesOf(h, key, third.id)).map((message) => message.sender)).toEqual(['contact']);
   });
 });

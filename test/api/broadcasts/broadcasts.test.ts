@@ -7,7 +7,7 @@ import { chargeClaims } from '../../../src/modules/recipients/claim-charge.ts';
 import { recordedEvents } from '../../helpers/events.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
-import { waitUntil } from '../../helpers/wait.ts';
+import { paceLoop, waitUntil } from '../../helpers/wait.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -401,7 +401,7 @@ describe('reads', () => {
     const reader = (async () => {
       while (running) {
         await check();
-        await new Promise((resolve) => setTimeout(resolve, 25));
+        await paceLoop(25);
       }
     })();
     try {

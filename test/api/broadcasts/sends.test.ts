@@ -4,6 +4,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { balanceOf } from '../../helpers/messages.ts';
 import {
   approvedTemplate,
   IMAGE_HEADER_WITH_BUTTON,
@@ -57,8 +58,6 @@ const count = async (table: 'broadcasts' | 'contacts' | 'broadcast_recipients', 
     ).n,
   );
 
-const balanceOf = async (accountId: string) => (await h.admin('GET', `/messaging-accounts/${accountId}`)).body.balance;
-
 describe('an accepted send', () => {
   it('answers 202 with the Broadcast, creates contacts for unknown phones, and the worker sends every message', async () => {
     const { org, key, account, template } = await sender(h, { prices: { UTILITY: 0.25 } });
@@ -101,7 +100,7 @@ describe('an accepted send', () => {
     expect(await h.fanout.drain()).toBe(3);
     const after = await h.api('GET', `/v1/broadcasts/${response.body.id}`, { key });
     expect(after.body).toMatchObject({ status: 'completed', requested: 3, sent: 3, failed: 0, pending: 0 });
-    expect(await balanceOf(account.id)).toBeCloseTo(100 - 0.75, 6);
+    expect(await balanceOf(h, account.id)).toBeCloseTo(100 - 0.75, 6);
 
     const recipients = await h.api('GET', `/v1/broadcasts/${response.body.id}/recipients`, { key });
     expect(recipients.body.total_count).toBe(3);

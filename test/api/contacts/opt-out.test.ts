@@ -2,6 +2,7 @@
 // and MARKETING sends that fail opted-out recipients at once: never handed off, never charged, outside the limit.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { inbound } from '../../helpers/messages.ts';
 import { approvedTemplate, POSITIONAL_BODY, phones, sender } from '../../helpers/sends.ts';
 
 let h: Harness;
@@ -9,9 +10,6 @@ beforeAll(async () => {
   h = await startHarness({ unlimited: true });
 });
 afterAll(() => h.close());
-
-const inbound = (channelId: string, from: string, text: string) =>
-  h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from, text });
 
 async function contactByPhone(key: string, phone: string) {
   const page = await h.api('GET', `/v1/contacts?q=${encodeURIComponent(phone)}`, { key });
@@ -44,21 +42,21 @@ describe('opt-out keywords on inbound messages', () => {
     await subscribe(key);
     const channel = account.numbers[0].id;
     const [phone] = phones(1) as [string];
-    expect((await inbound(channel, phone, 'hello')).status).toBe(200);
+    expect((await inbound(h, channel, phone, 'hello')).status).toBe(200);
     expect(await contactByPhone(key, phone)).toMatchObject({ opted_out: false, opted_out_at: null });
 
-    await inbound(channel, phone, 'please stop');
+    await inbound(h, channel, phone, 'please stop');
     expect((await contactByPhone(key, phone)).opted_out).toBe(false);
 
-    await inbound(channel, phone, '  sToP \n');
+    await inbound(h, channel, phone, '  sToP \n');
     const out = await contactByPhone(key, phone);
     expect(out.opted_out).toBe(true);
     expect(Date.parse(out.opted_out_at)).not.toBeNaN();
     // Already opted out: a second keyword moves nothing and records no event.
-    await inbound(channel, phone, 'UNSUBSCRIBE');
+    await inbound(h, channel, phone, 'UNSUBSCRIBE');
     expect((await contactByPhone(key, phone)).opted_out_at).toBe(out.opted_out_at);
 
-    await inbound(channel, phone, 'Start');
+    await inbound(h, channel, phone, 'Start');
     expect(await contactByPhone(key, phone)).toMatchObject({ opted_out: false, opted_out_at: null });
 
     const updates = await eventsOf(org.id, 'contact.updated');
@@ -70,9 +68,9 @@ describe('opt-out keywords on inbound messages', () => {
     const { org, key } = await h.createOrg();
     const account = await h.createAccount(org.id);
     const [phone] = phones(1) as [string];
-    await inbound(account.numbers[0].id, phone, word);
+    await inbound(h, account.numbers[0].id, phone, word);
     expect((await contactByPhone(key, phone)).opted_out).toBe(true);
-    await inbound(account.numbers[0].id, phone, 'unstop');
+    await inbound(h, account.numbers[0].id, phone, 'unstop');
     expect((await contactByPhone(key, phone)).opted_out).toBe(false);
   });
 

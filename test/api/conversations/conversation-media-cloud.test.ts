@@ -8,6 +8,7 @@ import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeCloudApi, generatedByte, startFakeCloudApi } from '../../fakes/fake-cloud-api.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { messagesOf } from '../../helpers/messages.ts';
 import { waitUntil } from '../../helpers/wait.ts';
 
 // A full collection before each measure, so that what is counted is what is held, not garbage not yet collected.
@@ -73,10 +74,10 @@ const at = () => String(Math.floor(Date.now() / 1000));
 const mediaPath = (conversationId: string, messageId: string) =>
   `/v1/conversations/${conversationId}/messages/${messageId}/media`;
 
-async function messagesOf(key: string) {
+/** The organization's one conversation and its messages, newest first. */
+async function conversationOf(key: string) {
   const conversation = (await h.api('GET', '/v1/conversations', { key })).body.items[0];
-  const messages = (await h.api('GET', `/v1/conversations/${conversation.id}/messages`, { key })).body.items;
-  return { conversationId: conversation.id as string, messages: messages as any[] };
+  return { conversationId: conversation.id as string, messages: await messagesOf(h, key, conversation.id) };
 }
 
 describe('inbound media from the Cloud API', () => {
@@ -112,7 +113,7 @@ describe('inbound media from the Cloud API', () => {
     ]);
     expect((await h.webhook(second)).status).toBe(200);
 
-    const { conversationId, messages } = await messagesOf(key);
+    const { conversationId, messages } = await conversationOf(key);
     const [document, image] = messages;
     expect(image).toMatchObject({
       type: 'image',
@@ -162,7 +163,7 @@ describe('inbound media from the Cloud API', () => {
       },
     ]);
     expect((await h.webhook(webhook)).status).toBe(200);
-    const { conversationId, messages } = await messagesOf(key);
+    const { conversationId, messages } = await conversationOf(key);
     const path = mediaPath(conversationId, messages[0].id);
 
     fake.script((request) => request.path === '/m-fault', {
@@ -195,7 +196,7 @@ describe('inbound media from the Cloud API', () => {
       },
     ]);
     expect((await h.webhook(webhook)).status).toBe(200);
-    const { conversationId, messages } = await messagesOf(key);
+    const { conversationId, messages } = await conversationOf(key);
     const answer = await fetch(`${apiBase}${mediaPath(conversationId, messages[0].id)}`, {
       headers: { authorization: `Bearer ${key}` },
     });
@@ -220,7 +221,7 @@ describe('inbound media from the Cloud API', () => {
       },
     ]);
     expect((await h.webhook(webhook)).status).toBe(200);
-    const { conversationId, messages } = await messagesOf(key);
+    const { conversationId, messages } = await conversationOf(key);
     const controller = new AbortController();
     const answer = await fetch(`${apiBase}${mediaPath(conversationId, messages[0].id)}`, {
       headers: { authorization: `Bearer ${key}` },
@@ -259,7 +260,7 @@ describe('inbound media from the Cloud API', () => {
       },
     ]);
     expect((await h.webhook(webhook)).status).toBe(200);
-    const { conversationId, messages } = await messagesOf(key);
+    const { conversationId, messages } = await conversationOf(key);
 
     const MB = 1024 * 1024;
     const held = () => {
@@ -334,7 +335,7 @@ describe('a reply with an uploaded file over the Cloud API (D294)', () => {
       { from: '16505551234', id: 'wamid.CLOUD.HELLO', timestamp: at(), type: 'text', text: { body: 'hi' } },
     ]);
     expect((await h.webhook(hello)).status).toBe(200);
-    const { conversationId } = await messagesOf(key);
+    const { conversationId } = await conversationOf(key);
     const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(2000, 9)]);
     const file = await h.api('POST', '/v1/files', {
       key,
@@ -347,7 +348,7 @@ describe('a reply with an uploaded file over the Cloud API (D294)', () => {
     });
     expect(sent.status, sent.text).toBe(202);
     while ((await h.wiring.replies.runOnce()) > 0);
-    const { messages } = await messagesOf(key);
+    const { messages } = await conversationOf(key);
     expect(messages.find((message) => message.id === sent.body.id)?.status).toBe('sent');
     const upload = fake.uploads.at(-1);
     expect(upload).toMatchObject({ phoneNumberId, type: 'application/pdf', filename: 'invoice.pdf' });

@@ -6,6 +6,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { inbound, messagesOf } from '../../helpers/messages.ts';
 import { phones } from '../../helpers/sends.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../../helpers/webhook-receiver.ts';
 
@@ -49,12 +50,10 @@ async function setup() {
   return { key, channelId: account.numbers[0].id as string, phone: phones(1)[0] as string };
 }
 
-const inbound = (body: Record<string, unknown>) => h.admin('POST', '/sandbox/inbound', body);
-
-async function messagesOf(key: string) {
+/** The organization's one conversation and its messages, newest first. */
+async function conversationOf(key: string) {
   const conversation = (await h.api('GET', '/v1/conversations', { key })).body.items[0];
-  const messages = (await h.api('GET', `/v1/conversations/${conversation.id}/messages`, { key })).body.items;
-  return { conversationId: conversation.id as string, messages: messages as any[] };
+  return { conversationId: conversation.id as string, messages: await messagesOf(h, key, conversation.id) };
 }
 
 /** Whether the OpenAPI document lists a download's `Content-Type` (D225): the range of its type. */
@@ -81,7 +80,7 @@ describe('inbound media', () => {
       key,
       body: { url: `${receiver.baseUrl}/media-events`, events: ['message.received'] },
     });
-    const delivered = await inbound({
+    const delivered = await inbound(h, {
       channel_id: channelId,
       from: phone,
       type: 'image',
@@ -94,7 +93,7 @@ describe('inbound media', () => {
     expect(wire).toMatchObject({ type: 'image', image: { mime_type: 'image/png', caption: 'The bill for March' } });
     expect(hits.get('/photo.png') ?? 0).toBe(0); // the sandbox fetches only when asked
 
-    const { conversationId, messages } = await messagesOf(key);
+    const { conversationId, messages } = await conversationOf(key);
     expect(messages[0]).toMatchObject({
       direction: 'inbound',
       type: 'image',
@@ -131,8 +130,9 @@ describe('inbound media', () => {
       { type: 'sticker', media_url: `${base}/sticker` },
       { type: 'video', media_url: `${base}/clip`, mime_type: 'video/3gpp' },
     ];
-    for (const body of sent) expect((await inbound({ channel_id: channelId, from: phone, ...body })).status).toBe(200);
-    const { conversationId, messages } = await messagesOf(key);
+    for (const body of sent)
+      expect((await inbound(h, { channel_id: channelId, from: phone, ...body })).status).toBe(200);
+    const { conversationId, messages } = await conversationOf(key);
     const [video, sticker, audio, document] = messages;
     expect(document).toMatchObject({
       type: 'document',
@@ -159,17 +159,22 @@ describe('inbound media', () => {
 
   it('resolves the message a reply answers to our id, in this conversation only', async () => {
     const { key, channelId, phone } = await setup();
-    const first = await inbound({ channel_id: channelId, from: phone, text: 'first' });
-    await inbound({
+    const first = await inbound(h, { channel_id: channelId, from: phone, text: 'first' });
+    await inbound(h, {
       channel_id: channelId,
       from: phone,
       text: 'answering the first',
       reply_to_platform_message_id: first.body.platform_message_id,
     });
-    await inbound({ channel_id: channelId, from: phone, text: 'unknown', reply_to_platform_message_id: 'wamid.nope' });
+    await inbound(h, {
+      channel_id: channelId,
+      from: phone,
+      text: 'unknown',
+      reply_to_platform_message_id: 'wamid.nope',
+    });
     // another contact's message is not this conversation's
     const other = phones(1)[0] as string;
-    await inbound({
+    await inbound(h, {
       channel_id: channelId,
       from: other,
       text: 'not yours',
@@ -200,7 +205,7 @@ describe('inbound media', () => {
       [{ type: 'image', media_url: 'file:///etc/passwd' }, ['body', 'media_url']],
     ];
     for (const [body, loc] of cases) {
-      const refused = await inbound({ channel_id: channelId, from: phone, ...body });
+      const refused = await inbound(h, { channel_id: channelId, from: phone, ...body });
       expect(refused.status, JSON.stringify(body)).toBe(422);
       expect(refused.body.detail[0].loc).toEqual(loc);
     }
@@ -211,9 +216,9 @@ describe('inbound media', () => {
 describe('GET …/messages/{message_id}/media', () => {
   it('answers 404 not_found for a message without media, an unknown one, or another organization’s', async () => {
     const { key, channelId, phone } = await setup();
-    await inbound({ channel_id: channelId, from: phone, text: 'just text' });
-    await inbound({ channel_id: channelId, from: phone, type: 'image', media_url: `${base}/photo.png` });
-    const { conversationId, messages } = await messagesOf(key);
+    await inbound(h, { channel_id: channelId, from: phone, text: 'just text' });
+    await inbound(h, { channel_id: channelId, from: phone, type: 'image', media_url: `${base}/photo.png` });
+    const { conversationId, messages } = await conversationOf(key);
     const [image, text] = messages;
     const other = await setup();
     for (const [path, who] of [
@@ -231,19 +236,19 @@ describe('GET …/messages/{message_id}/media', () => {
 
   it('answers 502 media_not_found when the file is gone and 503 media_unavailable when it cannot be reached', async () => {
     const { key, channelId, phone } = await setup();
-    await inbound({ channel_id: channelId, from: phone, type: 'image', media_url: `${base}/deleted.png` });
+    await inbound(h, { channel_id: channelId, from: phone, type: 'image', media_url: `${base}/deleted.png` });
     // a port nobody listens on
     const closed = createServer();
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const deadPort = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    await inbound({
+    await inbound(h, {
       channel_id: channelId,
       from: phone,
       type: 'image',
       media_url: `http://127.0.0.1:${deadPort}/x.png`,
     });
-    const { conversationId, messages } = await messagesOf(key);
+    const { conversationId, messages } = await conversationOf(key);
     const [unreachable, gone] = messages;
 
     const missing = await h.api('GET', mediaPath(conversationId, gone.id), { key });
@@ -281,8 +286,8 @@ describe('GET …/messages/{message_id}/media', () => {
 
   it('answers an outbound media reply’s bytes, fetched again from the URL it was sent by', async () => {
     const { key, channelId, phone } = await setup();
-    await inbound({ channel_id: channelId, from: phone, text: 'send me the contract' });
-    const { conversationId } = await messagesOf(key);
+    await inbound(h, { channel_id: channelId, from: phone, text: 'send me the contract' });
+    const { conversationId } = await conversationOf(key);
     const replied = await h.api('POST', `/v1/conversations/${conversationId}/messages`, {
       key,
       body: { type: 'document', media_url: `${base}/contract`, filename: 'contract.pdf', caption: 'Here it is' },
@@ -316,8 +321,8 @@ describe('GET …/messages/{message_id}/media', () => {
       filename: 'scene.gltf',
       mime_type: 'model/gltf+json',
     };
-    expect((await inbound({ channel_id: channelId, from: phone, ...body })).status).toBe(200);
-    const { conversationId, messages } = await messagesOf(key);
+    expect((await inbound(h, { channel_id: channelId, from: phone, ...body })).status).toBe(200);
+    const { conversationId, messages } = await conversationOf(key);
     const file = await h.app.inject({
       method: 'GET',
       url: mediaPath(conversationId, messages[0].id),

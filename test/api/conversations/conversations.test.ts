@@ -3,6 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../../src/lib/ids.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { inbound } from '../../helpers/messages.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -16,16 +17,13 @@ async function setup() {
   return { org, key, account, channels: account.numbers.map((n: { id: string }) => n.id) as string[] };
 }
 
-const inbound = (channelId: string, from: string, text: string) =>
-  h.admin('POST', '/sandbox/inbound', { channel_id: channelId, from, text });
-
 const contactsOf = (orgId: string, phone: string) =>
   h.database.db.selectFrom('contacts').selectAll().where('org_id', '=', orgId).where('phone', '=', phone).execute();
 
 describe('inbound messages', () => {
   it('create a contact and a conversation, and list as sender "contact"', async () => {
     const { org, key, channels } = await setup();
-    const delivered = await inbound(channels[0]!, '+15557654321', 'Hello there');
+    const delivered = await inbound(h, channels[0]!, '+15557654321', 'Hello there');
     expect(delivered.status).toBe(200);
     expect(delivered.body.webhook.entry[0].changes[0].value.messages[0]).toMatchObject({
       from: '15557654321',
@@ -108,10 +106,10 @@ describe('inbound messages', () => {
 
   it('keep one conversation per contact and number, newest activity first, filtered and paged', async () => {
     const { org, key, channels } = await setup();
-    await inbound(channels[0]!, '+15551110001', 'one');
-    await inbound(channels[0]!, '+15551110002', 'two');
-    await inbound(channels[1]!, '+15551110001', 'three');
-    await inbound(channels[0]!, '+15551110001', 'four');
+    await inbound(h, channels[0]!, '+15551110001', 'one');
+    await inbound(h, channels[0]!, '+15551110002', 'two');
+    await inbound(h, channels[1]!, '+15551110001', 'three');
+    await inbound(h, channels[0]!, '+15551110001', 'four');
     expect(await contactsOf(org.id, '+15551110001')).toHaveLength(1);
 
     const all = await h.api('GET', '/v1/conversations', { key });
@@ -147,7 +145,7 @@ describe('inbound messages', () => {
   it('from one new phone at once create one contact and one conversation', async () => {
     const { org, key, channels } = await setup();
     const answers = await Promise.all(
-      Array.from({ length: 6 }, (_, index) => inbound(channels[0]!, '+15552220000', `burst ${index}`)),
+      Array.from({ length: 6 }, (_, index) => inbound(h, channels[0]!, '+15552220000', `burst ${index}`)),
     );
     expect(answers.map((answer) => answer.status)).toEqual(Array(6).fill(200));
     expect(await contactsOf(org.id, '+15552220000')).toHaveLength(1);
@@ -159,7 +157,7 @@ describe('inbound messages', () => {
 
   it('stored once when the same webhook is delivered several times at once', async () => {
     const { key, channels } = await setup();
-    const delivered = await inbound(channels[0]!, '+15553330000', 'only once');
+    const delivered = await inbound(h, channels[0]!, '+15553330000', 'only once');
     const payload = delivered.body.webhook;
     const answers = await Promise.all(Array.from({ length: 4 }, () => h.webhook(payload)));
     expect(answers.every((answer) => answer.status === 200)).toBe(true);
@@ -171,8 +169,8 @@ describe('inbound messages', () => {
   it('to a removed or unknown number are refused by the sandbox control', async () => {
     const { account, channels } = await setup();
     await h.admin('DELETE', `/messaging-accounts/${account.id}/numbers/${channels[1]}`);
-    expect((await inbound(channels[1]!, '+15554440000', 'hi')).status).toBe(404);
-    expect((await inbound('ch_unknown', '+15554440000', 'hi')).status).toBe(404);
+    expect((await inbound(h, channels[1]!, '+15554440000', 'hi')).status).toBe(404);
+    expect((await inbound(h, 'ch_unknown', '+15554440000', 'hi')).status).toBe(404);
     expect(
       (await h.admin('POST', '/sandbox/inbound', { channel_id: channels[0], from: '555', text: 'x' })).status,
     ).toBe(422);
@@ -180,7 +178,7 @@ describe('inbound messages', () => {
 
   it('are invisible to other organizations', async () => {
     const { key, channels } = await setup();
-    await inbound(channels[0]!, '+15555550000', 'private');
+    await inbound(h, channels[0]!, '+15555550000', 'private');
     const conversation = (await h.api('GET', '/v1/conversations', { key })).body.items[0];
     const { key: other } = await h.createOrg();
     expect((await h.api('GET', '/v1/conversations', { key: other })).body.items).toEqual([]);
@@ -196,7 +194,7 @@ describe('message statuses', () => {
   // Outbound messages are written by the broadcast worker (a later issue); until then this test writes the row the
   // worker would write after the platform accepted the message.
   async function outbound(orgId: string, channelId: string, phone: string) {
-    await inbound(channelId, phone, 'hi');
+    await inbound(h, channelId, phone, 'hi');
     const conversation = await h.database.db
       .selectFrom('conversations')
       .selectAll()

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../helpers/clock.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { balanceOf, messagesOf } from '../../helpers/messages.ts';
 import { approvedTemplate, POSITIONAL_BODY, phones, sender } from '../../helpers/sends.ts';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -75,9 +76,6 @@ const drain = async () => {
   return total;
 };
 
-const messagesOf = async (key: string, conversationId: string) =>
-  (await h.api('GET', `/v1/conversations/${conversationId}/messages?limit=100`, { key })).body.items as any[];
-
 const queued = async (orgId: string) =>
   Number(
     (
@@ -88,8 +86,6 @@ const queued = async (orgId: string) =>
         .executeTakeFirstOrThrow()
     ).n,
   );
-
-const balanceOf = async (accountId: string) => (await h.admin('GET', `/messaging-accounts/${accountId}`)).body.balance;
 
 const windowPhones = async (orgId: string) =>
   (
@@ -124,12 +120,12 @@ describe('a text reply inside the window', () => {
     });
     expect(await queued(c.org.id)).toBe(1);
     expect(await drain()).toBe(1);
-    const [newest] = await messagesOf(c.key, c.conversationId);
+    const [newest] = await messagesOf(h, c.key, c.conversationId);
     expect(newest).toMatchObject({ id: answered.body.id, status: 'sent', platform_message_id: expect.any(String) });
     expect(newest.sent_at).not.toBeNull();
     expect(await queued(c.org.id)).toBe(0);
     // decisions §15: free inside the window, and not counted against the 24-hour limit.
-    expect(await balanceOf(c.account.id)).toBe(10);
+    expect(await balanceOf(h, c.account.id)).toBe(10);
     expect(await windowPhones(c.org.id)).toEqual([]);
   });
 
@@ -149,7 +145,7 @@ describe('a text reply inside the window', () => {
       .select('request')
       .where('org_id', '=', c.org.id)
       .executeTakeFirstOrThrow();
-    const inbound = (await messagesOf(c.key, c.conversationId)).find((message) => message.id === c.inboundId);
+    const inbound = (await messagesOf(h, c.key, c.conversationId)).find((message) => message.id === c.inboundId);
     // The platform is told which of its messages this one answers (`context.message_id`).
     expect((row.request as any).message).toMatchObject({
       kind: 'freeform',
@@ -191,7 +187,7 @@ describe('media replies', () => {
       url: `${mediaBase}/terms.pdf`,
     });
     expect(await drain()).toBe(3);
-    const sent = await messagesOf(c.key, c.conversationId);
+    const sent = await messagesOf(h, c.key, c.conversationId);
     expect(
       sent
         .filter((message) => message.status === 'sent')
@@ -328,10 +324,10 @@ describe('template replies', () => {
     });
     expect(answered.status).toBe(202);
     expect(answered.body).toMatchObject({ type: 'template', template_id: c.template.id, text: 'Your code is 4417' });
-    expect(await balanceOf(c.account.id)).toBe(8);
+    expect(await balanceOf(h, c.account.id)).toBe(8);
     expect(await windowPhones(c.org.id)).toEqual([]);
     await drain();
-    const [newest] = await messagesOf(c.key, c.conversationId);
+    const [newest] = await messagesOf(h, c.key, c.conversationId);
     expect(newest).toMatchObject({ id: answered.body.id, status: 'sent' });
   });
 
@@ -341,7 +337,7 @@ describe('template replies', () => {
     const body = { type: 'template', template_id: c.template.id, variables: { 'body.1': '1' } };
     expect((await reply(c.key, c.conversationId, body)).status).toBe(202);
     expect(await windowPhones(c.org.id)).toEqual([c.phone]);
-    expect(await balanceOf(c.account.id)).toBe(1);
+    expect(await balanceOf(h, c.account.id)).toBe(1);
     // The same phone again does not take more room in the limit; the balance (1) cannot pay 2.
     const poor = await reply(c.key, c.conversationId, body);
     expect(poor.status).toBe(402);
@@ -354,7 +350,7 @@ describe('template replies', () => {
     const limited = await reply(c.key, list.body.items[0].id, body);
     expect(limited.status).toBe(409);
     expect(limited.body.detail).toMatchObject({ code: 'messaging_limit_exceeded', remaining: 0 });
-    expect(await balanceOf(c.account.id)).toBe(1);
+    expect(await balanceOf(h, c.account.id)).toBe(1);
     expect(await queued(c.org.id)).toBe(1);
     await drain();
   });
@@ -373,7 +369,7 @@ describe('template replies', () => {
     expect((await reply(c.key, list.body.items[0].id, body)).status).toBe(409);
     // ...until the first fails at the platform (not on the network): its place in the window is given back.
     await drain();
-    const [failed] = await messagesOf(c.key, c.conversationId);
+    const [failed] = await messagesOf(h, c.key, c.conversationId);
     expect(failed).toMatchObject({ status: 'failed', error: 'not_on_network' });
     expect((await reply(c.key, list.body.items[0].id, body)).status).toBe(202);
     expect(await windowPhones(c.org.id)).toEqual([second]);
@@ -413,7 +409,7 @@ describe('template replies', () => {
     const refused = await reply(c.key, c.conversationId, { type: 'template', template_id: marketing.id, variables });
     expect(refused.status).toBe(409);
     expect(refused.body.detail).toEqual({ code: 'contact_opted_out' });
-    expect(await balanceOf(c.account.id)).toBe(10);
+    expect(await balanceOf(h, c.account.id)).toBe(10);
     const utility = await reply(c.key, c.conversationId, {
       type: 'template',
       template_id: c.template.id,
@@ -455,7 +451,7 @@ describe('Idempotency-Key', () => {
       expect(answer.status).toBe(409);
       expect(answer.body.detail).toEqual({ code: 'idempotency_key_in_flight' });
     }
-    const burstMessages = (await messagesOf(c.key, c.conversationId)).filter((message) => message.text === 'burst');
+    const burstMessages = (await messagesOf(h, c.key, c.conversationId)).filter((message) => message.text === 'burst');
     expect(burstMessages).toHaveLength(1);
     expect(await queued(c.org.id)).toBe(2);
     // A refused request released its key: corrected, it goes through.

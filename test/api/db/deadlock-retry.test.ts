@@ -13,6 +13,7 @@ import { callbackReference } from '../../../src/modules/recipients/recipient-rul
 import { controlClient, testDatabaseKind } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
+import { waitForValue, waitUntil } from '../../helpers/wait.ts';
 
 const REPORT_HOLDS = 919_001; // taken by the report's transaction, wanted by the record's
 const BARRIER = 919_002; // held by the test until the record holds the recipient row
@@ -32,18 +33,18 @@ afterAll(async () => {
   await h.close();
 });
 
-/** Polls (with a deadline) until some session waits for the advisory lock `key`. */
+/** Waits until some session waits for the advisory lock `key`. */
 async function untilWaitingFor(key: number) {
-  const deadline = Date.now() + 10_000;
-  for (;;) {
-    const { rows } = await control.query(
-      `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1 and not granted`,
-      [key],
-    );
-    if (rows[0].n > 0) return;
-    if (Date.now() > deadline) throw new Error(`nobody waits for advisory lock ${key}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await waitUntil(
+    async () => {
+      const { rows } = await control.query(
+        `select count(*)::int as n from pg_locks where locktype = 'advisory' and objid = $1 and not granted`,
+        [key],
+      );
+      return rows[0].n > 0;
+    },
+    { intervalMs: 10, message: `a session waiting for advisory lock ${key}` },
+  );
 }
 
 async function deadlocksSoFar(): Promise<number> {
@@ -123,11 +124,8 @@ describe.skipIf(!postgres)('a status report against a group’s record', () => {
       const [reported] = await Promise.all([report, record]);
       expect(reported.status).toBe(200);
 
-      const deadline = Date.now() + 10_000;
-      while ((await deadlocksSoFar()) === before && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
-      expect(await deadlocksSoFar()).toBeGreaterThan(before);
+      // The server counts the deadlock in its statistics a moment after the victim's error.
+      await waitForValue(deadlocksSoFar, (deadlocks) => deadlocks > before, { message: 'the deadlock counted' });
     } finally {
       await control.query(`
         drop trigger test_report_holds on processed_webhook_events;

@@ -5,7 +5,12 @@
 import { sql } from 'kysely';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { controlClient, testDatabaseKind } from '../../helpers/database.ts';
+import {
+  controlClient,
+  testDatabaseKind,
+  untilASessionWaitsForALock,
+  withoutWaitingForALock,
+} from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
 
@@ -30,15 +35,7 @@ async function whileAccountLocked<T>(accountId: string, work: () => Promise<T>):
   try {
     const locked = await control.query('select balance from messaging_accounts where id = $1 for update', [accountId]);
     expect(locked.rowCount).toBe(1);
-    let timer: NodeJS.Timeout | undefined;
-    const waited = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('the work waited for the account row’s lock')), 5000);
-    });
-    try {
-      return await Promise.race([work(), waited]);
-    } finally {
-      clearTimeout(timer);
-    }
+    return await withoutWaitingForALock(control, work(), 'the work (for the account row’s lock)');
   } finally {
     await control.query('rollback');
   }
@@ -53,9 +50,12 @@ async function drainWhileHeld(statement: string, accountId: string, end: 'commit
   let claiming: Promise<number> | undefined;
   try {
     await control.query(statement, [accountId]);
-    claiming = h.fanout.drain();
-    const first = await Promise.race([claiming.then(() => 'claimed'), sleep(300).then(() => 'waiting')]);
-    expect(first).toBe('waiting');
+    let claimed = false;
+    claiming = h.fanout.drain().finally(() => {
+      claimed = true;
+    });
+    await untilASessionWaitsForALock(control, 'the claim waiting for the account row');
+    expect(claimed).toBe(false);
   } finally {
     await control.query(end);
   }
@@ -174,5 +174,3 @@ describe.skipIf(!postgres)('the account row and the 24-hour window', () => {
     expect(sends.every((answer) => answer.status === 202 || answer.status === 409)).toBe(true);
   });
 });
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -10,6 +10,7 @@ import { recentPhones } from '../../../src/modules/messaging-accounts/window.rep
 import { testDatabaseKind } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { approvedTemplate, POSITIONAL_BODY, phones, sender } from '../../helpers/sends.ts';
+import { paceLoop } from '../../helpers/wait.ts';
 
 let h: Harness;
 let db: Kysely<DB>;
@@ -204,7 +205,7 @@ describe('the 24-hour window of distinct phones', () => {
           const victims = [earlier[i % 10], earlier[(i + 3) % 10], shared[i % 10]] as string[];
           await setStatus(setup, victims, i % 2 === 0 ? 'failed' : 'cancelled');
         }
-        await new Promise((resolve) => setTimeout(resolve, 3));
+        await paceLoop(3);
       }
     })();
     await Promise.all([sending, failing, h.fanout.drain(), h.fanout.drain()]);

@@ -9,6 +9,7 @@ import { claimReplies } from '../../../src/modules/conversations/reply-handoffs.
 import { callbackReference } from '../../../src/modules/recipients/recipient-rules.ts';
 import { createFanout } from '../../../src/worker/fanout.ts';
 import { type Harness, startHarness, WEBHOOK_APP_SECRET } from '../../helpers/harness.ts';
+import { balanceOf } from '../../helpers/messages.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
 import { waitUntil } from '../../helpers/wait.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../../helpers/webhook-receiver.ts';
@@ -51,8 +52,6 @@ async function report(org: Org, fields: { id: string; status: string; phone: str
   const response = await h.webhook(undefined, { raw: rawBody.toString('utf8') });
   expect(response.status).toBe(200);
 }
-
-const balanceOf = async (org: Org) => (await h.admin('GET', `/messaging-accounts/${org.account.id}`)).body.balance;
 
 let paths = 0;
 /** The organization's webhooks of `type` as an integrator's receiver gets them (verified), oldest first. */
@@ -157,9 +156,9 @@ describe('a broadcast recipient failed handoff_unconfirmed, then reported', () =
     // The hand-off of position 0 loses its answer (the adapter throws): it stays `sending`, marked.
     const fanout = losingAnswers((callbackData) => callbackData === callbackReference(org.org.id, broadcastId, 0));
     expect(await fanout.runOnce()).toBe(3);
-    expect(await balanceOf(org)).toBe(94);
+    expect(await balanceOf(h, org.account.id)).toBe(94);
     expect(await fanout.reconcile()).toBe(1);
-    expect(await balanceOf(org)).toBe(97);
+    expect(await balanceOf(h, org.account.id)).toBe(97);
     const view = async () => (await h.api('GET', `/v1/broadcasts/${broadcastId}`, { key: org.key })).body;
     expect(await view()).toMatchObject({ status: 'completed', requested: 3, sent: 1, failed: 2, pending: 0 });
     const listed = async () =>
@@ -189,7 +188,7 @@ describe('a broadcast recipient failed handoff_unconfirmed, then reported', () =
       delivered_at: expect.any(String),
     });
     // Charged again the price it was admitted at (3), even though the price has changed since.
-    expect(await balanceOf(org)).toBe(94);
+    expect(await balanceOf(h, org.account.id)).toBe(94);
     const row = await h.database.db
       .selectFrom('broadcast_recipients')
       .select(['charged', 'unconfirmed_charge', 'failed_at', 'error_code', 'sent_at'])
@@ -220,7 +219,7 @@ describe('a broadcast recipient failed handoff_unconfirmed, then reported', () =
     await report(org, { id: 'wamid.LATE1', status: 'failed', phone: lost, callbackData });
     await report(org, { id: 'wamid.LATE1', status: 'sent', phone: lost, callbackData });
     expect((await listed())[0]).toMatchObject({ status: 'read' });
-    expect(await balanceOf(org)).toBe(94);
+    expect(await balanceOf(h, org.account.id)).toBe(94);
     expect(await conversationMessages(org, lost)).toEqual([
       { direction: 'outbound', type: 'template', platform_message_id: 'wamid.LATE1', status: 'read' },
     ]);
@@ -233,7 +232,7 @@ describe('a broadcast recipient failed handoff_unconfirmed, then reported', () =
       callbackData: callbackReference(org.org.id, broadcastId, 2),
     });
     expect((await listed())[2]).toMatchObject({ status: 'failed', error: 'platform_error' });
-    expect(await balanceOf(org)).toBe(94);
+    expect(await balanceOf(h, org.account.id)).toBe(94);
     expect(await view()).toMatchObject({ sent: 2, failed: 1 });
   });
 
@@ -248,7 +247,7 @@ describe('a broadcast recipient failed handoff_unconfirmed, then reported', () =
     await report(org, { id: 'wamid.LATEFAIL', status: 'failed', phone, callbackData });
     const listed = (await h.api('GET', `/v1/broadcasts/${send.body.id}/recipients`, { key: org.key })).body.items;
     expect(listed[0]).toMatchObject({ status: 'failed', error: 'handoff_unconfirmed' });
-    expect(await balanceOf(org)).toBe(10);
+    expect(await balanceOf(h, org.account.id)).toBe(10);
   });
 });
 
@@ -268,11 +267,11 @@ describe('a reply failed handoff_unconfirmed, then reported', () => {
       body: { type: 'template', template_id: org.template.id, variables: { 'body.1': '1' } },
     });
     expect(replied.status).toBe(202);
-    expect(await balanceOf(org)).toBe(98);
+    expect(await balanceOf(h, org.account.id)).toBe(98);
     // A worker marks it and dies before the platform's answer is recorded; the reconciler fails it, refunded.
     expect(await claimReplies(h.database.db, { limit: 10, leaseMs: 1, token: 'dead-worker' })).toHaveLength(1);
     await waitUntil(async () => (await h.wiring.replies.reconcile()) === 1);
-    expect(await balanceOf(org)).toBe(100);
+    expect(await balanceOf(h, org.account.id)).toBe(100);
     const messageOf = async () =>
       (await h.api('GET', `/v1/conversations/${conversationId}/messages?limit=100`, { key: org.key })).body.items.find(
         (message: any) => message.id === replied.body.id,
@@ -290,11 +289,11 @@ describe('a reply failed handoff_unconfirmed, then reported', () => {
       platform_message_id: 'wamid.LATEREPLY',
       sent_at: expect.any(String),
     });
-    expect(await balanceOf(org)).toBe(98);
+    expect(await balanceOf(h, org.account.id)).toBe(98);
     await report(org, { id: 'wamid.LATEREPLY', status: 'read', phone, callbackData });
     await report(org, { id: 'wamid.LATEREPLY', status: 'failed', phone, callbackData });
     expect(await messageOf()).toMatchObject({ status: 'read', delivered_at: expect.any(String) });
-    expect(await balanceOf(org)).toBe(98);
+    expect(await balanceOf(h, org.account.id)).toBe(98);
     const updates = (await eventsOf('message.updated')).filter((data) => data.id === replied.body.id);
     expect(updates.map((data) => [data.status, data.error])).toEqual([
       ['failed', 'handoff_unconfirmed'],

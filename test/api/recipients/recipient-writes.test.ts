@@ -9,6 +9,7 @@ import { startHandoffs } from '../../../src/modules/recipients/recipient-handoff
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
 import { updatesWithin } from '../../helpers/table-updates.ts';
+import { waitUntil } from '../../helpers/wait.ts';
 
 let h: Harness;
 beforeAll(async () => {
@@ -41,14 +42,17 @@ async function markOneBatch(token: string) {
     await sql<{ xid: string }>`select xmin::text as xid from broadcast_recipients
     where lease_token = ${token} limit 1`.execute(h.database.db)
   ).rows[0]?.xid as string;
-  for (let waited = 0; waited < 15_000; waited += 50) {
-    const older = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-    where pid <> pg_backend_pid()
-      and ((backend_xmin is not null and age(backend_xmin) >= age(${claimXid}::xid))
-        or (backend_xid is not null and age(backend_xid) >= age(${claimXid}::xid)))`.execute(h.database.db);
-    if ((older.rows[0]?.n ?? 0) === 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  // Up to 15 s; a transaction that outlives it only costs this batch its pruning (the attempts below allow for it).
+  await waitUntil(
+    async () => {
+      const older = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+      where pid <> pg_backend_pid()
+        and ((backend_xmin is not null and age(backend_xmin) >= age(${claimXid}::xid))
+          or (backend_xid is not null and age(backend_xid) >= age(${claimXid}::xid)))`.execute(h.database.db);
+      return (older.rows[0]?.n ?? 0) === 0;
+    },
+    { intervalMs: 50, timeoutMs: 15_000, message: 'no transaction older than the claim' },
+  ).catch(() => undefined);
   // The transaction's own counts, read before and after the mark.
   return updatesWithin(h.database.db, 'broadcast_recipients', async (trx) => {
     expect(await startHandoffs(trx, claimed)).toHaveLength(64);
@@ -58,11 +62,10 @@ async function markOneBatch(token: string) {
 describe("a recipient's hand-off mark (D210)", () => {
   it('is a HOT update for most of a claimed batch', async () => {
     // A page can still miss its pruning now and then (another session pinning it at the moment of the mark, or a
-    // transaction that outlived the wait below): the batch is tried again, up to three times, a second apart. With
-    // full pages (fillfactor 100) no attempt gets near: 5 of 64 were HOT.
+    // transaction that outlived the wait for older transactions): the batch is tried again, up to three times, each
+    // after that wait of its own. With full pages (fillfactor 100) no attempt gets near: 5 of 64 were HOT.
     const attempts: { updated: number; hot: number }[] = [];
     for (let attempt = 0; attempt < 3; attempt += 1) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 1000));
       const counts = await markOneBatch(`hot-test-${attempt}`);
       attempts.push(counts);
       expect(counts.updated).toBe(64);

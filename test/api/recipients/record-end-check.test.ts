@@ -9,7 +9,12 @@ import type { ClaimedRow } from '../../../src/modules/recipients/claim-charge.ts
 import { claimRecipients } from '../../../src/modules/recipients/recipient-claim.ts';
 import { recordOutcomes, startHandoffs } from '../../../src/modules/recipients/recipient-handoffs.ts';
 import { failUnconfirmed } from '../../../src/modules/recipients/recipients.repo.ts';
-import { controlClient, testDatabaseKind } from '../../helpers/database.ts';
+import {
+  controlClient,
+  testDatabaseKind,
+  untilASessionWaitsForALock,
+  withoutWaitingForALock,
+} from '../../helpers/database.ts';
 import { recordedEvents } from '../../helpers/events.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
@@ -107,10 +112,11 @@ describe("a group's record and its broadcast's end (D213)", () => {
       await holder.query('select 1 from broadcasts where org_id = $1 and id = $2 for update', [orgId, broadcastId]);
       try {
         // Not waiting: it completes while another session holds the broadcast's lock (it waited before D213).
-        const recorded = await Promise.race([
+        const recorded = await withoutWaitingForALock(
+          holder,
           recordOutcomes(h.database.db, accepted(first), second),
-          new Promise<'waiting'>((resolve) => setTimeout(() => resolve('waiting'), 10_000)),
-        ]);
+          'the first group’s record',
+        );
         expect(recorded).toHaveLength(2);
         // The last group checks the end: it waits for the lock, and finishes the broadcast once it has it.
         let done = false;
@@ -118,16 +124,7 @@ describe("a group's record and its broadcast's end (D213)", () => {
           done = true;
           return rows;
         });
-        const deadline = Date.now() + 10_000;
-        for (;;) {
-          const { rows } = await holder.query(
-            `select count(*)::int as n from pg_stat_activity
-             where datname = current_database() and wait_event_type = 'Lock'`,
-          );
-          if (rows[0].n > 0) break;
-          if (done || Date.now() > deadline) throw new Error("the last group's record did not wait for the lock");
-          await new Promise((resolve) => setTimeout(resolve, 10));
-        }
+        await untilASessionWaitsForALock(holder, 'the last group’s record waiting for the broadcast’s lock');
         expect(done).toBe(false);
         await holder.query('commit');
         expect(await last).toEqual([]);

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookDeliverer } from '../../../src/worker/webhook-deliveries.ts';
 import { startWorker } from '../../../src/worker/worker.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
-import { waitUntil } from '../../helpers/wait.ts';
+import { slowAnswer, waitUntil } from '../../helpers/wait.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../../helpers/webhook-receiver.ts';
 
 let h: Harness;
@@ -107,10 +107,10 @@ describe('the claim that refills the pool as a group is recorded', () => {
       most = Math.max(most, open);
       received.push(String(request.headers['webhook-id']));
       request.resume();
-      setTimeout(() => {
+      slowAnswer(5, () => {
         open--;
         response.writeHead(200).end();
-      }, 5);
+      });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };

@@ -1,27 +1,18 @@
 // The embedded database's lock within one process; the same across real processes is in test/process/cli.test.ts.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DataDirLockedError, lockDataDir, withDataDirLock } from '../../../src/db/data-dir-lock.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
-const dirs: string[] = [];
-const tempDir = () => {
-  const dir = mkdtempSync(join(tmpdir(), 'crm-lock-test-'));
-  dirs.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
 const deadPid = () =>
   Number(spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' }).stdout);
 const lockOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'crm.lock'), 'utf8'));
 
 describe('the data dir lock', () => {
   it('writes our pid, refuses a second holder (even in this process), and is free again once released', async () => {
-    const dir = tempDir();
+    const dir = tempDir('crm-lock-test-');
     const lock = await lockDataDir(dir);
     expect(lockOf(dir).pid).toBe(process.pid);
     const refused = await lockDataDir(dir).catch((error) => error);
@@ -34,7 +25,7 @@ describe('the data dir lock', () => {
   });
 
   it('refuses a lock held by another live process', async () => {
-    const dir = tempDir();
+    const dir = tempDir('crm-lock-test-');
     writeFileSync(join(dir, 'crm.lock'), JSON.stringify({ pid: process.ppid, command: 'src/main.ts' }));
     await expect(lockDataDir(dir)).rejects.toThrow(`(pid ${process.ppid}: src/main.ts)`);
     expect(lockOf(dir).pid).toBe(process.ppid);
@@ -42,7 +33,7 @@ describe('the data dir lock', () => {
 
   it('takes over a lock of a dead pid, an unreadable lock, and our own pid left by an earlier life', async () => {
     for (const content of [JSON.stringify({ pid: deadPid() }), 'garbage', JSON.stringify({ pid: process.pid })]) {
-      const dir = tempDir();
+      const dir = tempDir('crm-lock-test-');
       writeFileSync(join(dir, 'crm.lock'), content);
       const lock = await lockDataDir(dir);
       expect(lockOf(dir).pid).toBe(process.pid);
@@ -51,7 +42,7 @@ describe('the data dir lock', () => {
   });
 
   it('gives a stale lock to exactly one of many callers at once', async () => {
-    const dir = tempDir();
+    const dir = tempDir('crm-lock-test-');
     writeFileSync(join(dir, 'crm.lock'), JSON.stringify({ pid: deadPid() }));
     const results = await Promise.allSettled(Array.from({ length: 10 }, () => lockDataDir(dir)));
     const won = results.filter((result) => result.status === 'fulfilled');
@@ -62,7 +53,7 @@ describe('the data dir lock', () => {
   });
 
   it('never removes a lock that another process took over after ours', async () => {
-    const dir = tempDir();
+    const dir = tempDir('crm-lock-test-');
     const lock = await lockDataDir(dir);
     const other = JSON.stringify({ pid: process.ppid });
     writeFileSync(join(dir, 'crm.lock'), other);
@@ -71,7 +62,7 @@ describe('the data dir lock', () => {
   });
 
   it('holds the lock while a database is open and releases it on close, or when opening fails', async () => {
-    const dir = tempDir();
+    const dir = tempDir('crm-lock-test-');
     let closed = false;
     const database = await withDataDirLock(dir, async () => ({
       close: async () => {

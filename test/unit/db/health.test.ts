@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { isConnectionFailure, isDatabaseUnavailable, trackHealth } from '../../../src/db/health.ts';
 import { isPoolBusy, PoolBusyError } from '../../../src/db/pool-gate.ts';
-import { delay, waitUntil } from '../../helpers/wait.ts';
+import { quietSpell, waitUntil } from '../../helpers/wait.ts';
 
 const withCode = (message: string, code: string) => Object.assign(new Error(message), { code });
 
@@ -80,8 +80,7 @@ describe('trackHealth', () => {
     let probes = 0;
     const health = trackHealth(async () => void probes++, 20);
     expect(health.report(withCode('duplicate key', '23505'))).toBe(false);
-    // Waiting for something not to happen: a few probe intervals.
-    await delay(50);
+    await quietSpell(50); // a few probe intervals
     expect(probes).toBe(0);
     expect(health.available).toBe(true);
     health.stop();

@@ -1,10 +1,9 @@
 // The keyring of secrets at rest (D148): SECRETS_KEY's format and its errors, the key file generated in
 // DATA_DIR for the embedded default (private to its owner, the same key on every start), and sealing bound to its
 // row.
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../src/config.ts';
 import {
   generateKeyringText,
@@ -15,11 +14,7 @@ import {
   SecretsKeyError,
   seal,
 } from '../../../src/lib/secrets-box.ts';
-
-const dirs: string[] = [];
-afterAll(() => {
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
-});
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 describe('SECRETS_KEY', () => {
   it('takes id:key pairs, the first sealing, and a lone key named by its fingerprint', () => {
@@ -42,8 +37,7 @@ describe('SECRETS_KEY', () => {
 
 describe('the key file of the embedded default', () => {
   it('is generated once in DATA_DIR, readable by its owner only, and read back on the next start', () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'crm-secrets-'));
-    dirs.push(dataDir);
+    const dataDir = tempDir('crm-secrets-');
     const first = loadKeyring({ secretsKey: undefined, dataDir });
     expect(first.source).toBe(join(dataDir, KEY_FILE_NAME));
     expect(statSync(first.source).mode & 0o777).toBe(0o600);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isPrivateAddress } from '../../../src/lib/address-policy.ts';
 import { createMediaFetcher } from '../../../src/messaging/media/media-fetcher.ts';
+import { slowAnswer } from '../../helpers/wait.ts';
 
 const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(200, 1)]);
 const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0]), Buffer.alloc(200, 2)]);
@@ -64,7 +65,7 @@ beforeAll(async () => {
         response.writeHead(302, { location: '/loop' });
         return response.end();
       case '/slow':
-        return setTimeout(() => send('image/png', PNG), 2000);
+        return slowAnswer(2000, () => send('image/png', PNG));
       case '/stalls': {
         response.writeHead(200, { 'content-type': 'video/mp4', 'content-length': String(MP4.length * 2) });
         response.on('error', () => {});

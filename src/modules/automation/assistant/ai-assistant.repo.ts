@@ -18,6 +18,25 @@ export async function saveAssistant(db: Kysely<DB>, row: Insertable<AiAssistants
     .executeTakeFirstOrThrow();
 }
 
+/**
+ * A provider key sealed again (a key rotation, assistant-settings.ts resealAssistantKeys): applied only while the row
+ * holds the text that was read, so a concurrent PUT is never overwritten. Answers whether it applied.
+ */
+export async function replaceSealedKey(
+  db: Kysely<DB>,
+  orgId: string,
+  previous: string,
+  sealed: { provider_api_key: string | null; api_key_key_id: string | null },
+): Promise<boolean> {
+  const result = await db
+    .updateTable('ai_assistants')
+    .set(sealed)
+    .where('org_id', '=', orgId)
+    .where('provider_api_key', '=', previous)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 /** Of `ids`, the organization's connected numbers. */
 export async function existingChannels(db: Kysely<DB>, orgId: string, ids: string[]): Promise<Set<string>> {
   if (ids.length === 0) return new Set();

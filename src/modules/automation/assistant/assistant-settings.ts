@@ -5,7 +5,7 @@ import type { Kysely } from 'kysely';
 import { AI_TIMEOUT_MS, type DeploymentModel } from '../../../config.ts';
 import type { DB } from '../../../db/schema.ts';
 import { type Keyring, open, seal } from '../../../lib/secrets-box.ts';
-import type { AssistantRow } from './ai-assistant.repo.ts';
+import { type AssistantRow, replaceSealedKey } from './ai-assistant.repo.ts';
 import type { AiAssistant } from './ai-assistant.schemas.ts';
 import { DEFAULT_HANDOFF_MESSAGE } from './ai-assistant.schemas.ts';
 import type { AssistantModel, Faq } from './assistant-model.ts';
@@ -139,13 +139,8 @@ export async function resealAssistantKeys(db: Kysely<DB>, keyring: Keyring, batc
         { ciphertext: row.provider_api_key as string, keyId: row.api_key_key_id as string },
         keyContext(row.org_id),
       );
-      const result = await db
-        .updateTable('ai_assistants')
-        .set(sealApiKey(keyring, row.org_id, apiKey))
-        .where('org_id', '=', row.org_id)
-        .where('provider_api_key', '=', row.provider_api_key)
-        .executeTakeFirst();
-      changed += Number(result.numUpdatedRows);
+      const sealed = sealApiKey(keyring, row.org_id, apiKey);
+      if (await replaceSealedKey(db, row.org_id, row.provider_api_key as string, sealed)) changed += 1;
     }
     total += changed;
     if (rows.length === 0 || changed === 0) return total;

@@ -51,18 +51,6 @@ export const conversationOwner = (db: Kysely<DB>, orgId: string, conversationId:
   return (lock ? query.forUpdate() : query).executeTakeFirst();
 };
 
-/**
- * decisions §19/§20: a conversation created by a contact's message on a number the autonomous assistant serves
- * starts `pending`, owned by the assistant — its creation, in the transaction that creates it (no change, no event).
- */
-export const startWithAssistant = (db: Kysely<DB>, orgId: string, conversationId: string) =>
-  db
-    .updateTable('conversations')
-    .set({ status: 'pending', assignee_type: 'ai', assignee_user_id: null })
-    .where('org_id', '=', orgId)
-    .where('id', '=', conversationId)
-    .execute();
-
 export const activeRules = (db: Kysely<DB>, orgId: string, events: string[]) =>
   db
     .selectFrom('automation_rules')

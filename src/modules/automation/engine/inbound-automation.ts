@@ -12,6 +12,7 @@ import type { PlatformEventHandler, PlatformEventHandlers } from '../../../messa
 import { optOutKeyword } from '../../contacts/contact-intake.ts';
 import { readContact } from '../../contacts/contact-view.ts';
 import { applyConversationChange, type ConversationChange } from '../../conversations/conversation-changes.ts';
+import { startWithAssistant } from '../../conversations/conversation-state.repo.ts';
 import { addNote } from '../../conversations/notes.ts';
 import { insertRuns } from '../automation-rules.repo.ts';
 import { organizationTimezone } from '../business-hours.repo.ts';
@@ -55,7 +56,7 @@ const runAutomation: PlatformEventHandler<'inbound_message'> = async (trx, event
   let assignee = assigneeWord(inbound.assignee_type, inbound.assignee_user_id);
   let status = inbound.status;
   if (isNew && assistant.serves && assignee === 'unassigned') {
-    await repo.startWithAssistant(trx, orgId, conversationId);
+    await startWithAssistant(trx, orgId, conversationId);
     assignee = 'ai';
     status = 'pending';
   }

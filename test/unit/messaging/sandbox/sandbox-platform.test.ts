@@ -5,7 +5,7 @@ import type { PlatformEvent, TemplateSubmission } from '../../../../src/messagin
 import { createSandboxPlatform, type SandboxPlatform } from '../../../../src/messaging/sandbox/sandbox-platform.ts';
 import { templateStatusFor } from '../../../../src/modules/templates/platform-template.handlers.ts';
 import { manualClock } from '../../../helpers/clock.ts';
-import { waitUntil } from '../../../helpers/wait.ts';
+import { quietSpell, waitUntil } from '../../../helpers/wait.ts';
 
 const secret = 'unit-secret';
 const waba = '102290129340398';
@@ -144,7 +144,7 @@ describe('templates', () => {
     const { platform, delivered } = start({ autoReviewMs: 5 });
     await platform.submitTemplate(submission);
     platform.close();
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await quietSpell(30); // six review intervals
     expect(delivered).toEqual([]);
   });
 });
