@@ -14,18 +14,11 @@ export const RecipientEventData = Type.Object(
     additionalProperties: false,
     title: 'BroadcastRecipientEventData',
     description: 'A broadcast recipient as the recipients list shows it, with its broadcast’s id.',
+    // The recipient's own example (broadcasts.schemas.ts) with its broadcast's id.
     examples: [
       {
         broadcast_id: 'bc_01JH5ZM2A3B4C5D6E7F8G9H0J1',
-        contact_id: 'ct_01JH5ZN4B5C6D7E8F9G0H1J2K3',
-        phone: '+15551234567',
-        status: 'delivered',
-        error: null,
-        error_message: null,
-        platform_message_id: 'wamid.HBgLMTU1NTEyMzQ1NjcVAgARGBI',
-        delivered_at: '2026-01-15T09:30:04.000Z',
-        read_at: null,
-        created_at: '2026-01-15T09:30:00.000Z',
+        ...(RecipientSchema as unknown as { examples: Record<string, unknown>[] }).examples[0],
       },
     ],
   },
