@@ -166,7 +166,7 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
       for (;;) {
         const claim = room(0, 0);
         if (!claim) return;
-        const claimed = await deliveries.claim(claim.limit, claim.bulkLimit, false);
+        const claimed = await deliveries.claim(claim.limit, claim.bulkLimit);
         for (const row of claimed) start(row, true);
         if (claimed.length < claim.limit) return;
       }

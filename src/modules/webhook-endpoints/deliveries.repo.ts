@@ -35,15 +35,16 @@ export interface ClaimedDelivery {
 }
 
 /**
- * The organizations with due deliveries, the longest waiting first (D318, D342): a read without locks, every shard
- * on Citus; each is then claimed within by `recordAndClaim`.
+ * The organizations with due deliveries (D342): a read without locks, every shard on Citus, one probe of the
+ * per-endpoint index per organization. Not grouped from the due rows, oldest first, as other claims do (D318): that
+ * read every due delivery, 22 ms a search beside a backlog of 10,000; the claim takes them in turn instead.
  */
-export async function findDueOrgs(db: Kysely<DB>, limit: number): Promise<string[]> {
+export async function findDueOrgs(db: Kysely<DB>): Promise<string[]> {
   const result = await executePrepared(
     db,
-    sql<{ org_id: string }>`select org_id from webhook_deliveries
-    where status = 'pending' and next_attempt_at <= now()
-    group by org_id order by min(next_attempt_at), org_id limit ${limit}`,
+    sql<{ org_id: string }>`select o.id as org_id from organizations o
+    where exists (select from webhook_deliveries d
+      where d.org_id = o.id and d.status = 'pending' and d.next_attempt_at <= now())`,
   );
   return result.rows.map((row) => row.org_id);
 }

@@ -59,8 +59,6 @@ function byOrg(finished: readonly FinishedAttempt[]): Map<string, FinishedAttemp
   return groups;
 }
 
-/** Organizations with due deliveries that a search answers at most (D342). */
-const DUE_ORGS_MOST = 64;
 /** How old the list of organizations with due deliveries may get before a claim searches again (D342). */
 const DUE_ORGS_EVERY_MS = 250;
 
@@ -99,19 +97,22 @@ export function createDeliveryService(deps: {
     return { row, record, outcome, statusCode: answer.statusCode };
   }
 
-  // The organizations with due deliveries, as last found (D342): a claim visits them in that order, an even share
-  // each (lib/fair-claims.ts), and searches again when the list is empty (an idle poll: one statement, as the claim
-  // was) or DUE_ORGS_EVERY_MS old, so another organization's work waits for that at most. The organizations of the
-  // attempts it records are visited too (after the others), so a busy one's freed slots are refilled without a
-  // search.
+  // The organizations with due deliveries, as last found (D342): a claim visits them in turn, starting one further
+  // each time, an even share each (lib/fair-claims.ts). A poll's claim (`claim`) searches first (an idle poll: one
+  // statement, as the claim was); the claim that refills a recorded group's slots searches again when the list is
+  // empty or DUE_ORGS_EVERY_MS old, and visits the organizations of the attempts it records too (after the others),
+  // so a busy one's freed slots are refilled without a search.
   let dueOrgs: string[] = [];
   let dueOrgsFoundAt = Number.NEGATIVE_INFINITY;
-  async function orgsToClaim(fresh: boolean, limit: number): Promise<string[]> {
+  let turn = 0;
+  async function orgsToClaim(fresh: boolean): Promise<string[]> {
     if (fresh || dueOrgs.length === 0 || performance.now() - dueOrgsFoundAt >= DUE_ORGS_EVERY_MS) {
-      dueOrgs = await repo.findDueOrgs(db, Math.max(limit, DUE_ORGS_MOST));
+      dueOrgs = await repo.findDueOrgs(db);
       dueOrgsFoundAt = performance.now();
     }
-    return dueOrgs;
+    if (dueOrgs.length < 2) return dueOrgs;
+    const start = turn++ % dueOrgs.length;
+    return [...dueOrgs.slice(start), ...dueOrgs.slice(0, start)];
   }
 
   /**
@@ -139,7 +140,7 @@ export function createDeliveryService(deps: {
         const visited = new Set<string>();
         let rows: ClaimedDelivery[] = [];
         if (claim) {
-          const found = await orgsToClaim(claim.fresh === true, claim.limit);
+          const found = await orgsToClaim(claim.fresh === true);
           const orgs = [...found, ...[...plain.keys()].filter((org) => !found.includes(org))];
           let bulkLeft = claim.bulkLimit;
           rows = await claimFairly(orgs, claim.limit, async (orgId, max) => {
@@ -235,8 +236,8 @@ export function createDeliveryService(deps: {
 
   return {
     /** Claims up to `limit` due deliveries (of which at most `bulkLimit` bulk ones), a few per endpoint and lane. */
-    claim: async (limit: number, bulkLimit = limit, fresh = true) =>
-      (await recordAndClaim([], { limit, bulkLimit, fresh })).claimed,
+    claim: async (limit: number, bulkLimit = limit) =>
+      (await recordAndClaim([], { limit, bulkLimit, fresh: true })).claimed,
 
     /** Attempts one claimed delivery: what to record (recordAndClaim). */
     async attempt(row: ClaimedDelivery): Promise<FinishedAttempt> {

@@ -105,7 +105,7 @@ const ALLOWED: { pattern: RegExp; reason: string }[] = [
   },
   {
     pattern:
-      /^select "?org_id"? from "?(conversations|assistant_jobs|reply_handoffs|broadcasts|webhook_deliveries)"?\s.*group by "?org_id"? order by min\(/is,
+      /^select "?org_id"? from "?(conversations|assistant_jobs|reply_handoffs|broadcasts)"?\s.*group by "?org_id"? order by min\(/is,
     reason:
       'D318: a worker finds the organizations with due work (a read without locks, grouped by organization, every ' +
       'shard on Citus), then claims within each by a statement that names it',
