@@ -42,9 +42,10 @@ export interface ClaimedDelivery {
 export async function findDueOrgs(db: Kysely<DB>): Promise<string[]> {
   const result = await executePrepared(
     db,
+    // offset 0: a probe per organization; as a semi join PostgreSQL hashed every due delivery (18 ms beside 10,000).
     sql<{ org_id: string }>`select o.id as org_id from organizations o
     where exists (select from webhook_deliveries d
-      where d.org_id = o.id and d.status = 'pending' and d.next_attempt_at <= now())`,
+      where d.org_id = o.id and d.status = 'pending' and d.next_attempt_at <= now() offset 0)`,
   );
   return result.rows.map((row) => row.org_id);
 }
