@@ -14,11 +14,14 @@
 //   BENCH_EVENTS           contact creates per run, default 3000
 //   BENCH_WEBHOOK_FANOUT   recipients of the campaign, default 100000 (BENCH_QUICK=1: 10000; a multiple of 100)
 //   BENCH_WORKER_NODE_OPTIONS  NODE_OPTIONS of the workers (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`)
+//   BENCH_WEBHOOK_WORKERS  the worker counts to run, default `1,2`
+//   BENCH_WEBHOOK_BACKLOG_ONLY=1  only the backlog rows (no contact creates, no campaign): for alternating pairs
 //   BENCH_COMPARE_ROOT     another checkout (e.g. main) whose `crm worker` also drains each backlog, in turn with
 //                          this one's, on the same database (its migrations must be this checkout's)
 import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.ts';
@@ -315,7 +318,9 @@ async function main(): Promise<void> {
   const backlogRates: number[] = [];
   let campaignMet = true;
   let campaignWorst = 0;
-  for (const workers of [1, 2]) {
+  const workerCounts = (process.env.BENCH_WEBHOOK_WORKERS ?? '1,2').split(',').map(Number);
+  const backlogOnly = process.env.BENCH_WEBHOOK_BACKLOG_ONLY === '1';
+  for (const workers of workerCounts) {
     // The backlog: recorded before the workers start; its drain rate is the delivery capacity.
     for (const checkout of compareRoot ? [root, compareRoot, root, compareRoot] : [root]) {
       receiver.reset();
@@ -342,10 +347,12 @@ async function main(): Promise<void> {
       rows.push(
         `| backlog: contact events recorded 500 per call${label} | ${workers} | ${backlogSize} | ${rate.toFixed(0)} (${(rate / bare.perSecond).toFixed(2)}×) | ${((workerSeconds * 1e6) / measured).toFixed(0)} | ${((databaseSeconds * 1e6) / measured).toFixed(0)} | — | — | ${rss} |`,
       );
-      log(`  ${rate.toFixed(0)}/s (${receiver.requests()} requests)`);
+      log(
+        `  ${rate.toFixed(0)}/s (${receiver.requests()} requests), worker ${((workerSeconds * 1e6) / measured).toFixed(0)} µs a delivery, load ${loadavg()[0]?.toFixed(1)}`,
+      );
       await sleep(1000);
     }
-    for (const [name, { campaign, drive }] of Object.entries(drivers)) {
+    for (const [name, { campaign, drive }] of backlogOnly ? [] : Object.entries(drivers)) {
       receiver.reset();
       log(`${name}, ${workers} worker process(es)`);
       const children = Array.from({ length: workers }, () => startWorker(databaseUrl));

@@ -7,6 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Kysely, Transaction } from 'kysely';
 import { CONFLICT_RETRIES, isTransientConflict, transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB, DeliveryAttempt } from '../../db/schema.ts';
+import { claimFairly } from '../../lib/fair-claims.ts';
 import { type Keyring, SecretsKeyError } from '../../lib/secrets-box.ts';
 import * as repo from './deliveries.repo.ts';
 import { createWebhookSender, signingKey } from './delivery-http.ts';
@@ -47,6 +48,20 @@ async function retryOnConflict<T>(statement: () => Promise<T>): Promise<T> {
   }
 }
 
+/** The finished attempts of each organization, in the order they ended. */
+function byOrg(finished: readonly FinishedAttempt[]): Map<string, FinishedAttempt[]> {
+  const groups = new Map<string, FinishedAttempt[]>();
+  for (const item of finished) {
+    const group = groups.get(item.row.org_id);
+    if (group) group.push(item);
+    else groups.set(item.row.org_id, [item]);
+  }
+  return groups;
+}
+
+/** How old the list of organizations with due deliveries may get before a claim searches again (D342). */
+const DUE_ORGS_EVERY_MS = 250;
+
 /** Endpoints whose opened secrets a process keeps (more: it starts over). */
 const OPENED_SECRETS_KEPT = 1000;
 
@@ -82,40 +97,87 @@ export function createDeliveryService(deps: {
     return { row, record, outcome, statusCode: answer.statusCode };
   }
 
+  // The organizations with due deliveries, as last found (D342): a claim visits them in turn, starting one further
+  // each time, an even share each (lib/fair-claims.ts). A poll's claim (`claim`) searches first (an idle poll: one
+  // statement, as the claim was); the claim that refills a recorded group's slots searches again when the list is
+  // empty or DUE_ORGS_EVERY_MS old, and visits the organizations of the attempts it records too (after the others),
+  // so a busy one's freed slots are refilled without a search.
+  let dueOrgs: string[] = [];
+  let dueOrgsFoundAt = Number.NEGATIVE_INFINITY;
+  let turn = 0;
+  async function orgsToClaim(fresh: boolean): Promise<string[]> {
+    if (fresh || dueOrgs.length === 0 || performance.now() - dueOrgsFoundAt >= DUE_ORGS_EVERY_MS) {
+      dueOrgs = await repo.findDueOrgs(db);
+      dueOrgsFoundAt = performance.now();
+    }
+    if (dueOrgs.length < 2) return dueOrgs;
+    const start = turn++ % dueOrgs.length;
+    return [...dueOrgs.slice(start), ...dueOrgs.slice(0, start)];
+  }
+
   /**
-   * Records finished attempts (D297) and, when `claim` is given, claims more in the same round trip (D298).
-   * Successes at endpoints that were not failing, the common case, are that one statement; the attempts at an
-   * endpoint with a failure in the group, or failing when claimed, are recorded with the endpoint's failing state in
-   * one transaction beside it, retried as a deadlock's victim (D74), in the order they ended. Answers the ids
-   * recorded (a lost lease records nothing) and the rows claimed.
+   * Records finished attempts (D297) and, when `claim` is given, claims more in the same round trips (D298), one
+   * organization per statement (D342). Successes at endpoints that were not failing, the common case, ride in the
+   * claim of their organization; the attempts at an endpoint with a failure in the group, or failing when claimed,
+   * are recorded with the endpoint's failing state in one transaction per organization beside it, retried as a
+   * deadlock's victim (D74), in the order they ended. Answers the ids recorded (a lost lease records nothing) and
+   * the rows claimed.
    */
-  async function recordAndClaim(finished: readonly FinishedAttempt[], claim?: { limit: number; bulkLimit: number }) {
+  async function recordAndClaim(
+    finished: readonly FinishedAttempt[],
+    claim?: { limit: number; bulkLimit: number; fresh?: boolean },
+  ) {
     const eventful = new Set(
       finished
         .filter((item) => item.outcome !== 'succeeded' || item.row.endpoint_failing)
         .map((i) => i.row.endpoint_id),
     );
-    const plain = finished.filter((item) => !eventful.has(item.row.endpoint_id));
-    const rest = finished.filter((item) => eventful.has(item.row.endpoint_id));
-    const [first, recordedRest] = await Promise.all([
-      claim
-        ? retryOnConflict(() =>
-            repo.recordAndClaim(db, { ...claimInput(claim.limit, claim.bulkLimit), recorded: plain }),
-          )
-        : plain.length > 0
-          ? retryOnConflict(async () => ({ claimed: [], recorded: await repo.recordAttempts(db, plain) }))
-          : { claimed: [], recorded: new Set<string>() },
-      rest.length > 0 ? transactionWithRetry(db, (trx) => recordWithEndpoints(trx, rest)) : new Set<string>(),
+    const plain = byOrg(finished.filter((item) => !eventful.has(item.row.endpoint_id)));
+    const rest = byOrg(finished.filter((item) => eventful.has(item.row.endpoint_id)));
+    const recorded = new Set<string>();
+    const [claimed] = await Promise.all([
+      (async () => {
+        const visited = new Set<string>();
+        let rows: ClaimedDelivery[] = [];
+        if (claim) {
+          const found = await orgsToClaim(claim.fresh === true);
+          const orgs = [...found, ...[...plain.keys()].filter((org) => !found.includes(org))];
+          let bulkLeft = claim.bulkLimit;
+          rows = await claimFairly(orgs, claim.limit, async (orgId, max) => {
+            visited.add(orgId);
+            const result = await retryOnConflict(() =>
+              repo.recordAndClaim(db, {
+                ...claimInput(orgId, max, Math.min(max, bulkLeft)),
+                recorded: plain.get(orgId) ?? [],
+              }),
+            );
+            for (const id of result.recorded) recorded.add(id);
+            for (const row of result.claimed) if (row.lane !== 0) bulkLeft--;
+            return result.claimed;
+          });
+        }
+        await Promise.all(
+          [...plain]
+            .filter(([orgId]) => !visited.has(orgId))
+            .map(async ([orgId, group]) => {
+              for (const id of await retryOnConflict(() => repo.recordAttempts(db, orgId, group))) recorded.add(id);
+            }),
+        );
+        return rows;
+      })(),
+      ...[...rest].map(async ([orgId, group]) => {
+        for (const id of await transactionWithRetry(db, (trx) => recordWithEndpoints(trx, orgId, group)))
+          recorded.add(id);
+      }),
     ]);
-    for (const id of recordedRest) first.recorded.add(id);
-    return first;
+    return { claimed, recorded };
   }
 
-  async function recordWithEndpoints(trx: Transaction<DB>, finished: FinishedAttempt[]) {
-    const recorded = await repo.recordAttempts(trx, finished);
+  async function recordWithEndpoints(trx: Transaction<DB>, orgId: string, finished: FinishedAttempt[]) {
+    const recorded = await repo.recordAttempts(trx, orgId, finished);
     for (const item of finished) {
       if (!recorded.has(item.row.id)) continue;
-      const { org_id: orgId, endpoint_id: endpointId } = item.row;
+      const { endpoint_id: endpointId } = item.row;
       if (item.outcome === 'succeeded') {
         await repo.clearEndpointFailing(trx, orgId, endpointId);
         continue;
@@ -131,7 +193,8 @@ export function createDeliveryService(deps: {
     return recorded;
   }
 
-  const claimInput = (limit: number, bulkLimit: number) => ({
+  const claimInput = (orgId: string, limit: number, bulkLimit: number) => ({
+    orgId,
     token: randomUUID(),
     limit,
     bulkLimit,
@@ -174,7 +237,7 @@ export function createDeliveryService(deps: {
   return {
     /** Claims up to `limit` due deliveries (of which at most `bulkLimit` bulk ones), a few per endpoint and lane. */
     claim: async (limit: number, bulkLimit = limit) =>
-      (await repo.recordAndClaim(db, claimInput(limit, bulkLimit))).claimed,
+      (await recordAndClaim([], { limit, bulkLimit, fresh: true })).claimed,
 
     /** Attempts one claimed delivery: what to record (recordAndClaim). */
     async attempt(row: ClaimedDelivery): Promise<FinishedAttempt> {
