@@ -5,11 +5,11 @@
 import { type Kysely, type RawBuilder, type Selectable, sql } from 'kysely';
 import { executePrepared } from '../../db/prepared-statements.ts';
 import type { DB, DeliveryAttempt, WebhookDeliveriesTable } from '../../db/schema.ts';
-import { OTHER_LANE } from '../../db/subscription-rule.ts';
+import { OTHER_LANE } from '../events/subscription-rule.ts';
 
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
 
-/** Every lane a delivery can be in (db/subscription-rule.ts: DELIVERY_LANES and the other lane after them). */
+/** Every lane a delivery can be in (events/subscription-rule.ts: DELIVERY_LANES and the other lane after them). */
 const LANES = Array.from({ length: OTHER_LANE + 1 }, (_, lane) => lane);
 
 // ---- The queue ---------------------------------------------------------------------------------------------------
