@@ -110,6 +110,12 @@ export default defineConfig(async () => {
                 test: {
                   name: 'citus',
                   include: ['test/api/**/*.test.ts'],
+                  // A file's database is made on three nodes and its migrations distribute every table, and each
+                  // statement is a hop from the coordinator to a worker: a model test of 600 requests (teams'
+                  // auto-assignment) or a test that starts a second harness takes twice its time on one PostgreSQL
+                  // (D347).
+                  testTimeout: 120_000,
+                  hookTimeout: 120_000,
                   env: {
                     ...shared,
                     TEST_DB: 'postgres',
