@@ -36,7 +36,7 @@ function reachable(url: string): Promise<boolean> {
  * statement, prepared and read statements, deadlocks); (2) every route for two organizations (route isolation);
  * (3) each global lookup through the directory (keys, sessions and sign-in, the platform's ids on its webhooks);
  * (4) each worker's claim or cross-organization step (the fan-out and its end check, audiences, webhook deliveries,
- * reply hand-offs, snoozes, the assistant's jobs, auto-assignment, retention) and the outbox of events it writes;
+ * reply hand-offs, snoozes, the assistant's jobs, retention) and the outbox of events it writes;
  * (5) the counters and walks kept by row triggers and versions (contact counts and walks, the 24-hour window).
  * TEST_CITUS_ALL=1 runs every file of test/api there instead.
  */
@@ -58,7 +58,6 @@ const citusTests =
         'test/api/conversations/replies-delivery.test.ts',
         'test/api/conversations/conversation-workflow.test.ts',
         'test/api/automation/assistant-engine.test.ts',
-        'test/api/teams/teams.test.ts',
         'test/api/worker/retention.test.ts',
         'test/api/events/webhook-events.test.ts',
         'test/api/contacts/contact-counts.test.ts',
