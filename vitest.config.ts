@@ -7,9 +7,9 @@ import { defineConfig } from 'vitest/config';
 
 const postgresUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
-// The Citus project (D316): the PostgreSQL API tests on a 3-node cluster (`../shared/citus`: build.sh, then
-// cluster.sh start), each file's database made on every node. Skipped when the coordinator does not answer, unless
-// REQUIRE_CITUS=1.
+// The Citus project (D316, D347): API tests on a 3-node cluster (`../shared/citus`: build.sh, then cluster.sh start),
+// each file's database made on every node. Part of `npm test` when the coordinator answers; skipped when it does
+// not, unless REQUIRE_CITUS=1 (CI).
 const citusUrl = process.env.TEST_CITUS_URL ?? 'postgres://postgres@127.0.0.1:5441/postgres';
 const citusWorkers = process.env.TEST_CITUS_WORKERS ?? '127.0.0.1:5442,127.0.0.1:5443';
 
@@ -28,6 +28,42 @@ function reachable(url: string): Promise<boolean> {
     socket.once('error', () => resolve(false));
   });
 }
+
+/**
+ * What `npm test` (and so CI) runs on the Citus cluster (D347): the files that meet what Citus does differently from
+ * one PostgreSQL, not all of test/api (all of it takes about three times this subset's time, past CI's budget).
+ * The rule: (1) where each table lives and the shape of every statement (`test/api/db`: placement, the tour of every
+ * statement, prepared and read statements, deadlocks); (2) every route for two organizations (route isolation);
+ * (3) each global lookup through the directory (keys, sessions and sign-in, the platform's ids on its webhooks);
+ * (4) each worker's claim or cross-organization step (the fan-out and its end check, audiences, webhook deliveries,
+ * reply hand-offs, snoozes, the assistant's jobs, retention) and the outbox of events it writes;
+ * (5) the counters and walks kept by row triggers and versions (contact counts and walks, the 24-hour window).
+ * TEST_CITUS_ALL=1 runs every file of test/api there instead.
+ */
+const citusTests =
+  process.env.TEST_CITUS_ALL === '1'
+    ? ['test/api/**/*.test.ts']
+    : [
+        'test/api/db/*.test.ts',
+        'test/api/http/route-isolation.test.ts',
+        'test/api/http/auth.test.ts',
+        'test/api/sessions/console-sessions.test.ts',
+        'test/api/messaging/webhooks.test.ts',
+        'test/api/broadcasts/sends.test.ts',
+        'test/api/broadcasts/audience-broadcasts.test.ts',
+        'test/api/recipients/record-end-check.test.ts',
+        'test/api/recipients/fanout-groups.test.ts',
+        'test/api/webhook-endpoints/webhook-deliveries.test.ts',
+        'test/api/webhook-endpoints/webhook-delivery-groups.test.ts',
+        'test/api/conversations/replies-delivery.test.ts',
+        'test/api/conversations/conversation-workflow.test.ts',
+        'test/api/automation/assistant-engine.test.ts',
+        'test/api/worker/retention.test.ts',
+        'test/api/events/webhook-events.test.ts',
+        'test/api/contacts/contact-counts.test.ts',
+        'test/api/contacts/contact-walk.test.ts',
+        'test/api/messaging-accounts/messaging-window.test.ts',
+      ];
 
 export default defineConfig(async () => {
   const [hasPostgres, hasRedis, hasCitus] = await Promise.all([
@@ -109,7 +145,13 @@ export default defineConfig(async () => {
                 extends: true,
                 test: {
                   name: 'citus',
-                  include: ['test/api/**/*.test.ts'],
+                  include: citusTests,
+                  // A file's database is made on three nodes and its migrations distribute every table, and each
+                  // statement is a hop from the coordinator to a worker: a model test of 600 requests (teams'
+                  // auto-assignment) or a test that starts a second harness takes twice its time on one PostgreSQL
+                  // (D347).
+                  testTimeout: 120_000,
+                  hookTimeout: 120_000,
                   env: {
                     ...shared,
                     TEST_DB: 'postgres',

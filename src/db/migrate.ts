@@ -1,6 +1,7 @@
 // One set of migrations for PGlite and PostgreSQL, run at start and by `crm migrate`.
 import { type Kysely, sql } from 'kysely';
 import { type Migration, type MigrationResultSet, Migrator } from 'kysely/migration';
+import { hasCitus } from './citus.ts';
 import * as foundation from './migrations/0001-foundation.ts';
 import * as contacts from './migrations/0002-contacts.ts';
 import * as crm from './migrations/0003-crm.ts';
@@ -122,12 +123,22 @@ const analyzeEach = (db: Kysely<DB>, tables: string, holdingRows: boolean) =>
  * analyzed, it is planned by its size on disk.
  */
 export async function analyze(db: Kysely<DB>): Promise<void> {
-  await analyzeEach(
-    db,
-    `select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
-      where c.relkind in ('r', 'p') and not c.relispartition and n.nspname = current_schema() order by c.relname`,
-    true,
-  );
+  const tables = `select c.oid::regclass from pg_class c join pg_namespace n on n.oid = c.relnamespace
+      where c.relkind in ('r', 'p') and not c.relispartition and n.nspname = current_schema() order by c.relname`;
+  if (!(await hasCitus(db))) {
+    await analyzeEach(db, tables, true);
+    return;
+  }
+  // D348: on Citus each table in statements of its own. In one transaction, a read of a reference table's copy on
+  // the coordinator (run locally) forbids the ANALYZE that follows it ("a local execution has accessed a
+  // placement in the transaction"), so a migration on a database that holds rows would fail at its end.
+  const { rows } = await sql<{ t: string }>`select t::text as t from (${sql.raw(tables)}) as each (t)`.execute(db);
+  for (const { t } of rows) {
+    const { rows: holds } = await sql<{
+      holds: boolean;
+    }>`select exists (select 1 from ${sql.table(t)}) as holds`.execute(db);
+    if (holds[0]?.holds) await sql`analyze ${sql.table(t)}`.execute(db);
+  }
 }
 
 /**

@@ -12,6 +12,13 @@ export function testDatabaseKind(): TestDatabaseKind {
   return process.env.TEST_DB === 'postgres' ? 'postgres' : 'pglite';
 }
 
+/**
+ * The `citus` project (D347): the database is a Citus coordinator with workers. A test of one PostgreSQL's own
+ * machinery (its planner's plans and buffers, pg_stat, transaction ids, locks seen in pg_locks) says so and skips
+ * here with `describe.skipIf(onCitus)`, its reason beside it.
+ */
+export const onCitus = Boolean(process.env.TEST_CITUS_WORKERS);
+
 export interface TestDatabase {
   database: Database;
   /** Connection string of the PostgreSQL test database (undefined on PGlite). */
@@ -35,18 +42,37 @@ async function onServer(serverUrl: string, statement: string, database?: string)
 /**
  * The Citus project (TEST_CITUS_WORKERS set, TEST_POSTGRES_URL the coordinator): a database is made on every node,
  * with the extension, and the coordinator is told its own address and the workers' (as `../shared/citus/cluster.sh
- * createdb` does), so that migrations distribute the tables over the workers (D316).
+ * createdb` does), so that migrations distribute the tables over the workers (D316). D347: the registrations of
+ * files running at once take turns (an advisory lock in the coordinator's own database): each one replays the
+ * `postgres` role on the workers, and two at once fail there with "tuple concurrently updated". A test database's
+ * tables have CITUS_TEST_SHARDS shards each (4: two per worker, so two organizations still land on different shards
+ * and nodes), not the cluster's 32: the migrations of a file take a third of the time; routing does not depend on it.
  */
+const CITUS_TEST_SHARDS = Number(process.env.TEST_CITUS_SHARDS ?? 4);
+const CITUS_REGISTRATION_LOCK = 4_170_347;
+
 async function citusNodes(serverUrl: string, name: string): Promise<string[]> {
   const workers = (process.env.TEST_CITUS_WORKERS ?? '').split(',').filter(Boolean);
   const coordinator = new URL(serverUrl);
   const nodes = [serverUrl, ...workers.map((hostPort) => `postgres://postgres@${hostPort}/postgres`)];
   for (const node of nodes) await onServer(node, `create database ${name}`);
   for (const node of nodes) await onServer(node, 'create extension citus', name);
-  await onServer(serverUrl, `select citus_set_coordinator_host('${coordinator.hostname}', ${coordinator.port})`, name);
-  for (const hostPort of workers) {
-    const [host, port] = hostPort.split(':');
-    await onServer(serverUrl, `select citus_add_node('${host}', ${port})`, name);
+  await onServer(serverUrl, `alter database ${name} set citus.shard_count = ${CITUS_TEST_SHARDS}`);
+  const turn = new pg.Client({ connectionString: serverUrl });
+  await turn.connect();
+  try {
+    await turn.query('select pg_advisory_lock($1)', [CITUS_REGISTRATION_LOCK]);
+    await onServer(
+      serverUrl,
+      `select citus_set_coordinator_host('${coordinator.hostname}', ${coordinator.port})`,
+      name,
+    );
+    for (const hostPort of workers) {
+      const [host, port] = hostPort.split(':');
+      await onServer(serverUrl, `select citus_add_node('${host}', ${port})`, name);
+    }
+  } finally {
+    await turn.end();
   }
   return nodes;
 }
@@ -79,7 +105,13 @@ export async function createTestDatabase(
   if (kind === 'postgres') {
     const created = await createPostgresDatabase();
     const database = await openDatabase({ databaseUrl: created.url, poolSize: 20, ...pool });
-    await migrateToLatest(database.db);
+    try {
+      await migrateToLatest(database.db);
+    } catch (error) {
+      await database.close();
+      await created.drop();
+      throw error;
+    }
     return {
       database,
       url: created.url,

@@ -4,6 +4,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reachabilityUpdate } from '../../../src/modules/contacts/contact-intake.ts';
+import { onCitus } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
 import { updatesWithin } from '../../helpers/table-updates.ts';
@@ -37,7 +38,9 @@ describe("a hand-off's write on its contact (D206)", () => {
     }
   });
 
-  it('is a HOT update for most of a group of contacts that fill their page', async () => {
+  // Reads the transaction's row counts in pg_stat of one PostgreSQL. On Citus the rows are updated in a worker's
+  // shard and the coordinator counts none (D347).
+  it.skipIf(onCitus)('is a HOT update for most of a group of contacts that fill their page', async () => {
     const { org } = await sender(h, { balance: 100 });
     // 200 contacts written together, as an import or an audience leaves them: side by side, filling their pages.
     // Sixteen in the middle (the fan-out's group) are reached in one statement.

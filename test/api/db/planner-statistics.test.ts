@@ -6,6 +6,7 @@ import { CompiledQuery, type KyselyPlugin, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze, analyzeChanged } from '../../../src/db/migrate.ts';
 import { claimRecipients } from '../../../src/modules/recipients/recipient-claim.ts';
+import { onCitus } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
 
@@ -38,13 +39,17 @@ describe('statistics (D202)', () => {
     // Migrations ran on an empty database: nothing was analyzed empty.
     expect(await reltuples('conversations')).toBe(-1);
     await analyze(h.database.db);
+    // On Citus the rows and their statistics are in the workers' shards; the coordinator's catalog holds none.
+    if (onCitus) return;
     expect(await reltuples('organizations')).toBeGreaterThanOrEqual(1);
     expect(await reltuples('conversations')).toBe(-1);
     expect(await reltuples('contact_sort_versions')).toBe(-1);
   });
 });
 
-describe("a contact's sort-version trigger (D201)", () => {
+// The rest are plans and buffers of one PostgreSQL's planner. On Citus each shard's statement is planned on its
+// worker, and the coordinator's EXPLAIN shows one task of it: not what these measure (D347).
+describe.skipIf(onCitus)("a contact's sort-version trigger (D201)", () => {
   it('plans its statements at each call, not once for the connection while its table was small', async () => {
     await sql`insert into contacts (org_id, id, first_name, messaging_status)
       select ${orgId}, 'ct_plan' || i, 'c' || i, 'unavailable' from generate_series(1, 30) as i`.execute(h.database.db);
@@ -101,7 +106,7 @@ const buffersOf = async (statement: CompiledQuery) =>
 /** The plan PostgreSQL picks for `statement`, as text. */
 const planOf = async (statement: CompiledQuery) => (await explained(statement, '')).join('\n');
 
-describe('the fan-out claim (D204)', () => {
+describe.skipIf(onCitus)('the fan-out claim (D204)', () => {
   it("finds each row's broadcast by its whole key, however many broadcasts the organization has", async () => {
     const { org, key, template } = await sender(h, { balance: 100_000, limit: 100_000 });
     const send = () =>
@@ -154,7 +159,7 @@ describe('the fan-out claim (D204)', () => {
   });
 });
 
-describe('lookups by primary key (D208)', () => {
+describe.skipIf(onCitus)('lookups by primary key (D208)', () => {
   it('take the primary key with no statistics, and the broadcasts list keeps its index', async () => {
     const { org, key, template } = await sender(h, { balance: 100 });
     const sent = await h.api('POST', `/v1/templates/${template.id}/send`, {
@@ -190,7 +195,7 @@ describe('lookups by primary key (D208)', () => {
 
 // PostgreSQL only: PGlite sends no statement names (no generic plans), and its PostgreSQL 17 without statistics still
 // costs a scan of the organization's range of the listing index like the key (it is right once ANALYZE has run).
-describe.skipIf(process.env.TEST_DB !== 'postgres')('recipients joined back by their key (D211)', () => {
+describe.skipIf(process.env.TEST_DB !== 'postgres' || onCitus)('recipients joined back by their key (D211)', () => {
   it('take the primary key in a generic plan, before and after statistics', async () => {
     const { key, template } = await sender(h, { balance: 100_000, limit: 100_000 });
     for (let i = 0; i < 3; i++) {

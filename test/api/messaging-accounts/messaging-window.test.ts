@@ -7,7 +7,7 @@ import { migrations } from '../../../src/db/migrate.ts';
 import type { DB } from '../../../src/db/schema.ts';
 import { lockAccount } from '../../../src/modules/messaging-accounts/accounts.repo.ts';
 import { recentPhones } from '../../../src/modules/messaging-accounts/window.repo.ts';
-import { testDatabaseKind } from '../../helpers/database.ts';
+import { onCitus, testDatabaseKind } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { approvedTemplate, POSITIONAL_BODY, phones, sender } from '../../helpers/sends.ts';
 import { paceLoop } from '../../helpers/wait.ts';
@@ -252,7 +252,9 @@ describe('the 24-hour window of distinct phones', () => {
     },
   );
 
-  it('the migration backfills the window from the recipients already there', async () => {
+  // Replays migration 0009 on today's schema. On Citus the migrations before 0045 only ever run on a fresh database,
+  // before anything is distributed (D316), and a trigger made outside `distributeTables` is refused there (D347).
+  it.skipIf(onCitus)('the migration backfills the window from the recipients already there', async () => {
     const setup = await sender(h, { limit: 100 });
     const [a, b, c, d] = phones(4) as [string, string, string, string];
     expect((await send(setup, [a, b, c])).status).toBe(202);

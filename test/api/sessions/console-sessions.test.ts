@@ -323,7 +323,8 @@ describe('the console API under /app/api', () => {
 describe('a signed-in person’s rate budget (decisions §17, D238)', () => {
   it('is 20 a second for each person, whatever the plan, apart from the organization’s key budget', async () => {
     const budgetClock = manualClock();
-    const limited = await startHarness({ clock: budgetClock });
+    // The file's database (a fresh organization): only the clock and the budgets' store are this app's own.
+    const limited = await startHarness({ clock: budgetClock, database: h.database });
     try {
       const { org, key: trialKey } = await limited.createOrg({ trial: true, trial_ends_at: '2031-01-01T00:00:00Z' });
       const admin = (await createUser(limited, org.id, { role: 'admin' })).client;
@@ -361,6 +362,7 @@ describe('a signed-in person’s rate budget (decisions §17, D238)', () => {
     const shared = manualClock(Date.parse('2031-06-01T00:00:00.100Z') + Math.floor(Math.random() * 1e6) * 1000);
     const first = await startHarness({
       clock: shared,
+      database: h.database,
       rateLimitStore: createRedisRateLimitStore(redisClients[0]!, prefix),
     });
     const second = await startHarness({
