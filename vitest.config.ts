@@ -48,7 +48,7 @@ const citusTests =
         'test/api/http/route-isolation.test.ts',
         'test/api/http/auth.test.ts',
         'test/api/sessions/console-sessions.test.ts',
-        'test/api/messaging/webhooks.test.ts',
+        'test/api/messaging/inbound.test.ts',
         'test/api/broadcasts/sends.test.ts',
         'test/api/broadcasts/audience-broadcasts.test.ts',
         'test/api/recipients/record-end-check.test.ts',
