@@ -226,7 +226,7 @@ export async function recordOutcomes(
       const requeued = await updateHeld(trx, rows, {
         // decisions §16: the platform's pacing is not an attempt (`spare` gives the claim's count back).
         set: sql`status = 'queued', handoff_started_at = null, lease_until = null, lease_token = null, charged = 0,
-          error = v.error, error_message = v.error_message, error_code = v.error_code, next_attempt_at = clock.now + make_interval(secs => v.delay),
+          error = v.error, error_message = v.error_message, error_code = v.error_code, next_attempt_at = to_timestamp(clock.epoch + v.delay),
           attempts = r.attempts - v.spare, updated_at = now()`,
         columns: [
           ['error', 'text', retried.map((outcome) => outcome.verdict.error)],
