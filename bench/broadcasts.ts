@@ -30,10 +30,14 @@
 // after, over the messages of the run. The counter is the server's: other databases' writes meanwhile count too
 // (run it on a quiet server). After the 1-worker run, each hot table's updates (and how many were HOT) and each of
 // its indexes' scans (`pg_stat_user_indexes`) are printed to stderr.
+// Lock waits: `pg_stat_activity` sampled every 100 ms on a connection of its own during each run; of the samples of
+// the bench database's active backends (not the sampler's, not idle in transaction), the share waiting on a
+// heavyweight lock (`wait_event_type = 'Lock'`), with the most frequent waits' events and statements to stderr.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -159,7 +163,47 @@ async function printStatements(client: Queryable, messages: number): Promise<voi
   }
 }
 
+/**
+ * Samples `pg_stat_activity` every 100 ms on its own connection (issue 40's goal 2): the bench database's active
+ * backends, and those of them waiting on a heavyweight lock. `stop()` answers the counts and the top waits.
+ */
+async function lockWaitSampler(databaseUrl: string) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  let active = 0;
+  let waiting = 0;
+  const waits = new Map<string, number>();
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      const { rows } = await client.query<{ wait_event_type: string | null; wait_event: string | null; query: string }>(
+        `select wait_event_type, wait_event, left(regexp_replace(query, '\\s+', ' ', 'g'), 90) as query
+         from pg_stat_activity where datname = current_database() and state = 'active' and pid <> pg_backend_pid()`,
+      );
+      active += rows.length;
+      for (const row of rows.filter((row) => row.wait_event_type === 'Lock')) {
+        waiting += 1;
+        const key = `${row.wait_event}: ${row.query}`;
+        waits.set(key, (waits.get(key) ?? 0) + 1);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await loop;
+      await client.end();
+      const top = [...waits].sort((a, b) => b[1] - a[1]).slice(0, 5);
+      return { active, waiting, top };
+    },
+  };
+}
+
 interface FanoutRun {
+  /** Samples of active backends of the bench database, and of them those waiting on a lock (lockWaitSampler). */
+  activeSamples: number;
+  lockWaitSamples: number;
   walPerMessage: number;
   /** CPU µs per message of the worker processes and of the database server's processes. */
   workerCpuUs: number;
@@ -280,6 +324,7 @@ async function main(): Promise<void> {
       await sql`select pg_stat_statements_reset()`.execute(database.db);
     }
     const runStarted = new Date();
+    const sampler = await lockWaitSampler(databaseUrl);
     const children = Array.from({ length: workers }, () => startWorker(databaseUrl));
     // Work per message: the workers' CPU and the database server's from the first claim seen (a poll every 50 ms
     // from the workers' spawn) to the queue's end. The workers' start-up (≈ 0.8 s of CPU each) is left out. Until
@@ -313,6 +358,11 @@ async function main(): Promise<void> {
     );
     const postgresCpu = cpuSince(postgresBefore ?? new Map());
     for (const child of children) child.kill('SIGTERM');
+    const locks = await sampler.stop();
+    log(
+      `  lock waits: ${locks.waiting} of ${locks.active} active backend samples (${((100 * locks.waiting) / Math.max(1, locks.active)).toFixed(1)} %)`,
+    );
+    for (const [what, count] of locks.top) log(`    ${count}× ${what}`);
     const wal = await walSince(benchDb);
     if (workers === 1) await printTableStats(benchDb);
     if (statements) await printStatements(benchDb, queued);
@@ -332,6 +382,8 @@ async function main(): Promise<void> {
       p50,
       p99,
       peakRssMb: peakRss / 1024,
+      activeSamples: locks.active,
+      lockWaitSamples: locks.waiting,
       walPerMessage: wal / queued,
       workerCpuUs: (workerCpu * 1e6) / queued,
       postgresCpuUs: (postgresCpu * 1e6) / queued,
@@ -394,14 +446,19 @@ async function main(): Promise<void> {
     `| ${run.workers} | ${run.recipients} | ${run.seconds.toFixed(1)} | ${run.rate.toFixed(0)} | ${baseline.toFixed(0)} | ` +
     `${(run.rate / baseline).toFixed(2)}× | ${(run.rate / one.rate).toFixed(2)}× | ${run.p50.toFixed(0)} | ` +
     `${run.p99.toFixed(0)} | ${run.peakRssMb.toFixed(0)} | ${run.walPerMessage.toFixed(0)} | ` +
-    `${(bareWal[run.workers - 1] as number).toFixed(0)} | ${run.workerCpuUs.toFixed(0)} | ${run.postgresCpuUs.toFixed(0)} |`;
+    `${(bareWal[run.workers - 1] as number).toFixed(0)} | ${run.workerCpuUs.toFixed(0)} | ${run.postgresCpuUs.toFixed(0)} | ` +
+    `${((100 * run.lockWaitSamples) / Math.max(1, run.activeSamples)).toFixed(1)} % of ${run.activeSamples} |`;
   process.stdout.write(
     [
       '',
+      `Load average at the end: ${loadavg()
+        .map((load) => load.toFixed(2))
+        .join(' ')}`,
+      '',
       `Fan-out with the sandbox platform and the per-number cap lifted (worker processes on PostgreSQL at ${benchServer.host})${label}:`,
       '',
-      '| Workers | Recipients | Seconds | Messages/s | Bare SKIP LOCKED loop, same processes (msg/s) | Ratio to bare | Scaling vs 1 worker | Hand-off p50 (ms) | Hand-off p99 (ms) | Peak worker RSS (MB) | WAL bytes/msg | Bare loop WAL bytes/msg | Worker CPU µs/msg | PostgreSQL CPU µs/msg |',
-      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| Workers | Recipients | Seconds | Messages/s | Bare SKIP LOCKED loop, same processes (msg/s) | Ratio to bare | Scaling vs 1 worker | Hand-off p50 (ms) | Hand-off p99 (ms) | Peak worker RSS (MB) | WAL bytes/msg | Bare loop WAL bytes/msg | Worker CPU µs/msg | PostgreSQL CPU µs/msg | Lock waits (share of active backend samples) |',
+      '|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...runs.map((run) => line(run, bare[run.workers - 1] as number)),
       ...(quick ? [] : [line(memory, bare[0] as number)]),
       '',

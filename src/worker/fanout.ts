@@ -15,7 +15,7 @@ import type { DB } from '../db/schema.ts';
 import { groupBy } from '../lib/group-by.ts';
 import type { MessagingPlatform, SendComponent, SendResult } from '../messaging/platform.ts';
 import type { ClaimedRow } from '../modules/recipients/claim-charge.ts';
-import { claimRecipients } from '../modules/recipients/recipient-claim.ts';
+import { claimRecipients, dueOrganizations } from '../modules/recipients/recipient-claim.ts';
 import { type HandoffOutcome, recordOutcomes } from '../modules/recipients/recipient-handoffs.ts';
 import { callbackReference, type RetryPolicy, verdictOf } from '../modules/recipients/recipient-rules.ts';
 import { failUnconfirmed } from '../modules/recipients/recipients.repo.ts';
@@ -74,6 +74,16 @@ function chunks<T>(items: T[], size: number): T[][] {
   for (let start = 0; start < items.length; start += size) result.push(items.slice(start, start + size));
   return result;
 }
+
+/** A batch's groups: each organization's rows in chunks of `size` (D318: a group is one organization's). */
+const groupsOf = (rows: ClaimedRow[], size: number) =>
+  [...groupBy(rows, (row) => row.org_id).values()].flatMap((ofOrg) => chunks(ofOrg, size));
+
+/**
+ * How long a worker keeps the organizations with due recipients it found (D318) before it looks again, so that the
+ * look costs once a second, not once a batch; a claim that finds less than it asked for looks again at once.
+ */
+const DUE_ORGANIZATIONS_MS = 1_000;
 
 export function createFanout(deps: FanoutDeps): Fanout {
   const options = { ...DEFAULT_FANOUT_OPTIONS, ...deps.options };
@@ -135,6 +145,18 @@ export function createFanout(deps: FanoutDeps): Fanout {
     return outcomes;
   }
 
+  let due: { orgs: Promise<string[]>; at: number } | undefined;
+  const dueOrgs = () => {
+    if (!due || performance.now() - due.at > DUE_ORGANIZATIONS_MS) {
+      const orgs = dueOrganizations(db, options.batchSize);
+      due = { orgs, at: performance.now() };
+      orgs.catch(() => {
+        due = undefined;
+      });
+    }
+    return due.orgs;
+  };
+
   return {
     async runOnce() {
       // The claim marks the first group; each group's record marks the next: one group of the batch is in flight
@@ -145,8 +167,10 @@ export function createFanout(deps: FanoutDeps): Fanout {
         token: randomUUID(),
         perNumberPerSecond: options.perNumberPerSecond,
         markFirst: groupSize,
+        orgs: await dueOrgs(),
       });
-      const groups = chunks(claimed, groupSize);
+      if (claimed.length < options.batchSize) due = undefined;
+      const groups = groupsOf(claimed, groupSize);
       let marked = groups[0] ?? [];
       for (let index = 0; index < groups.length; index++) {
         const next = groups[index + 1] ?? [];

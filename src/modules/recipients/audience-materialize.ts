@@ -54,16 +54,39 @@ const lockInPhase = (trx: Kysely<DB>, orgId: string, broadcastId: string) =>
 
 type Locked = NonNullable<Awaited<ReturnType<ReturnType<typeof lockInPhase>['executeTakeFirst']>>>;
 
-/** One chunk of one preparing broadcast; answers the recipients it added (0: none to work on). */
-export async function materializeChunk(db: Kysely<DB>, chunkSize: number): Promise<number> {
-  const candidate = await db
+/**
+ * A chunk of the oldest preparing broadcast of each organization that has one, up to `orgLimit` organizations, the
+ * longest preparing first (D318: found by a read without locks grouped by organization, then each organization's
+ * step names it). Answers the recipients it added (0: none to work on).
+ */
+export async function materializeChunk(db: Kysely<DB>, chunkSize: number, orgLimit = 10): Promise<number> {
+  const orgs = await preparing(db)
+    .select('org_id')
+    .groupBy('org_id')
+    .orderBy(sql`min(started_at)`)
+    .orderBy('org_id')
+    .limit(orgLimit)
+    .execute();
+  let added = 0;
+  for (const { org_id } of orgs) added += await materializeChunkOf(db, org_id, chunkSize);
+  return added;
+}
+
+/** Started broadcasts still adding their recipients. */
+const preparing = (db: Kysely<DB>) =>
+  db
     .selectFrom('broadcasts')
-    .select(['org_id', 'id', 'account_id'])
     .where('phase', '=', 'preparing')
     .where('started_at', 'is not', null)
     // A broadcast cancelled while preparing keeps its phase: were it picked, the step would find nothing to do and
     // every younger broadcast would wait behind it.
-    .where((eb) => eb.or([eb('stored_status', 'is', null), eb('stored_status', '!=', 'cancelled')]))
+    .where((eb) => eb.or([eb('stored_status', 'is', null), eb('stored_status', '!=', 'cancelled')]));
+
+/** One chunk of the organization's oldest preparing broadcast. */
+async function materializeChunkOf(db: Kysely<DB>, orgId: string, chunkSize: number): Promise<number> {
+  const candidate = await preparing(db)
+    .select(['org_id', 'id', 'account_id'])
+    .where('org_id', '=', orgId)
     .orderBy('started_at')
     .limit(1)
     .executeTakeFirst();
@@ -166,15 +189,32 @@ const setHeldUntil = (trx: Kysely<DB>, orgId: string, broadcastId: string, at: D
     .execute();
 
 /**
- * Queues held recipients of one broadcast whose `held_until` has come, as far as the window has room now (in
- * position order; a phone already in the window takes no room). Answers how many it queued.
+ * Queues held recipients of broadcasts whose `held_until` has come, as far as the window has room now (in position
+ * order; a phone already in the window takes no room): the longest due broadcast of each organization that has one,
+ * up to `orgLimit` organizations (D318, as materializeChunk). Answers how many it queued.
  */
-export async function releaseHeld(db: Kysely<DB>, chunkSize: number): Promise<number> {
-  const candidate = await db
-    .selectFrom('broadcasts')
+export async function releaseHeld(db: Kysely<DB>, chunkSize: number, orgLimit = 10): Promise<number> {
+  const orgs = await holding(db)
+    .select('org_id')
+    .groupBy('org_id')
+    .orderBy(sql`min(held_until)`)
+    .orderBy('org_id')
+    .limit(orgLimit)
+    .execute();
+  let released = 0;
+  for (const { org_id } of orgs) released += await releaseHeldOf(db, org_id, chunkSize);
+  return released;
+}
+
+/** Live broadcasts whose held recipients are due a look. */
+const holding = (db: Kysely<DB>) =>
+  db.selectFrom('broadcasts').where('held_until', '<=', sql<Date>`now()`).where('stored_status', 'is', null);
+
+/** The held recipients of the organization's longest due broadcast. */
+async function releaseHeldOf(db: Kysely<DB>, orgId: string, chunkSize: number): Promise<number> {
+  const candidate = await holding(db)
     .select(['org_id', 'id', 'account_id'])
-    .where('held_until', '<=', sql<Date>`now()`)
-    .where('stored_status', 'is', null)
+    .where('org_id', '=', orgId)
     .orderBy('held_until')
     .limit(1)
     .executeTakeFirst();

@@ -17,8 +17,11 @@ const BROADCAST_COLUMNS = [
   'b.contact_tokens',
 ] as const;
 
-/** Due recipients with what their hand-off needs, from live broadcasts; `due` says which rows. */
-function candidates(trx: Transaction<DB>) {
+/**
+ * Due recipients of one organization with what their hand-off needs, from live broadcasts; `due` says which rows.
+ * D318: every table names the organization (on Citus, its shard, where `FOR UPDATE SKIP LOCKED` runs).
+ */
+function candidates(trx: Transaction<DB>, orgId: string) {
   return (
     trx
       .selectFrom('broadcast_recipients as r')
@@ -31,7 +34,7 @@ function candidates(trx: Transaction<DB>) {
           eb
             .selectFrom('broadcasts as b')
             .select(BROADCAST_COLUMNS)
-            .whereRef('b.org_id', '=', 'r.org_id')
+            .where('b.org_id', '=', orgId)
             .whereRef('b.id', '=', 'r.broadcast_id')
             .where('b.stored_status', 'is', null)
             .offset(0)
@@ -43,7 +46,7 @@ function candidates(trx: Transaction<DB>) {
           eb
             .selectFrom('channels as ch')
             .select(['ch.phone_number_id', 'ch.status'])
-            .whereRef('ch.org_id', '=', 'r.org_id')
+            .where('ch.org_id', '=', orgId)
             .whereRef('ch.id', '=', 'r.channel_id')
             // decisions §16: a number the platform told to slow down rests (platform-pacing.ts).
             .where((eb) => eb.or([eb('ch.slowed_until', 'is', null), eb('ch.slowed_until', '<=', sql<Date>`now()`)]))
@@ -74,11 +77,15 @@ function candidates(trx: Transaction<DB>) {
 /**
  * The batch: first the rows whose lease ran out before their hand-off started (nothing was sent, so they can be
  * taken again; rare, found by the leased-rows index), then queued rows in due order. Two statements rather than one
- * `OR`, so that the queued rows are read in the order of their index (`broadcast_recipients_claim_idx`, migration
- * 0011) and a claim reads about `limit` entries whatever the backlog: with the `OR`, every due row was read and
+ * `OR`, so that the queued rows are read in the order of their index (`broadcast_recipients_org_claim_idx`, migration
+ * 0046) and a claim reads about `limit` entries whatever the backlog: with the `OR`, every due row was read and
  * sorted for each batch (287 ms at 140,000 queued rows).
  */
-export async function claimBatch(trx: Transaction<DB>, options: { limit: number; leaseMs: number; token: string }) {
+export async function claimBatch(
+  trx: Transaction<DB>,
+  orgId: string,
+  options: { limit: number; leaseMs: number; token: string },
+) {
   // D192: the plan must not depend on the tables' statistics. Right after an audience's chunks or a large send they
   // are stale (a new broadcast's queued rows estimated at one, its paused or cancelled neighbours making the join
   // look empty), and the planner read and sorted every queued row of the broadcast for each claim (84,880 rows,
@@ -86,7 +93,7 @@ export async function claimBatch(trx: Transaction<DB>, options: { limit: number;
   // two statements only.
   // (An error aborts the transaction, whose end discards the settings: nothing to restore then.)
   await plannerSettings(trx, 'off');
-  const rows = await dueCandidates(trx, options);
+  const rows = await dueCandidates(trx, orgId, options);
   await plannerSettings(trx, 'on');
   return rows;
 }
@@ -95,8 +102,13 @@ export async function claimBatch(trx: Transaction<DB>, options: { limit: number;
 const plannerSettings = (trx: Transaction<DB>, value: 'on' | 'off') =>
   sql`select set_config('enable_sort', ${value}, true), set_config('enable_seqscan', ${value}, true)`.execute(trx);
 
-async function dueCandidates(trx: Transaction<DB>, options: { limit: number; leaseMs: number; token: string }) {
-  const expired = await candidates(trx)
+async function dueCandidates(
+  trx: Transaction<DB>,
+  orgId: string,
+  options: { limit: number; leaseMs: number; token: string },
+) {
+  const expired = await candidates(trx, orgId)
+    .where('r.org_id', '=', orgId)
     .where('r.status', '=', 'sending')
     .where('r.handoff_started_at', 'is', null)
     .where('r.lease_until', '<', sql<Date>`now()`)
@@ -106,7 +118,8 @@ async function dueCandidates(trx: Transaction<DB>, options: { limit: number; lea
     .skipLocked()
     .execute();
   if (expired.length >= options.limit) return expired;
-  const queued = await candidates(trx)
+  const queued = await candidates(trx, orgId)
+    .where('r.org_id', '=', orgId)
     .where('r.status', '=', 'queued')
     .where('r.next_attempt_at', '<=', sql<Date>`now()`)
     .orderBy('r.next_attempt_at')

@@ -11,7 +11,7 @@ import { canPay, priceOf } from '../messaging-accounts/prices.ts';
 import type { Candidate } from './claim-candidates.ts';
 import { applyChannelCaps } from './number-caps.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
-import { updateRecipient } from './recipient-held.ts';
+import { organizationOf, updateRecipient } from './recipient-held.ts';
 
 /** A recipient this worker holds: leased under `lease_token`, its price reserved as `charged`. */
 export type ClaimedRow = Omit<Candidate, 'previous_status' | 'previous_charge'> & {
@@ -93,16 +93,19 @@ async function stopForBalance(
  */
 async function leaseClaimed(trx: Transaction<DB>, rows: ClaimedRow[], leaseMs: number, token: string, mark: number) {
   if (rows.length === 0) return;
+  const orgId = organizationOf(rows);
   // By name (D211): joined back by the whole key, which only the primary key leads with.
   const lease = sql`update broadcast_recipients as r set status = 'sending',
       lease_until = now() + make_interval(secs => ${leaseMs / 1000}), lease_token = ${token},
-      attempts = r.attempts + 1, charged = v.charged, reached_at = coalesce(r.reached_at, now()),
-      handoff_started_at = case when v.marked then clock_timestamp() else r.handoff_started_at end,
+      attempts = r.attempts + 1, charged = v.charged, reached_at = coalesce(r.reached_at, clock.now),
+      handoff_started_at = case when v.marked then clock.marked_at else r.handoff_started_at end,
       updated_at = now()
-    from unnest(${rows.map((row) => row.org_id)}::text[], ${rows.map((row) => row.broadcast_id)}::text[],
-      ${rows.map((row) => row.position)}::int[], ${rows.map((row) => row.charged)}::numeric[],
-      ${rows.map((_, index) => index < mark)}::bool[]) as v(org_id, broadcast_id, position, charged, marked)
-    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position`;
+    from unnest(${rows.map((row) => row.broadcast_id)}::text[], ${rows.map((row) => row.position)}::int[],
+      ${rows.map((row) => row.charged)}::numeric[], ${rows.map((_, index) => index < mark)}::bool[])
+      as v(broadcast_id, position, charged, marked),
+      -- D317: Citus takes the clock inside coalesce or case only as a column.
+      (select now() as now, statement_timestamp() as marked_at) as clock
+    where r.org_id = ${orgId} and r.broadcast_id = v.broadcast_id and r.position = v.position`;
   await executePrepared(trx, lease);
 }
 
@@ -211,7 +214,7 @@ export async function chargeClaims(
         status: 'failed',
         error: 'invalid_channel',
         error_message: 'the number is no longer connected',
-        reached_at: sql`coalesce(reached_at, now())`,
+        reached_at: sql`coalesce(reached_at, (select now()))`, // D317: Citus takes no function in coalesce
         failed_at: sql`now()`,
         lease_until: null,
         charged: 0,

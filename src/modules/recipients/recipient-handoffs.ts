@@ -29,7 +29,7 @@ import type { HandoffVerdict } from './recipient-rules.ts';
  * statement's clock, not the transaction's start: the reconciler's wait counts from the mark itself.
  */
 const MARK: HeldChange = {
-  set: sql`handoff_started_at = clock_timestamp(), updated_at = now()`,
+  set: sql`handoff_started_at = statement_timestamp(), updated_at = now()`,
   where: sql`r.status = 'sending' and not exists (select 1 from broadcasts b
     where b.org_id = r.org_id and b.id = r.broadcast_id and b.stored_status = 'cancelled')`,
 };
@@ -124,7 +124,7 @@ interface OrgWrites {
  * rows still held under their lease change. Uncertain answers change nothing (see failUnconfirmed). Statements: one
  * per kind of answer present for the recipients, one per organization for contacts, conversation messages, events
  * and the next group's marks, and, last, the lock of the broadcasts that may have ended and their check (D191).
- * Answers the rows of `next` that may be sent.
+ * Answers the rows of `next` that may be sent. The outcomes are one organization's (D318).
  */
 export async function recordOutcomes(
   db: Kysely<DB>,
@@ -132,6 +132,12 @@ export async function recordOutcomes(
   next: ClaimedRow[] = [],
   at = new Date(),
 ): Promise<ClaimedRow[]> {
+  // D318: a group is one organization's; a next group of another organization is marked by a transaction of its own.
+  const orgId = outcomes[0]?.row.org_id;
+  if (orgId !== undefined && next.length > 0 && next[0]?.org_id !== orgId) {
+    await recordOutcomes(db, outcomes, [], at);
+    return startHandoffs(db, next);
+  }
   const accepted = ofKind(outcomes, 'accepted');
   const refused = ofKind(outcomes, 'refused');
   const retried = ofKind(outcomes, 'retry');
@@ -155,11 +161,11 @@ export async function recordOutcomes(
         accepted.map((outcome) => outcome.row),
         {
           set: sql`status = case when r.status = 'sending' then 'sent' else r.status end,
-            platform_message_id = v.platform_message_id, sent_at = coalesce(r.sent_at, now()),
+            platform_message_id = v.platform_message_id, sent_at = coalesce(r.sent_at, clock.now),
             lease_until = null, updated_at = now()`,
           columns: [['platform_message_id', 'text', accepted.map((outcome) => outcome.verdict.platformMessageId)]],
         },
-        sql<boolean>`(r.status = 'sent' and r.sent_at = now())`,
+        sql<boolean>`(r.status = 'sent' and r.sent_at = clock.now)`,
       );
       for (const id of settled.open) open.add(id);
       for (const [orgId, rows] of groupBy(settled.rows, (row) => row.org_id)) {
@@ -220,7 +226,7 @@ export async function recordOutcomes(
       const requeued = await updateHeld(trx, rows, {
         // decisions §16: the platform's pacing is not an attempt (`spare` gives the claim's count back).
         set: sql`status = 'queued', handoff_started_at = null, lease_until = null, lease_token = null, charged = 0,
-          error = v.error, error_message = v.error_message, error_code = v.error_code, next_attempt_at = now() + make_interval(secs => v.delay),
+          error = v.error, error_message = v.error_message, error_code = v.error_code, next_attempt_at = to_timestamp(clock.epoch + v.delay),
           attempts = r.attempts - v.spare, updated_at = now()`,
         columns: [
           ['error', 'text', retried.map((outcome) => outcome.verdict.error)],

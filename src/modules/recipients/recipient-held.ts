@@ -42,13 +42,26 @@ export interface HeldChange {
   returning?: RawBuilder<unknown>;
 }
 
+/** The one organization of a claim's rows (D318: a claim, and each statement on its rows, is one organization's). */
+export function organizationOf(rows: readonly RecipientKey[]): string {
+  const orgId = rows[0]?.org_id;
+  if (orgId === undefined || rows.some((row) => row.org_id !== orgId)) {
+    throw new Error('rows of one organization expected (D318)');
+  }
+  return orgId;
+}
+
 /**
  * The UPDATE of the given rows of a batch where each is still held under its claim's lease: the rows travel as
  * arrays that `unnest` turns back into rows (`v.<column>` in `set`), with any per-row columns given. `where`
  * narrows further. Returns the keys of the rows that changed and any columns `returning` names. A statement of its
- * own (updateHeld) or a data-modifying CTE of a larger one.
+ * own (updateHeld) or a data-modifying CTE of a larger one. The rows are one organization's, named as a constant
+ * too (D318: on Citus the statement goes to that organization's shard); `clock.now` is the transaction's time, which
+ * Citus takes inside `coalesce` or `case` only as a column, and `clock.epoch` the same in seconds, for arithmetic
+ * with a row's values (Citus refuses a stable function beside a column: `to_timestamp(clock.epoch + v.delay)`; D317).
  */
 export function heldUpdate(rows: HeldRow[], change: HeldChange): RawBuilder<unknown> {
+  const orgId = organizationOf(rows);
   const columns: Column[] = [
     ['org_id', 'text', rows.map((row) => row.org_id)],
     ['broadcast_id', 'text', rows.map((row) => row.broadcast_id)],
@@ -60,8 +73,8 @@ export function heldUpdate(rows: HeldRow[], change: HeldChange): RawBuilder<unkn
   const names = sql.raw(columns.map(([name]) => name).join(', '));
   return sql`
     update broadcast_recipients as r set ${change.set}
-    from unnest(${arrays}) as v(${names})
-    where r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
+    from unnest(${arrays}) as v(${names}), (select now() as now, extract(epoch from now()) as epoch) as clock
+    where r.org_id = ${orgId} and r.org_id = v.org_id and r.broadcast_id = v.broadcast_id and r.position = v.position
       and r.lease_token = v.lease_token and ${change.where ?? sql`true`}
     returning r.org_id, r.broadcast_id, r.position${change.returning ? sql`, ${change.returning}` : sql``}`;
 }

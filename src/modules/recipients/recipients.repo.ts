@@ -7,6 +7,7 @@
 import { type Kysely, sql } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
+import { claimFairly } from '../../lib/fair-claims.ts';
 import type { ClaimedRow } from './claim-charge.ts';
 import { recordRecipientMoves } from './recipient-events.ts';
 import { refund } from './recipient-held.ts';
@@ -17,23 +18,34 @@ import { refund } from './recipient-held.ts';
  * stays in `unconfirmed_charge`: a later report that the platform took it charges it again (D176, applyReport).
  */
 export async function failUnconfirmed(db: Kysely<DB>, olderThanMs: number, limit = 500): Promise<number> {
-  return transactionWithRetry(db, async (trx) => {
-    const stale = await sql<ClaimedRow>`
+  // At least that old (<=): PGlite's clock counts milliseconds, and with 0 a mark made in the millisecond this
+  // transaction began was missed.
+  const stale = sql<boolean>`status = 'sending' and handoff_started_at is not null
+    and handoff_started_at <= now() - make_interval(secs => ${olderThanMs / 1000})`;
+  // D318: the organizations with such hand-offs (a read without locks), then each organization's in its own
+  // transaction, an even share each, the oldest first.
+  const orgs = await sql<{ org_id: string }>`select org_id from broadcast_recipients where ${stale}
+    group by org_id order by min(handoff_started_at), org_id limit ${limit}`.execute(db);
+  const failed = await claimFairly(
+    orgs.rows.map((row) => row.org_id),
+    limit,
+    (orgId, max) =>
+      transactionWithRetry(db, async (trx) => {
+        const rows = await sql<ClaimedRow>`
       update broadcast_recipients as r set status = 'failed',
         error = 'handoff_unconfirmed', error_message = 'the platform never confirmed this message',
         failed_at = now(), lease_until = null, charged = 0, unconfirmed_charge = old.charged, updated_at = now()
       from (select org_id, broadcast_id, position, charged from broadcast_recipients
-            where status = 'sending' and handoff_started_at is not null
-              -- At least that old (<=): PGlite's clock counts milliseconds, and with 0 a mark made in the
-              -- millisecond this transaction began was missed.
-              and handoff_started_at <= now() - make_interval(secs => ${olderThanMs / 1000})
-            limit ${limit} for update skip locked) as old
-      where r.org_id = old.org_id and r.broadcast_id = old.broadcast_id and r.position = old.position
+            where org_id = ${orgId} and ${stale}
+            limit ${max} for update skip locked) as old
+      where r.org_id = ${orgId} and r.broadcast_id = old.broadcast_id and r.position = old.position
       returning r.org_id, r.broadcast_id, r.position, r.account_id, old.charged`.execute(trx);
-    await refund(trx, stale.rows);
-    await recordRecipientMoves(trx, stale.rows);
-    return stale.rows.length;
-  });
+        await refund(trx, rows.rows);
+        await recordRecipientMoves(trx, rows.rows);
+        return rows.rows;
+      }),
+  );
+  return failed.length;
 }
 
 /** Cancel: the unsent remainder is abandoned; hand-offs already under way cannot be recalled. */

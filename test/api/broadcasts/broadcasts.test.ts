@@ -210,11 +210,11 @@ describe('the fan-out', () => {
   });
 
   it('charges once when a claim dies before its hand-offs and the rows are claimed again', async () => {
-    const { key, account, template } = await sender(h, { balance: 10 });
+    const { org, key, account, template } = await sender(h, { balance: 10 });
     const response = await send(key, template.id, { recipients: recipientsFor(phones(3)) });
     // A worker claims (and reserves the price of) every row, then dies before handing any off.
     const claimed = await h.database.db.transaction().execute(async (trx) => {
-      const rows = await claimBatch(trx, { limit: 10, leaseMs: 50, token: 'dead-worker' });
+      const rows = await claimBatch(trx, org.id, { limit: 10, leaseMs: 50, token: 'dead-worker' });
       return chargeClaims(trx, rows, { perNumberPerSecond: null, leaseMs: 50, token: 'dead-worker' });
     });
     expect(claimed).toHaveLength(3);

@@ -88,15 +88,6 @@ function constrainsOrg(statement: string): boolean {
 // Global BY DESIGN (docs/scaling.md "Global lookups" and "The queues per shard"): each pattern with its reason.
 const ALLOWED: { pattern: RegExp; reason: string }[] = [
   {
-    pattern:
-      /from "broadcasts" where "phase" = \$1 and "started_at" is not null and \("stored_status" is null or "stored_status" != \$2\) order by "started_at"/,
-    reason: 'the audience materialization queue: started broadcasts of every organization in start order',
-  },
-  {
-    pattern: /from "broadcasts" where "held_until" <= now\(\)/,
-    reason: 'the release of held broadcasts across organizations, in due order',
-  },
-  {
     pattern: /^select "org_id" from "messaging_accounts" where "id" = \$1$/,
     reason:
       'operator routes /admin/v1/messaging-accounts/{id} (admin token, no organization in the URL) name an account by ' +
@@ -105,7 +96,7 @@ const ALLOWED: { pattern: RegExp; reason: string }[] = [
   },
   {
     pattern:
-      /^select "?org_id"? from "?(conversations|assistant_jobs|reply_handoffs|broadcasts)"?\s.*group by "?org_id"? order by min\(/is,
+      /^select "?org_id"? from "?(conversations|assistant_jobs|reply_handoffs|broadcasts|broadcast_recipients)"?\s.*group by "?org_id"? order by min\(/is,
     reason:
       'D318: a worker finds the organizations with due work (a read without locks, grouped by organization, every ' +
       'shard on Citus), then claims within each by a statement that names it',

@@ -60,7 +60,8 @@ async function markOneBatch(token: string) {
 }
 
 describe("a recipient's hand-off mark (D210)", () => {
-  it('is a HOT update for most of a claimed batch', async () => {
+  // On Citus the rows live in the workers' shards: the coordinator's counts of the table see none of the updates.
+  it.skipIf(Boolean(process.env.TEST_CITUS_WORKERS))('is a HOT update for most of a claimed batch', async () => {
     // A page can still miss its pruning now and then (another session pinning it at the moment of the mark, or a
     // transaction that outlived the wait for older transactions): the batch is tried again, up to three times, each
     // after that wait of its own. With full pages (fillfactor 100) no attempt gets near: 5 of 64 were HOT.

@@ -103,7 +103,8 @@ describe("a group's record and its broadcast's end (D213)", () => {
     expect(await finishedEvents(orgId, broadcastId)).toBe(1);
   });
 
-  it.skipIf(!postgres)(
+  // On Citus the wait happens in a worker's shard, which the coordinator's pg_stat_activity does not show as a lock.
+  it.skipIf(!postgres || Boolean(process.env.TEST_CITUS_WORKERS))(
     "records a group whose next group holds rows of the broadcast without waiting for the broadcast's lock",
     async () => {
       const { orgId, broadcastId, first, second } = await claimedInTwoGroups();
