@@ -145,11 +145,17 @@ export async function controlClient(database: Database): Promise<pg.Client> {
  */
 export async function sessionsWaitingForALock(client: pg.Client): Promise<number> {
   await client.query('select pg_stat_clear_snapshot()');
-  const { rows } = await client.query(
-    `select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`,
-  );
+  const { rows } = await client.query(LOCK_WAITS_SQL);
   return rows[0].n;
 }
+
+/**
+ * The sessions of this database waiting for a lock, as `n`: on Citus a row lock is taken, and waited for, on the
+ * worker holding the shard, which the coordinator's `pg_stat_activity` does not show; `citus_stat_activity` shows
+ * every node's backends of the database.
+ */
+export const LOCK_WAITS_SQL = `select count(*)::int as n from ${onCitus ? 'citus_stat_activity' : 'pg_stat_activity'}
+  where datname = current_database() and wait_event_type = 'Lock'`;
 
 /** Waits until a session of this database waits for a lock (the work under test reached the lock it must wait for). */
 export async function untilASessionWaitsForALock(client: pg.Client, message = 'a session waiting for a lock') {

@@ -2,6 +2,7 @@
 // in chunks as a snapshot, per-contact placeholders, opt-out, pacing by the 24-hour limit, and the lifecycle.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../../src/db/migrate.ts';
+import { onCitus } from '../../helpers/database.ts';
 import { recordedEvents } from '../../helpers/events.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { approvedTemplate, NAMED_BODY, phones, sender } from '../../helpers/sends.ts';
@@ -422,7 +423,9 @@ describe('held recipients are looked at again when room comes early (D226)', () 
   });
 });
 
-describe('migration 0035 (D219)', () => {
+// A replay of an old migration's down on today's schema: its statements update distributed tables with functions
+// Citus refuses (VOLATILE in an UPDATE); migrations run forward on Citus, so it is one PostgreSQL's (and PGlite's).
+describe.skipIf(onCitus)('migration 0035 (D219)', () => {
   it('down puts each audience recipient’s components back from its values; up keeps them, and they are sent', async () => {
     const { key, template } = await sender(h, { components: NAMED_BODY });
     const [p1, p2] = phones(2);

@@ -10,7 +10,7 @@ import { buildWebhookPayload } from '../../../src/messaging/cloud/webhook-builde
 import { claimRecipients } from '../../../src/modules/recipients/recipient-claim.ts';
 import { recordOutcomes } from '../../../src/modules/recipients/recipient-handoffs.ts';
 import { callbackReference } from '../../../src/modules/recipients/recipient-rules.ts';
-import { controlClient, testDatabaseKind } from '../../helpers/database.ts';
+import { controlClient, onCitus, testDatabaseKind } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
 import { waitForValue, waitUntil } from '../../helpers/wait.ts';
@@ -55,7 +55,8 @@ async function deadlocksSoFar(): Promise<number> {
   return rows[0].n;
 }
 
-describe.skipIf(!postgres)('a status report against a group’s record', () => {
+// The barrier that holds the report is a trigger, which Citus refuses on a distributed table: one PostgreSQL only.
+describe.skipIf(!postgres || onCitus)('a status report against a group’s record', () => {
   it('deadlocks for real, and both complete', async () => {
     const { org, key, account, template } = await sender(h, { balance: 100 });
     const [phone] = phones(1) as [string];

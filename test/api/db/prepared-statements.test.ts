@@ -9,7 +9,7 @@ import { systemClock } from '../../../src/lib/clock.ts';
 import { findContactWithValues } from '../../../src/modules/contacts/contacts.repo.ts';
 import { createContactsService } from '../../../src/modules/contacts/contacts.service.ts';
 import { createOperatorService } from '../../../src/modules/operator/operator.service.ts';
-import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
+import { createTestDatabase, onCitus, type TestDatabase } from '../../helpers/database.ts';
 import { startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
 
@@ -51,7 +51,9 @@ describe.skipIf(process.env.TEST_DB !== 'postgres')('the contact read on Postgre
   });
 });
 
-describe.skipIf(process.env.TEST_DB !== 'postgres')("the workers' polls on PostgreSQL (D207)", () => {
+// On Citus the coordinator plans a distributed statement by its own router, not by PostgreSQL's plan cache that this
+// reads: one PostgreSQL's machinery, skipped there (D347).
+describe.skipIf(process.env.TEST_DB !== 'postgres' || onCitus)("the workers' polls on PostgreSQL (D207)", () => {
   it('are prepared by name and, after five executions, run on generic plans', async () => {
     const db = (single as Database).db;
     await sql`deallocate all`.execute(db);
@@ -73,15 +75,17 @@ describe.skipIf(process.env.TEST_DB !== 'postgres')("the workers' polls on Postg
           generic_plans::int as generic, custom_plans::int as custom
         from pg_prepared_statements`.execute(db);
       const plans = (fragment: string) => {
-        const named = rows.filter((row) => row.statement.includes(fragment));
+        const named = rows.filter((row) => row.statement.replace(/\s+/g, ' ').includes(fragment));
         expect(named.length, fragment).toBeGreaterThan(0);
         return named.reduce((sum, row) => ({ generic: sum.generic + row.generic, custom: sum.custom + row.custom }), {
           generic: 0,
           custom: 0,
         });
       };
-      // The webhook-delivery claim, run at least once per drain: after the five custom plans PostgreSQL makes first, it was not planned again.
-      const { generic, custom } = plans('pending_lanes');
+      // The webhook deliveries' poll, run at least once per drain (D342: which organizations have due deliveries; the
+      // claim within one runs only where something is due): after the five custom plans PostgreSQL makes first, it
+      // was not planned again.
+      const { generic, custom } = plans('from organizations o where exists (select from webhook_deliveries');
       expect(generic + custom).toBeGreaterThanOrEqual(16);
       expect(generic).toBeGreaterThan(custom);
       // D209: a group's record statement (contacts, conversation messages, events, the next group's marks) and its

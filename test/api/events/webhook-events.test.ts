@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../../../src/db/schema.ts';
 import { contactsForPhones } from '../../../src/modules/contacts/contact-intake.ts';
 import { recordRecipientMoves } from '../../../src/modules/recipients/recipient-events.ts';
+import { LOCK_WAITS_SQL } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { approvedTemplate, phones, recipientsFor, sender } from '../../helpers/sends.ts';
 import { waitUntil } from '../../helpers/wait.ts';
@@ -213,16 +214,13 @@ describe('broadcast.finished under concurrency', () => {
     });
     await firstMoved;
     const second = h.database.db.transaction().execute((trx) => move(trx, 1));
-    // Released only once the second waits for the first: on the broadcast's row lock (PostgreSQL) or for the one
-    // session (PGlite).
+    // Released only once the second waits for the first: on the broadcast's row lock (PostgreSQL; on Citus, on the
+    // worker holding its shard) or for the one session (PGlite).
     await waitUntil(
       async () =>
         h.database.kind === 'pglite'
           ? h.database.poolStats().waiting > 0
-          : (
-              await sql<{ waiting: number }>`select count(*)::int as waiting from pg_stat_activity
-                where datname = current_database() and wait_event_type = 'Lock'`.execute(h.database.db)
-            ).rows[0]?.waiting,
+          : (await sql<{ n: number }>`${sql.raw(LOCK_WAITS_SQL)}`.execute(h.database.db)).rows[0]?.n,
       { message: 'the second transaction waiting for the first' },
     );
     release();
