@@ -3,6 +3,7 @@
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../src/db/schema.ts';
 import { systemClock } from '../src/lib/clock.ts';
+import { moveContactsOffStage } from '../src/modules/contacts/contacts.repo.ts';
 import { createFunnelStagesService } from '../src/modules/funnel-stages/funnel-stages.service.ts';
 import { createOperatorService } from '../src/modules/operator/operator.service.ts';
 import { createPropertiesService } from '../src/modules/properties/properties.service.ts';
@@ -114,7 +115,7 @@ export async function seed(db: Kysely<DB>, count: number, log: (line: string) =>
   });
   const segment = await properties.create(org.id, { key: 'segment', label: 'Segment', kind: 'TEXT' });
   const signup = await properties.create(org.id, { key: 'signup', label: 'Signup', kind: 'DATE' });
-  const stages = createFunnelStagesService({ db, clock: systemClock });
+  const stages = createFunnelStagesService({ db, clock: systemClock, moveContacts: moveContactsOffStage });
   const stageIds: string[] = [];
   for (const stage of ['New', 'Qualified', 'Proposal', 'Won'])
     stageIds.push((await stages.create(org.id, { name: stage })).id);

@@ -32,6 +32,7 @@ import { createCannedResponsesService } from './modules/canned-responses/canned-
 import { createChannelsService } from './modules/channels/channels.service.ts';
 import { createMessagingDirectory } from './modules/channels/messaging-directory.ts';
 import { CONTACT_EVENTS } from './modules/contacts/contacts.events.ts';
+import { moveContactsOffStage } from './modules/contacts/contacts.repo.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
 import { CONVERSATION_EVENTS } from './modules/conversations/conversations.events.ts';
 import { findOutboundMessageRoute, lastInboundAtNumber } from './modules/conversations/conversations.repo.ts';
@@ -45,6 +46,7 @@ import { createConsoleEventHub } from './modules/events/console-stream.ts';
 import { type EventCatalog, OUTBOX_EVENTS, subscribableEventTypes } from './modules/events/event-types.ts';
 import { createFilesService } from './modules/files/files.service.ts';
 import { createFunnelStagesService } from './modules/funnel-stages/funnel-stages.service.ts';
+import { recordApiKeyUse } from './modules/operator/operator.repo.ts';
 import { createOperatorService } from './modules/operator/operator.service.ts';
 import { createPropertiesService } from './modules/properties/properties.service.ts';
 import { createAudienceRunner } from './modules/recipients/audience-runner.ts';
@@ -188,7 +190,7 @@ export function wire(input: WiringInput) {
   const services = {
     contacts: createContactsService({ db, clock }),
     properties: createPropertiesService({ db, clock }),
-    funnelStages: createFunnelStagesService({ db, clock }),
+    funnelStages: createFunnelStagesService({ db, clock, moveContacts: moveContactsOffStage }),
     teams: createTeamsService({ db, clock }),
     cannedResponses: createCannedResponsesService({ db, clock }),
     files: createFilesService({ db, clock }),
@@ -297,7 +299,7 @@ export function wire(input: WiringInput) {
   });
 
   // decisions §18: keys' last use, written at most once a minute per key by the guard of every API mount.
-  const keyUsage = createKeyUsage(db, log);
+  const keyUsage = createKeyUsage((orgId, keyId, at) => recordApiKeyUse(db, orgId, keyId, at), log);
   // D132: an organization's requests at once in this process, on every API mount.
   const bulkhead = createBulkhead(input.bulkhead);
 

@@ -1,9 +1,8 @@
 // decisions §18: keys record `last_used_at` to the minute. A request never waits for it and never writes per
 // request: each process writes a key's minute at most once (remembered here), and the statement only moves the
-// column forward, so several processes write the row at most once a minute between them.
+// column forward, so several processes write the row at most once a minute between them. The write itself is the
+// keys' owner's (`operator/operator.repo.ts` `recordApiKeyUse`), given by the wiring: http/ imports no feature (D290).
 import type { FastifyBaseLogger } from 'fastify';
-import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema.ts';
 
 const MINUTE_MS = 60_000;
 /** Keys remembered per process before the memory starts over (a forgotten key costs one no-op statement). */
@@ -16,7 +15,10 @@ export interface KeyUsage {
   flush(): Promise<void>;
 }
 
-export function createKeyUsage(db: Kysely<DB>, log: FastifyBaseLogger): KeyUsage {
+/** Writes a key's last use at `at` unless the row already has it or later (the keys' owner does it). */
+export type RecordKeyUse = (orgId: string, keyId: string, at: Date) => Promise<void>;
+
+export function createKeyUsage(record: RecordKeyUse, log: FastifyBaseLogger): KeyUsage {
   const written = new Map<string, number>();
   const pending = new Set<Promise<void>>();
 
@@ -28,13 +30,7 @@ export function createKeyUsage(db: Kysely<DB>, log: FastifyBaseLogger): KeyUsage
       if (written.size >= REMEMBERED_KEYS) written.clear();
       written.set(keyId, minute);
       const at = new Date(minute);
-      const write = db
-        .updateTable('api_keys')
-        .set({ last_used_at: at })
-        .where('org_id', '=', orgId)
-        .where('id', '=', keyId)
-        .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
-        .execute()
+      const write = record(orgId, keyId, at)
         .then(
           () => undefined,
           (error: unknown) => {

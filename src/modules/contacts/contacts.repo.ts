@@ -246,3 +246,26 @@ export async function removeValues(db: Kysely<DB>, orgId: string, contactId: str
   if (propertyIds) query = query.where('property_id', 'in', propertyIds);
   await query.execute();
 }
+
+/**
+ * A deleted funnel stage's contacts: live ones move to another stage (or none), deleted ones only let go of it. Called
+ * by the funnel stages' delete through the port the wiring gives it (funnel-stages/ imports no contacts/).
+ */
+export async function moveContactsOffStage(db: Kysely<DB>, orgId: string, from: string, to: string | null, now: Date) {
+  if (to !== null) {
+    await db
+      .updateTable('contacts')
+      .set({ funnel_stage_id: to, updated_at: now })
+      .where('org_id', '=', orgId)
+      .where('funnel_stage_id', '=', from)
+      .where('deleted_at', 'is', null)
+      .execute();
+  }
+  await db
+    .updateTable('contacts')
+    .set({ funnel_stage_id: null })
+    .where('org_id', '=', orgId)
+    .where('funnel_stage_id', '=', from)
+    .where('deleted_at', 'is not', null)
+    .execute();
+}

@@ -81,26 +81,6 @@ export async function countLiveContacts(db: Kysely<DB>, orgId: string, stageId: 
   return Number(row.count);
 }
 
-/** Moves live contacts to another stage; deleted contacts only let go of the stage. */
-export async function moveContacts(db: Kysely<DB>, orgId: string, from: string, to: string | null, now: Date) {
-  if (to !== null) {
-    await db
-      .updateTable('contacts')
-      .set({ funnel_stage_id: to, updated_at: now })
-      .where('org_id', '=', orgId)
-      .where('funnel_stage_id', '=', from)
-      .where('deleted_at', 'is', null)
-      .execute();
-  }
-  await db
-    .updateTable('contacts')
-    .set({ funnel_stage_id: null })
-    .where('org_id', '=', orgId)
-    .where('funnel_stage_id', '=', from)
-    .where('deleted_at', 'is not', null)
-    .execute();
-}
-
 export async function writeOrder(db: Kysely<DB>, orgId: string, ids: string[], now: Date): Promise<void> {
   if (ids.length === 0) return;
   const rows = sql.join(ids.map((id, index) => sql`(${id}, ${index}::int)`));

@@ -24,7 +24,16 @@ export function toStage(row: repo.StageRow): FunnelStage {
   };
 }
 
-export function createFunnelStagesService(deps: { db: Kysely<DB>; clock: Clock }) {
+/** Moves a deleted stage's contacts (their owner's write: contacts/contacts.repo.ts, given by the wiring). */
+export type MoveStageContacts = (
+  db: Kysely<DB>,
+  orgId: string,
+  from: string,
+  to: string | null,
+  now: Date,
+) => Promise<void>;
+
+export function createFunnelStagesService(deps: { db: Kysely<DB>; clock: Clock; moveContacts: MoveStageContacts }) {
   const { db, clock } = deps;
 
   async function duplicateKey(orgId: string, key: string) {
@@ -153,7 +162,7 @@ export function createFunnelStagesService(deps: { db: Kysely<DB>; clock: Clock }
             const count = await repo.countLiveContacts(trx, orgId, id);
             if (count > 0) throw stageInUse(id, count);
           }
-          await repo.moveContacts(trx, orgId, id, target?.id ?? null, now);
+          await deps.moveContacts(trx, orgId, id, target?.id ?? null, now);
           await repo.deleteStage(trx, orgId, id);
           if (stage.is_initial) {
             // Exactly one stays initial: the flag passes to the receiving stage, else to the first remaining one.

@@ -35,6 +35,20 @@ export const revokeApiKey = (db: Kysely<DB>, orgId: string, keyId: string, at: D
     .executeTakeFirst();
 
 /** Every organization, oldest first (the operator's `crm org list`). */
+/**
+ * decisions §18: a key's last use, moved only forward (several processes write the same minute at most once between
+ * them). Called by the guard's key-usage port (http/key-usage.ts, given this function by the wiring).
+ */
+export const recordApiKeyUse = async (db: Kysely<DB>, orgId: string, keyId: string, at: Date): Promise<void> => {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: at })
+    .where('org_id', '=', orgId)
+    .where('id', '=', keyId)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', at)]))
+    .execute();
+};
+
 export const listOrganizations = (db: Kysely<DB>) =>
   db.selectFrom('organizations').selectAll().orderBy('created_at').orderBy('id').execute();
 
