@@ -5,6 +5,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresDatabase } from '../helpers/database.ts';
 import { freePort, runCli, type ServerProcess, startServer } from '../helpers/process.ts';
+import { waitForValue } from '../helpers/wait.ts';
 
 const onPostgres = process.env.TEST_DB === 'postgres';
 const ADMIN = 'secret';
@@ -162,7 +163,15 @@ describe.skipIf(!onPostgres || !hasRedisServer)('a Redis outage', { timeout: 180
       const response = await fetch(`${server.baseUrl}/readyz`);
       return { status: response.status, body: (await response.json()) as { checks: Record<string, string> } };
     };
-    expect(await readiness(a)).toMatchObject({ status: 200, body: { checks: { redis: 'ok' } } });
+    // A server that has just started answers /readyz 503 until its Redis probe has answered once (under load that can
+    // follow the first request): wait for the state, then the outage below is what turns it.
+    expect(
+      await waitForValue(
+        () => readiness(a),
+        (ready) => ready.status === 200,
+        { message: 'server a ready with Redis' },
+      ),
+    ).toMatchObject({ status: 200, body: { checks: { redis: 'ok' } } });
 
     const shared = await org();
     expect(await measure(shared.key, (passed) => passed === 20)).toBe(20);
