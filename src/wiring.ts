@@ -34,6 +34,7 @@ import { createMessagingDirectory } from './modules/channels/messaging-directory
 import { CONTACT_EVENTS } from './modules/contacts/contacts.events.ts';
 import { moveContactsOffStage } from './modules/contacts/contacts.repo.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
+import { createConversationChanges } from './modules/conversations/conversation-changes.ts';
 import { CONVERSATION_EVENTS } from './modules/conversations/conversations.events.ts';
 import { findOutboundMessageRoute, lastInboundAtNumber } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
@@ -54,6 +55,7 @@ import { broadcastStatusHandlers } from './modules/recipients/platform-status.ha
 import { countPendingRecipients } from './modules/recipients/recipients.repo.ts';
 import { createSessionsService } from './modules/sessions/sessions.service.ts';
 import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
+import { recordTurn } from './modules/teams/teams.repo.ts';
 import { createTeamsService } from './modules/teams/teams.service.ts';
 import { templateReviewHandlers } from './modules/templates/platform-template.handlers.ts';
 import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/property-keys.ts';
@@ -139,12 +141,14 @@ export function wire(input: WiringInput) {
   const webhookAppSecret = input.webhookAppSecret ?? randomBytes(32).toString('hex');
   const keyring = input.keyring ?? parseKeyring(generateKeyringText());
 
+  // decisions §19: the one change of a conversation's state; auto-assignment's turn counter is the teams' (D350).
+  const changes = createConversationChanges(recordTurn);
   // Features answer the platform's events: each registers its handlers by event kind.
   // decisions §20: automation runs after the conversations' handler has stored the contact's message.
   const handlers = joinHandlers(
     templateReviewHandlers,
-    conversationMessageHandlers,
-    automationHandlers,
+    conversationMessageHandlers(changes),
+    automationHandlers(changes),
     broadcastStatusHandlers,
   );
   const directory = createMessagingDirectory(db);
@@ -191,12 +195,12 @@ export function wire(input: WiringInput) {
     contacts: createContactsService({ db, clock }),
     properties: createPropertiesService({ db, clock }),
     funnelStages: createFunnelStagesService({ db, clock, moveContacts: moveContactsOffStage }),
-    teams: createTeamsService({ db, clock }),
+    teams: createTeamsService({ db, clock, changes }),
     cannedResponses: createCannedResponsesService({ db, clock }),
     files: createFilesService({ db, clock }),
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
-    conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),
+    conversations: createConversationsService({ db, clock, platform: messaging.platform, log, changes }),
     conversationMedia: createConversationMediaService({ db, platform: messaging.platform, media }),
     replies: createRepliesService({
       db,
@@ -223,7 +227,7 @@ export function wire(input: WiringInput) {
       keyring,
       eventTypes: subscribableEventTypes(EVENT_CATALOG),
     }),
-    users: createUsersService({ db, clock, publicUrl }),
+    users: createUsersService({ db, clock, publicUrl, changes }),
     automation: createAutomationServices({
       db,
       clock,
@@ -273,6 +277,7 @@ export function wire(input: WiringInput) {
   const assistantJobs = createAssistantWorker({
     db,
     clock,
+    changes,
     log,
     keyring,
     allowHosts: input.webhookAllowHosts ?? [],
@@ -324,6 +329,7 @@ export function wire(input: WiringInput) {
     eventCatalog: EVENT_CATALOG,
     keyring,
     services,
+    changes,
     fanout,
     replies,
     replyWaker,
@@ -350,6 +356,7 @@ export function wire(input: WiringInput) {
         replies,
         replyWaker,
         assistantJobs,
+        changes,
         log,
         clock,
         options: input.worker,

@@ -31,16 +31,6 @@ const exceptions: { table: string; writer: string; reason: string }[] = [
     reason:
       'the queue moves its broadcast (start, checkpoint, low balance, pause, finish); recipients/ imports no broadcasts/ (D308)',
   },
-  {
-    table: 'teams',
-    writer: 'modules/conversations/conversation-state.repo.ts',
-    reason: 'auto-assignment’s turn counter; teams/ imports conversations/ (a team’s change gives out), so two-way',
-  },
-  {
-    table: 'team_members',
-    writer: 'modules/conversations/conversation-state.repo.ts',
-    reason: 'auto-assignment’s turn counter (`last_turn`), as for `teams`',
-  },
 ];
 
 /** The tables of `names` that a text writes, once per write found. */
@@ -166,6 +156,6 @@ describe('table owners', () => {
     expect(strays).toEqual([]);
     expect(exceptions.filter((entry) => !used.has(entry)).map((entry) => `${entry.writer} ${entry.table}`)).toEqual([]);
     // Three today (D335: the queue's moves of its broadcast, auto-assignment's turn counter); each is due to go.
-    expect(exceptions).toHaveLength(3);
+    expect(exceptions).toHaveLength(1);
   });
 });
