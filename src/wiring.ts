@@ -25,6 +25,7 @@ import { assistantLeaseMs, createAssistantWorker } from './modules/automation/en
 import { automationHandlers } from './modules/automation/engine/inbound-automation.ts';
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
 import { BROADCAST_EVENTS } from './modules/broadcasts/broadcasts.events.ts';
+import { broadcastMoves } from './modules/broadcasts/broadcasts.repo.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
 import { createRetryService } from './modules/broadcasts/retry.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
@@ -149,7 +150,8 @@ export function wire(input: WiringInput) {
     templateReviewHandlers,
     conversationMessageHandlers(changes),
     automationHandlers(changes),
-    broadcastStatusHandlers,
+    // D349: the queue engine moves its broadcast through the broadcasts' owner.
+    broadcastStatusHandlers(broadcastMoves),
   );
   const directory = createMessagingDirectory(db);
   const inbound = createInboundProcessor({
@@ -254,6 +256,7 @@ export function wire(input: WiringInput) {
 
   const fanout = createFanout({
     db,
+    moves: broadcastMoves,
     platform: messaging.platform,
     log,
     options: input.fanout,
@@ -288,7 +291,7 @@ export function wire(input: WiringInput) {
 
   // decisions §16: starts audience broadcasts and adds their recipients (a worker task; tests drive it directly).
   const audiences = createAudienceRunner(
-    { db, propertyKeys },
+    { db, propertyKeys, moves: broadcastMoves },
     { chunkSize: Math.max(1, input.worker?.audienceChunk ?? DEFAULT_AUDIENCE_CHUNK) },
   );
 
