@@ -2,8 +2,7 @@
 // of creation) is read in keyset chunks, each one set-based INSERT … SELECT (no contact goes through Node) whose
 // transaction also advances the broadcast's checkpoint and `requested` (the broadcasts' owner's write, D349): the
 // checkpoint moves only with the rows it wrote, so a crash mid-way resumes after the last committed chunk without a
-// duplicate recipient. A chunk's rows
-// are handed off as soon as it commits (hand-offs start with the first chunk).
+// duplicate recipient. A chunk's rows are handed off as soon as it commits (hand-offs start with the first chunk).
 //
 // Pacing: the rows of a chunk that would take a new phone beyond the rolling 24-hour limit's room are `held` (not
 // counted in the window); `releaseHeld` queues them as room comes back, and `held_until` says when that is. Both
