@@ -37,8 +37,13 @@ function reachable(url: string): Promise<boolean> {
  * (3) each global lookup through the directory (keys, sessions and sign-in, the platform's ids on its webhooks);
  * (4) each worker's claim or cross-organization step (the fan-out and its end check, audiences, webhook deliveries,
  * reply hand-offs, snoozes, the assistant's jobs, retention) and the outbox of events it writes;
- * (5) the counters and walks kept by row triggers and versions (contact counts and walks, the 24-hour window).
- * TEST_CITUS_ALL=1 runs every file of test/api there instead.
+ * (5) the counters and walks kept by row triggers and versions (contact counts and walks, the 24-hour window);
+ * (6) D352: every file of the fan-out's and the deliveries' folders (recipients, broadcasts, webhook-endpoints: they
+ * failed on Citus until their claims went per organization), the two files whose concurrent writes of one
+ * organization outlasted a test pool's wait there (D351). Cheap files were to join too, but none is: a file's
+ * database alone (made on three nodes, migrated, dropped) takes ≈ 17 s at load 14, and no file outside these took
+ * under 30 s at load 12–17 (docs/scaling.md).
+ * TEST_CITUS_ALL=1 runs every file of test/api there instead (all of it passes: docs/scaling.md).
  */
 const citusTests =
   process.env.TEST_CITUS_ALL === '1'
@@ -49,12 +54,9 @@ const citusTests =
         'test/api/http/auth.test.ts',
         'test/api/sessions/console-sessions.test.ts',
         'test/api/messaging/inbound.test.ts',
-        'test/api/broadcasts/sends.test.ts',
-        'test/api/broadcasts/audience-broadcasts.test.ts',
-        'test/api/recipients/record-end-check.test.ts',
-        'test/api/recipients/fanout-groups.test.ts',
-        'test/api/webhook-endpoints/webhook-deliveries.test.ts',
-        'test/api/webhook-endpoints/webhook-delivery-groups.test.ts',
+        'test/api/broadcasts/*.test.ts',
+        'test/api/recipients/*.test.ts',
+        'test/api/webhook-endpoints/*.test.ts',
         'test/api/conversations/replies-delivery.test.ts',
         'test/api/conversations/conversation-workflow.test.ts',
         'test/api/automation/assistant-engine.test.ts',
@@ -62,6 +64,8 @@ const citusTests =
         'test/api/events/webhook-events.test.ts',
         'test/api/contacts/contact-counts.test.ts',
         'test/api/contacts/contact-walk.test.ts',
+        'test/api/contacts/contact-duplicates.test.ts',
+        'test/api/conversations/conversation-state.test.ts',
         'test/api/messaging-accounts/messaging-window.test.ts',
       ];
 
