@@ -40,7 +40,8 @@ function reachable(url: string): Promise<boolean> {
  * (5) the counters and walks kept by row triggers and versions (contact counts and walks, the 24-hour window);
  * (6) D352: every file of the fan-out's and the deliveries' folders (recipients, broadcasts, webhook-endpoints: they
  * failed on Citus until their claims went per organization), the two files whose concurrent writes of one
- * organization outlasted a test pool's wait there (D351). Cheap files were to join too, but none is: a file's
+ * organization outlasted a test pool's wait there (D351), and the account row's locks against the claim's charge
+ * (its holder now names the organization, as a `FOR UPDATE` on Citus must). Cheap files were to join too, but none is: a file's
  * database alone (made on three nodes, migrated, dropped) takes ≈ 17 s at load 14, and no file outside these took
  * under 30 s at load 12–17 (docs/scaling.md).
  * TEST_CITUS_ALL=1 runs every file of test/api there instead (all of it passes: docs/scaling.md).
@@ -67,6 +68,7 @@ const citusTests =
         'test/api/contacts/contact-duplicates.test.ts',
         'test/api/conversations/conversation-state.test.ts',
         'test/api/messaging-accounts/messaging-window.test.ts',
+        'test/api/messaging-accounts/account-locks.test.ts',
       ];
 
 export default defineConfig(async () => {
