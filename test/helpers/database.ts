@@ -78,9 +78,9 @@ async function citusNodes(serverUrl: string, name: string): Promise<string[]> {
 }
 
 /**
- * Drops a test database on one server. `with (force)` ends its sessions but waits only 5 s for them to go; on a loaded
- * machine a Citus node's sessions (the coordinator's connections to a worker, its maintenance daemon) can take longer,
- * and the drop fails with "is being accessed by other users" (D351): it is tried again, up to five times.
+ * Drops a test database on one server. `with (force)` ends its sessions, but on Citus the other nodes' maintenance
+ * daemons connect to it again at once (deadlock detection, recovery of prepared transactions), and on a loaded machine
+ * the drop then fails with "is being accessed by other users" (D351): it is tried again, up to five times.
  */
 async function dropOn(serverUrl: string, name: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
