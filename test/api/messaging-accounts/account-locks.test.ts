@@ -29,11 +29,17 @@ afterAll(async () => {
   await h.close();
 });
 
-/** Runs `work` while another session holds the account row as a fan-out claim does (FOR UPDATE, uncommitted). */
-async function whileAccountLocked<T>(accountId: string, work: () => Promise<T>): Promise<T> {
+/**
+ * Runs `work` while another session holds the account row as a fan-out claim does (FOR UPDATE, uncommitted). The
+ * holder names the organization as the product's statements do (D317): on Citus a `FOR UPDATE` must reach one shard.
+ */
+async function whileAccountLocked<T>(account: { id: string; org_id: string }, work: () => Promise<T>): Promise<T> {
   await control.query('begin');
   try {
-    const locked = await control.query('select balance from messaging_accounts where id = $1 for update', [accountId]);
+    const locked = await control.query(
+      'select balance from messaging_accounts where org_id = $2 and id = $1 for update',
+      [account.id, account.org_id],
+    );
     expect(locked.rowCount).toBe(1);
     return await withoutWaitingForALock(control, work(), 'the work (for the account row’s lock)');
   } finally {
@@ -45,11 +51,15 @@ async function whileAccountLocked<T>(accountId: string, work: () => Promise<T>):
  * Runs the fan-out while another session holds the account row with `statement` (uncommitted): the claim must wait
  * for it; the session then ends with `end`, and the fan-out's count of handled rows is answered.
  */
-async function drainWhileHeld(statement: string, accountId: string, end: 'commit' | 'rollback'): Promise<number> {
+async function drainWhileHeld(
+  statement: string,
+  account: { id: string; org_id: string },
+  end: 'commit' | 'rollback',
+): Promise<number> {
   await control.query('begin');
   let claiming: Promise<number> | undefined;
   try {
-    await control.query(statement, [accountId]);
+    await control.query(statement, [account.id, account.org_id]);
     let claimed = false;
     claiming = h.fanout.drain().finally(() => {
       claimed = true;
@@ -81,7 +91,7 @@ describe.skipIf(!postgres)('the account row and the 24-hour window', () => {
   it('admits a send and an audience broadcast, and adds its recipients, while a claim holds the account', async () => {
     const setup = await sender(h, { balance: 100 });
     await contacts(setup.key, phones(5));
-    const { sent, created, added } = await whileAccountLocked(setup.account.id, async () => {
+    const { sent, created, added } = await whileAccountLocked(setup.account, async () => {
       const sent = await h.api('POST', `/v1/templates/${setup.template.id}/send`, {
         key: setup.key,
         body: { recipients: recipientsFor(phones(2)) },
@@ -108,7 +118,11 @@ describe.skipIf(!postgres)('the account row and the 24-hour window', () => {
 
   it('a claim, which charges the balance, still waits for the account row', async () => {
     const { setup, sent } = await queuedSend(100, 1);
-    await drainWhileHeld('select 1 from messaging_accounts where id = $1 for update', setup.account.id, 'rollback');
+    await drainWhileHeld(
+      'select 1 from messaging_accounts where org_id = $2 and id = $1 for update',
+      setup.account,
+      'rollback',
+    );
     expect((await h.api('GET', `/v1/broadcasts/${sent.body.id}`, { key: setup.key })).body).toMatchObject({ sent: 1 });
   });
 
@@ -117,8 +131,8 @@ describe.skipIf(!postgres)('the account row and the 24-hour window', () => {
     // Another writer spends the balance and has not committed: the claim reads 1 (committed), leases its row and
     // waits at its charge; when the writer commits, the charge finds 0 and the claim runs again under the lock.
     const handled = await drainWhileHeld(
-      'update messaging_accounts set balance = 0 where id = $1',
-      setup.account.id,
+      'update messaging_accounts set balance = 0 where org_id = $2 and id = $1',
+      setup.account,
       'commit',
     );
     expect(handled).toBe(0);

@@ -4,6 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { manualClock } from '../../helpers/clock.ts';
 import { createUser } from '../../helpers/console.ts';
+import { onCitus } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { addUser, eventsOf, inbound, inboxOrg, openConversation } from '../../helpers/team-inbox.ts';
 
@@ -276,14 +277,26 @@ describe('auto-assignment', () => {
     return [...turns.values()];
   }
 
-  it('is fair: 3 members, 100 conversations, random resolves: nobody over the limit, turns differ by at most one', async () => {
-    const turns = await run(true);
-    expect(Math.max(...turns) - Math.min(...turns)).toBeLessThanOrEqual(1);
-  });
+  // About 600 requests one after another: on Citus each is a few hops from the coordinator to a worker, and at load
+  // 15 on 2 CPUs a model took more than the citus project's 120 s (D351).
+  const modelTimeout = onCitus ? 360_000 : undefined;
 
-  it('follows the rule for every conversation given when members resolve at different paces', async () => {
-    await run(false);
-  });
+  it(
+    'is fair: 3 members, 100 conversations, random resolves: nobody over the limit, turns differ by at most one',
+    async () => {
+      const turns = await run(true);
+      expect(Math.max(...turns) - Math.min(...turns)).toBeLessThanOrEqual(1);
+    },
+    modelTimeout,
+  );
+
+  it(
+    'follows the rule for every conversation given when members resolve at different paces',
+    async () => {
+      await run(false);
+    },
+    modelTimeout,
+  );
 });
 
 describe('a person removed', () => {
