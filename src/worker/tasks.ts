@@ -66,6 +66,7 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       intervalMs: options.pollMs,
       run: async () => {
         const started = Date.now();
+        if ((await audiences.runOnce()) === 0) return 'idle';
         while ((await audiences.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
       },
     },
@@ -85,7 +86,8 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
           }
         };
         await Promise.all(Array.from({ length: Math.max(1, options.batchesInFlight) }, loop));
-        if (handled > 0) log.debug({ handled }, 'fan-out handed off recipients');
+        if (handled === 0) return 'idle';
+        log.debug({ handled }, 'fan-out handed off recipients');
       },
     },
     {
@@ -95,6 +97,7 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       wakeup: deps.replyWaker,
       run: async () => {
         const started = Date.now();
+        if ((await deps.replies.runOnce()) === 0) return 'idle';
         while ((await deps.replies.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
       },
     },
@@ -104,6 +107,7 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       intervalMs: options.pollMs,
       run: async () => {
         const started = Date.now();
+        if ((await deps.assistantJobs.runOnce()) === 0) return 'idle';
         while ((await deps.assistantJobs.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
       },
     },
