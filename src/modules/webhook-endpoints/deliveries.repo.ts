@@ -245,9 +245,10 @@ export interface Recorded {
  */
 export async function recordAttempts(db: Kysely<DB>, orgId: string, group: readonly Recorded[]): Promise<Set<string>> {
   if (group.length === 0) return new Set();
+  const values = recordedJson(group);
   const result = await executePrepared(
     db,
-    sql<{ id: string }>`with recorded_input as (${recordedRows(recordedJson(group))}) ${recordUpdate(orgId, sql`recorded_input`)}`,
+    sql<{ id: string }>`with recorded_input as (${recordedRows(values)}) ${recordUpdate(orgId, sql`recorded_input`)}`,
   );
   return new Set(result.rows.map((row) => row.id));
 }
