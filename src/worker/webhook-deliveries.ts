@@ -196,9 +196,9 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
           depthMeasuredAt = Date.now();
           deps.onPendingDepth(await deliveries.pendingDepth());
         }
-        // Nothing claimed (D354): the poll may slow down; attempts in flight refill their slots as they are
-        // recorded (D298), not by the poll.
-        return claimed === 0 ? 'idle' : undefined;
+        // Nothing claimed and nothing due (D354): the poll may slow down. Due work that this claim could not take
+        // (the endpoint's places held, by this worker or another) keeps the poll at its interval.
+        return claimed === 0 && !deliveries.dueFound() ? 'idle' : undefined;
       },
     },
     pendingDepth: deliveries.pendingDepth,
