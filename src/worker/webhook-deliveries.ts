@@ -196,9 +196,10 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
           depthMeasuredAt = Date.now();
           deps.onPendingDepth(await deliveries.pendingDepth());
         }
-        // Nothing claimed and nothing due (D354): the poll may slow down. Due work that this claim could not take
-        // (the endpoint's places held, by this worker or another) keeps the poll at its interval.
-        return claimed === 0 && !deliveries.dueFound() ? 'idle' : undefined;
+        // Nothing claimed (D354): the poll may slow down when nothing is due, or when this worker has attempts in
+        // flight, whose records claim again (D298). Due work it could not take with nothing in flight (the endpoint's
+        // places held by another worker) keeps the poll at its interval.
+        return claimed === 0 && (held > 0 || !deliveries.dueFound()) ? 'idle' : undefined;
       },
     },
     pendingDepth: deliveries.pendingDepth,
