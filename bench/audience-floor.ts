@@ -11,6 +11,7 @@
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
+import { broadcastMoves } from '../src/modules/broadcasts/broadcasts.repo.ts';
 import { materializeChunk } from '../src/modules/recipients/audience-materialize.ts';
 import { startSeededAudience } from './audience-seeded.ts';
 import { log } from './bench-database.ts';
@@ -58,7 +59,7 @@ const cursors = {
 };
 for (let i = 0; i < chunks; i++) {
   let started = performance.now();
-  const added = await materializeChunk(db, SIZE);
+  const added = await materializeChunk(db, broadcastMoves, SIZE);
   (times.product as number[]).push(performance.now() - started);
   if (added !== SIZE) throw new Error(`the product's chunk added ${added}, not ${SIZE}: seed a larger audience`);
   for (const table of ['floor_indexed', 'floor_bare'] as const) {

@@ -9,6 +9,7 @@
 import { openSync, readSync, statSync } from 'node:fs';
 import { openDatabase } from '../src/db/database.ts';
 import { migrateToLatest } from '../src/db/migrate.ts';
+import { broadcastMoves } from '../src/modules/broadcasts/broadcasts.repo.ts';
 import { materializeChunk } from '../src/modules/recipients/audience-materialize.ts';
 import { startSeededAudience } from './audience-seeded.ts';
 import { log } from './bench-database.ts';
@@ -35,7 +36,7 @@ log(`broadcast ${broadcast.broadcastId}: started, then ${chunks} chunks`);
 const from = statSync(pgLog).size;
 for (let i = 0; i < chunks; i++) {
   const started = performance.now();
-  const added = await materializeChunk(db, 5000);
+  const added = await materializeChunk(db, broadcastMoves, 5000);
   log(`chunk ${i + 1}: ${added} recipients in ${(performance.now() - started).toFixed(0)} ms`);
 }
 await broadcast.finish();

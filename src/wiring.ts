@@ -25,6 +25,7 @@ import { assistantLeaseMs, createAssistantWorker } from './modules/automation/en
 import { automationHandlers } from './modules/automation/engine/inbound-automation.ts';
 import { createAudienceService } from './modules/broadcasts/audience.service.ts';
 import { BROADCAST_EVENTS } from './modules/broadcasts/broadcasts.events.ts';
+import { broadcastMoves } from './modules/broadcasts/broadcasts.repo.ts';
 import { createBroadcastsService } from './modules/broadcasts/broadcasts.service.ts';
 import { createRetryService } from './modules/broadcasts/retry.ts';
 import { createSendService } from './modules/broadcasts/send.service.ts';
@@ -34,6 +35,7 @@ import { createMessagingDirectory } from './modules/channels/messaging-directory
 import { CONTACT_EVENTS } from './modules/contacts/contacts.events.ts';
 import { moveContactsOffStage } from './modules/contacts/contacts.repo.ts';
 import { createContactsService } from './modules/contacts/contacts.service.ts';
+import { createConversationChanges } from './modules/conversations/conversation-changes.ts';
 import { CONVERSATION_EVENTS } from './modules/conversations/conversations.events.ts';
 import { findOutboundMessageRoute, lastInboundAtNumber } from './modules/conversations/conversations.repo.ts';
 import { createConversationsService } from './modules/conversations/conversations.service.ts';
@@ -54,6 +56,7 @@ import { broadcastStatusHandlers } from './modules/recipients/platform-status.ha
 import { countPendingRecipients } from './modules/recipients/recipients.repo.ts';
 import { createSessionsService } from './modules/sessions/sessions.service.ts';
 import { createSubOriginsService } from './modules/sub-origins/sub-origins.service.ts';
+import { recordTurn } from './modules/teams/teams.repo.ts';
 import { createTeamsService } from './modules/teams/teams.service.ts';
 import { templateReviewHandlers } from './modules/templates/platform-template.handlers.ts';
 import { livePropertyKeys, type PropertyKeysSource } from './modules/templates/property-keys.ts';
@@ -139,13 +142,16 @@ export function wire(input: WiringInput) {
   const webhookAppSecret = input.webhookAppSecret ?? randomBytes(32).toString('hex');
   const keyring = input.keyring ?? parseKeyring(generateKeyringText());
 
+  // decisions §19: the one change of a conversation's state; auto-assignment's turn counter is the teams' (D350).
+  const changes = createConversationChanges(recordTurn);
   // Features answer the platform's events: each registers its handlers by event kind.
   // decisions §20: automation runs after the conversations' handler has stored the contact's message.
   const handlers = joinHandlers(
     templateReviewHandlers,
-    conversationMessageHandlers,
-    automationHandlers,
-    broadcastStatusHandlers,
+    conversationMessageHandlers(changes),
+    automationHandlers(changes),
+    // D349: the queue engine moves its broadcast through the broadcasts' owner.
+    broadcastStatusHandlers(broadcastMoves),
   );
   const directory = createMessagingDirectory(db);
   const inbound = createInboundProcessor({
@@ -191,12 +197,12 @@ export function wire(input: WiringInput) {
     contacts: createContactsService({ db, clock }),
     properties: createPropertiesService({ db, clock }),
     funnelStages: createFunnelStagesService({ db, clock, moveContacts: moveContactsOffStage }),
-    teams: createTeamsService({ db, clock }),
+    teams: createTeamsService({ db, clock, changes }),
     cannedResponses: createCannedResponsesService({ db, clock }),
     files: createFilesService({ db, clock }),
     subOrigins: createSubOriginsService({ db, clock }),
     templates: createTemplatesService({ db, clock, platform: messaging.platform, log, propertyKeys }),
-    conversations: createConversationsService({ db, clock, platform: messaging.platform, log }),
+    conversations: createConversationsService({ db, clock, platform: messaging.platform, log, changes }),
     conversationMedia: createConversationMediaService({ db, platform: messaging.platform, media }),
     replies: createRepliesService({
       db,
@@ -223,7 +229,7 @@ export function wire(input: WiringInput) {
       keyring,
       eventTypes: subscribableEventTypes(EVENT_CATALOG),
     }),
-    users: createUsersService({ db, clock, publicUrl }),
+    users: createUsersService({ db, clock, publicUrl, changes }),
     automation: createAutomationServices({
       db,
       clock,
@@ -250,6 +256,7 @@ export function wire(input: WiringInput) {
 
   const fanout = createFanout({
     db,
+    moves: broadcastMoves,
     platform: messaging.platform,
     log,
     options: input.fanout,
@@ -273,6 +280,7 @@ export function wire(input: WiringInput) {
   const assistantJobs = createAssistantWorker({
     db,
     clock,
+    changes,
     log,
     keyring,
     allowHosts: input.webhookAllowHosts ?? [],
@@ -283,7 +291,7 @@ export function wire(input: WiringInput) {
 
   // decisions §16: starts audience broadcasts and adds their recipients (a worker task; tests drive it directly).
   const audiences = createAudienceRunner(
-    { db, propertyKeys },
+    { db, propertyKeys, moves: broadcastMoves },
     { chunkSize: Math.max(1, input.worker?.audienceChunk ?? DEFAULT_AUDIENCE_CHUNK) },
   );
 
@@ -324,6 +332,7 @@ export function wire(input: WiringInput) {
     eventCatalog: EVENT_CATALOG,
     keyring,
     services,
+    changes,
     fanout,
     replies,
     replyWaker,
@@ -350,6 +359,7 @@ export function wire(input: WiringInput) {
         replies,
         replyWaker,
         assistantJobs,
+        changes,
         log,
         clock,
         options: input.worker,

@@ -14,6 +14,7 @@ import { FANOUT_DEFAULTS } from '../config.ts';
 import type { DB } from '../db/schema.ts';
 import { groupBy } from '../lib/group-by.ts';
 import type { MessagingPlatform, SendComponent, SendResult } from '../messaging/platform.ts';
+import type { BroadcastMoves } from '../modules/recipients/broadcast-moves.ts';
 import type { ClaimedRow } from '../modules/recipients/claim-charge.ts';
 import { claimRecipients, dueOrganizations } from '../modules/recipients/recipient-claim.ts';
 import { type HandoffOutcome, recordOutcomes } from '../modules/recipients/recipient-handoffs.ts';
@@ -47,6 +48,8 @@ export type HandoffMetric = 'sent' | 'failed' | 'retry' | 'uncertain';
 export interface FanoutDeps {
   db: Kysely<DB>;
   platform: MessagingPlatform;
+  /** The broadcasts' owner's writes of the queue's moves (a stop, a pause, an end; D349), given by the wiring. */
+  moves: BroadcastMoves;
   log: FastifyBaseLogger;
   options?: Partial<FanoutOptions>;
   /** Counts hand-offs by outcome (the process's metrics). */
@@ -87,7 +90,7 @@ const DUE_ORGANIZATIONS_MS = 1_000;
 
 export function createFanout(deps: FanoutDeps): Fanout {
   const options = { ...DEFAULT_FANOUT_OPTIONS, ...deps.options };
-  const { db, platform, log } = deps;
+  const { db, platform, log, moves } = deps;
   const groupSize = Math.max(1, Math.min(options.groupSize, options.concurrency));
 
   async function send(row: ClaimedRow): Promise<SendResult> {
@@ -168,6 +171,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
         perNumberPerSecond: options.perNumberPerSecond,
         markFirst: groupSize,
         orgs: await dueOrgs(),
+        moves,
       });
       if (claimed.length < options.batchSize) due = undefined;
       const groups = groupsOf(claimed, groupSize);
@@ -175,7 +179,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
       for (let index = 0; index < groups.length; index++) {
         const next = groups[index + 1] ?? [];
         try {
-          marked = await recordOutcomes(db, await handOff(marked), next);
+          marked = await recordOutcomes(db, moves, await handOff(marked), next);
         } catch (error) {
           // The leases will expire: unmarked rows are claimed again, marked ones settled by report or reconciler.
           log.error({ err: error, broadcast: groups[index]?.[0]?.broadcast_id }, 'hand-off group failed');
@@ -185,7 +189,7 @@ export function createFanout(deps: FanoutDeps): Fanout {
       return claimed.length;
     },
 
-    reconcile: () => failUnconfirmed(db, options.reconcileAfterMs),
+    reconcile: () => failUnconfirmed(db, moves, options.reconcileAfterMs),
     reconcileAfterMs: options.reconcileAfterMs,
   };
 }

@@ -7,7 +7,7 @@ import type { Database } from '../db/database.ts';
 import { analyzeChanged } from '../db/migrate.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { AssistantWorker } from '../modules/automation/engine/assistant-worker.ts';
-import { endSnoozes } from '../modules/conversations/conversation-changes.ts';
+import type { ConversationChanges } from '../modules/conversations/conversation-changes.ts';
 import type { AudienceRunner } from '../modules/recipients/audience-runner.ts';
 import { purgeSendWindows } from '../modules/recipients/number-caps.ts';
 import type { Fanout } from './fanout.ts';
@@ -40,6 +40,8 @@ const SNOOZE_INTERVAL_MS = 15_000;
 
 export interface WorkerTaskDeps {
   database: Database;
+  /** §19's change functions (a snooze's end), with auto-assignment's turn counter (D350). */
+  changes: ConversationChanges;
   fanout: Fanout;
   audiences: AudienceRunner;
   deliveries: WebhookDeliverer;
@@ -143,7 +145,7 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       name: 'snooze-ends',
       intervalMs: SNOOZE_INTERVAL_MS,
       run: async () => {
-        while ((await endSnoozes(db, clock.now())) > 0) {}
+        while ((await deps.changes.endSnoozes(db, clock.now())) > 0) {}
       },
     },
     {

@@ -20,8 +20,8 @@ export interface CrashRig {
   call(method: string, path: string, body?: unknown, key?: string): Promise<{ status: number; body: any }>;
   /** Signed platform events posted to the server's platform webhook (answered 200). */
   webhook(events: PlatformEvent[]): Promise<void>;
-  /** A `crm worker` process, killed at the end if the test has not. */
-  startWorker(): Promise<ServerProcess>;
+  /** A `crm worker` process, killed at the end if the test has not (`env` over the rig's, e.g. another DATABASE_URL). */
+  startWorker(env?: Record<string, string>): Promise<ServerProcess>;
   /** A new organization, its API key and (given its fields) a messaging account with the cloud platform's number. */
   organization(
     name: string,
@@ -115,8 +115,8 @@ export async function startCrashRig(options: {
     },
     call,
     webhook,
-    async startWorker() {
-      const worker = await startWorkerProcess(env);
+    async startWorker(overrides = {}) {
+      const worker = await startWorkerProcess({ ...env, ...overrides });
       processes.push(worker);
       return worker;
     },

@@ -12,7 +12,7 @@ import { admitMessage, honoursOptOut, type MessageAdmission } from '../messaging
 import { lockWindow } from '../messaging-accounts/window.repo.ts';
 import { broadcastView } from '../recipients/broadcast-view.ts';
 import { type QueuedRecipient, queueRecipients, recordFailedAtOnce } from '../recipients/recipient-queue.ts';
-import { insertBroadcast } from './broadcasts.repo.ts';
+import { broadcastMoves, insertBroadcast } from './broadcasts.repo.ts';
 
 /** A recipient to admit; `optedOut` ones of a MARKETING template are `failed` `opted_out` at once, uncharged. */
 export type AdmittedRecipient = Omit<QueuedRecipient, 'failure'> & { optedOut: boolean };
@@ -71,7 +71,7 @@ export function admitBroadcast(db: Kysely<DB>, admission: Admission): Promise<Ad
               failure: skipsOptedOut && optedOut ? 'opted_out' : undefined,
             })),
           );
-    await recordFailedAtOnce(trx, failed);
+    await recordFailedAtOnce(trx, failed, broadcastMoves);
     if (admission.idempotency) await completeIdempotencyKey(trx, orgId, admission.idempotency, broadcast.id);
     return broadcastView({ ...inserted, sent: 0, failed: failed.length });
   });

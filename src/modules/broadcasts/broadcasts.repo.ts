@@ -1,7 +1,9 @@
-// SQL for broadcasts' requests: listing and reading them (with the counts their recipients derive,
-// recipients/broadcast-view.ts), creating them, and marking the stored states a request sets.
+// SQL for broadcasts: listing and reading them (with the counts their recipients derive, recipients/broadcast-view.ts),
+// creating them, marking the stored states a request sets, and the queue's moves of its broadcast (D349: the port
+// `BroadcastMoves` of recipients/broadcast-moves.ts, handed to the queue engine and the worker by the wiring).
 import { type Insertable, type Kysely, sql } from 'kysely';
 import type { BroadcastsTable, DB } from '../../db/schema.ts';
+import type { BroadcastMoves } from '../recipients/broadcast-moves.ts';
 import { type BroadcastRow, STORED_STATUSES, selectBroadcasts } from '../recipients/broadcast-view.ts';
 
 export type { BroadcastRow };
@@ -117,3 +119,124 @@ export const markStored = (
     .where('org_id', '=', orgId)
     .where('id', '=', broadcastId)
     .execute();
+
+/**
+ * decisions §16 (D226): room may come before `held_until` — the operator raises the limit, a broadcast resumes — so
+ * the held broadcasts of an account (or one broadcast) are looked at again now, in the transaction of that change:
+ * the worker's next round (recipients/audience-materialize.ts `releaseHeld`, every poll) queues what the window has
+ * room for and sets `held_until` again for the rest.
+ */
+export async function lookAgainAtHeld(
+  db: Kysely<DB>,
+  orgId: string,
+  which: { account_id: string } | { id: string },
+): Promise<void> {
+  const [column, value] = Object.entries(which)[0] as ['account_id' | 'id', string];
+  await db
+    .updateTable('broadcasts')
+    .set({ held_until: sql<Date>`now()` })
+    .where('org_id', '=', orgId)
+    .where(column, '=', value)
+    .where('held_until', '>', sql<Date>`now()`)
+    .execute();
+}
+
+/** The queue's moves of its broadcast, written here (D349); each in the caller's transaction. */
+export const broadcastMoves: BroadcastMoves = {
+  async startAudience(trx, orgId, broadcastId, prepared) {
+    await trx
+      .updateTable('broadcasts')
+      .set({
+        phase: 'preparing',
+        started_at: sql`now()`,
+        snapshot_at: sql`now()`,
+        base_components: JSON.stringify(prepared.components),
+        contact_tokens: JSON.stringify(prepared.tokens),
+        updated_at: sql`now()`,
+      })
+      .where('org_id', '=', orgId)
+      .where('id', '=', broadcastId)
+      .execute();
+  },
+
+  async cancelAtStart(trx, orgId, broadcastId) {
+    await trx
+      .updateTable('broadcasts')
+      .set({
+        stored_status: 'cancelled',
+        status_reason: 'template_not_sendable',
+        held_until: null,
+        phase: 'ready',
+        started_at: sql`now()`,
+        updated_at: sql`now()`,
+      })
+      .where('org_id', '=', orgId)
+      .where('id', '=', broadcastId)
+      .execute();
+  },
+
+  async advanceAudience(trx, orgId, broadcastId, chunk) {
+    await trx
+      .updateTable('broadcasts')
+      .set({
+        requested: sql`requested + ${chunk.added}`,
+        // The checkpoint moves only with the rows the chunk wrote; its time as the text the chunk read (D189).
+        ...(chunk.last
+          ? { checkpoint_created_at: sql<Date>`${chunk.last.createdAt}::timestamptz`, checkpoint_id: chunk.last.id }
+          : {}),
+        phase: chunk.done ? 'ready' : 'preparing',
+        updated_at: sql`now()`,
+      })
+      .where('org_id', '=', orgId)
+      .where('id', '=', broadcastId)
+      .execute();
+  },
+
+  async setHeldUntil(trx, orgId, broadcastId, at) {
+    await trx
+      .updateTable('broadcasts')
+      .set({ held_until: at })
+      .where('org_id', '=', orgId)
+      .where('id', '=', broadcastId)
+      .execute();
+  },
+
+  async stopForBalance(trx, orgId, broadcastIds) {
+    if (broadcastIds.length === 0) return;
+    await trx
+      .updateTable('broadcasts')
+      .set({ stored_status: 'stopped_low_balance', updated_at: sql`now()` })
+      .where('org_id', '=', orgId)
+      .where('id', 'in', [...broadcastIds])
+      .where('stored_status', 'is', null)
+      .execute();
+  },
+
+  async pauseForTemplates(trx, orgId, templateIds) {
+    if (templateIds.length === 0) return 0;
+    const paused = await trx
+      .updateTable('broadcasts')
+      .set({ stored_status: 'paused', status_reason: 'template_not_sendable', updated_at: sql`now()` })
+      .where('org_id', '=', orgId)
+      .where('template_id', 'in', [...templateIds])
+      .where('stored_status', 'is', null)
+      .where('finished_at', 'is', null)
+      // A broadcast not started yet is checked at its start instead.
+      .where((eb) => eb.or([eb('phase', 'is', null), eb('started_at', 'is not', null)]))
+      .executeTakeFirst();
+    return Number(paused.numUpdatedRows);
+  },
+
+  async markFinished(trx, orgId, broadcastIds) {
+    if (broadcastIds.length === 0) return [];
+    const rows = await trx
+      .updateTable('broadcasts')
+      .set({ finished_at: sql`now()` })
+      .where('org_id', '=', orgId)
+      .where('id', 'in', [...broadcastIds])
+      .where('finished_at', 'is', null)
+      .returning('id')
+      .execute();
+    return rows.map((row) => row.id);
+  },
+};

@@ -6,7 +6,6 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound } from '../../http/errors.ts';
 import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import { admitMessage } from '../messaging-accounts/admission.ts';
-import { lookAgainAtHeld } from '../recipients/audience-materialize.ts';
 import { broadcastView } from '../recipients/broadcast-view.ts';
 import { recordFinished } from '../recipients/recipient-events.ts';
 import { RECIPIENT_LISTED_STATUSES } from '../recipients/recipient-rules.ts';
@@ -14,10 +13,12 @@ import { cancelTail, listRecipients, unparkRemainder } from '../recipients/recip
 import { findTemplate } from '../templates/templates.repo.ts';
 import {
   type BroadcastRow,
+  broadcastMoves,
   findBroadcast,
   findBroadcastAccount,
   listBroadcasts,
   lockBroadcast,
+  lookAgainAtHeld,
   markCancelled,
   markStored,
 } from './broadcasts.repo.ts';
@@ -143,7 +144,7 @@ export function createBroadcastsService(db: Kysely<DB>) {
       await transition(orgId, broadcastId, CANCELLABLE, 'broadcast_not_cancellable', async (trx) => {
         await markCancelled(trx, orgId, broadcastId);
         await cancelTail(trx, orgId, broadcastId);
-        await recordFinished(trx, orgId, [broadcastId]); // decisions §11: `broadcast.finished`
+        await recordFinished(trx, broadcastMoves, orgId, [broadcastId]); // decisions §11: `broadcast.finished`
       });
       return get(orgId, broadcastId);
     },
@@ -188,7 +189,7 @@ export function createBroadcastsService(db: Kysely<DB>) {
         // Recipients held for the 24-hour limit are looked at again now, not at `held_until` (D226).
         await lookAgainAtHeld(trx, orgId, { id: broadcastId });
         // A broadcast whose last recipients ended while it was paused ends now.
-        await recordFinished(trx, orgId, [broadcastId]);
+        await recordFinished(trx, broadcastMoves, orgId, [broadcastId]);
       });
       return get(orgId, broadcastId);
     },

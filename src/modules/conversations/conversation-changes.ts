@@ -54,11 +54,19 @@ export interface AppliedChange {
 }
 
 /**
+ * Auto-assignment's turn counter moves on: the team's count of given conversations, and the member's turn as that
+ * count. The teams' owner writes it (`teams/teams.repo.ts` `recordTurn`), given by the wiring: teams/ imports
+ * conversations/, never the other way (D350). Called in the giving's transaction, under the team's row lock.
+ */
+export type RecordTurn = (trx: Kysely<DB>, orgId: string, teamId: string, userId: string) => Promise<void>;
+
+/**
  * Applies `change` to one conversation within `trx` and records its one `conversation.updated` event; then gives
  * out the waiting conversations the change made room for (auto-assignment, each its own change and event).
  * Answers undefined for an unknown conversation.
  */
-export async function applyConversationChange(
+async function applyConversationChange(
+  turns: RecordTurn,
   trx: Kysely<DB>,
   orgId: string,
   conversationId: string,
@@ -69,7 +77,7 @@ export async function applyConversationChange(
 ): Promise<AppliedChange | undefined> {
   const applied = await changeState(trx, orgId, conversationId, change, now);
   if (!applied) return undefined;
-  if (applied.teams.length > 0) await giveOut(trx, orgId, applied.teams, now);
+  if (applied.teams.length > 0) await giveOut(turns, trx, orgId, applied.teams, now);
   return { changed: applied.changed };
 }
 
@@ -154,7 +162,13 @@ async function changeState(
  * person across teams, so that concurrent arrivals never push anyone over a limit. A waiting conversation that
  * another transaction holds is left to it (it gives it out itself when it is done).
  */
-export async function giveOut(trx: Kysely<DB>, orgId: string, teamIds: string[], now: Date): Promise<number> {
+async function giveOut(
+  turns: RecordTurn,
+  trx: Kysely<DB>,
+  orgId: string,
+  teamIds: string[],
+  now: Date,
+): Promise<number> {
   let given = 0;
   for (const teamId of [...new Set(teamIds)].sort()) {
     const team = await state.lockAutoAssigningTeam(trx, orgId, teamId);
@@ -165,7 +179,7 @@ export async function giveOut(trx: Kysely<DB>, orgId: string, teamIds: string[],
       const member = await pickMember(trx, orgId, teamId, team.max_open_per_member);
       if (!member) break;
       await changeState(trx, orgId, waiting.id, { assignee: { type: 'user', id: member } }, now);
-      await state.recordTurn(trx, orgId, teamId, member);
+      await turns(trx, orgId, teamId, member);
       given++;
     }
   }
@@ -184,11 +198,17 @@ async function pickMember(trx: Kysely<DB>, orgId: string, teamId: string, limit:
  * decisions §19: a contact's message moves a snoozed or resolved conversation to `open` (to `pending` when the
  * assistant owns it) and ends the snooze. Called in the transaction that stores the message.
  */
-export async function reopenOnContactMessage(trx: Kysely<DB>, orgId: string, conversationId: string, now: Date) {
+async function reopenOnContactMessage(
+  turns: RecordTurn,
+  trx: Kysely<DB>,
+  orgId: string,
+  conversationId: string,
+  now: Date,
+) {
   const current = await state.lockConversationState(trx, orgId, conversationId);
   if (!current || (current.status !== 'snoozed' && current.status !== 'resolved')) return;
   const status = current.assignee_type === 'ai' ? 'pending' : 'open';
-  await applyConversationChange(trx, orgId, conversationId, { status }, 'contact_message', now);
+  await applyConversationChange(turns, trx, orgId, conversationId, { status }, 'contact_message', now);
 }
 
 /**
@@ -200,7 +220,8 @@ export async function reopenOnContactMessage(trx: Kysely<DB>, orgId: string, con
  * the wait the message starts again is its own time, unless an answer came after it (then nothing waits).
  * Call in the change's transaction, after it.
  */
-export async function reopenForLaterContactMessage(
+async function reopenForLaterContactMessage(
+  turns: RecordTurn,
   trx: Kysely<DB>,
   orgId: string,
   conversationId: string,
@@ -218,20 +239,20 @@ export async function reopenForLaterContactMessage(
     await state.updateConversationState(trx, orgId, conversationId, { waiting_since: new Date(first) });
   }
   const status = current.assignee_type === 'ai' ? 'pending' : 'open';
-  await applyConversationChange(trx, orgId, conversationId, { status }, 'contact_message', now);
+  await applyConversationChange(turns, trx, orgId, conversationId, { status }, 'contact_message', now);
 }
 
 /**
  * decisions §19: snoozes whose time has passed move to `open`; a batch per call, shared out over the organizations
  * that have some, each in its own transaction (D318). Answers how many ended.
  */
-export async function endSnoozes(db: Kysely<DB>, now: Date, batch = 100): Promise<number> {
+async function endSnoozes(turns: RecordTurn, db: Kysely<DB>, now: Date, batch = 100): Promise<number> {
   const orgs = await state.organizationsWithEndedSnoozes(db, now, batch);
   const ended = await claimFairly(orgs, batch, (orgId, max) =>
     db.transaction().execute(async (trx) => {
       const due = await state.claimEndedSnoozes(trx, orgId, now, max);
       for (const row of due) {
-        await applyConversationChange(trx, row.org_id, row.id, { status: 'open' }, 'snooze_end', now);
+        await applyConversationChange(turns, trx, row.org_id, row.id, { status: 'open' }, 'snooze_end', now);
       }
       return due;
     }),
@@ -243,13 +264,31 @@ export async function endSnoozes(db: Kysely<DB>, now: Date, batch = 100): Promis
  * decisions §19: a person removed from the organization owns nothing any more: each of their conversations becomes
  * unassigned (its own event) and, in an auto-assigning team, goes to someone else. Call after removing them.
  */
-export async function unassignRemovedUser(trx: Kysely<DB>, orgId: string, userId: string, now: Date) {
+async function unassignRemovedUser(turns: RecordTurn, trx: Kysely<DB>, orgId: string, userId: string, now: Date) {
   for (const conversationId of await state.assignedTo(trx, orgId, userId)) {
-    await applyConversationChange(trx, orgId, conversationId, { assignee: null }, 'request', now);
+    await applyConversationChange(turns, trx, orgId, conversationId, { assignee: null }, 'request', now);
   }
 }
 
 /** decisions §19: a member who becomes available may take the waiting conversations of their teams. */
-export async function giveOutToMember(trx: Kysely<DB>, orgId: string, userId: string, now: Date) {
-  return giveOut(trx, orgId, await state.teamsOfMember(trx, orgId, userId), now);
+async function giveOutToMember(turns: RecordTurn, trx: Kysely<DB>, orgId: string, userId: string, now: Date) {
+  return giveOut(turns, trx, orgId, await state.teamsOfMember(trx, orgId, userId), now);
 }
+
+/**
+ * The change functions above with auto-assignment's turn counter given (D350): the wiring builds them once and hands
+ * them to the services, handlers and tasks that change a conversation's state.
+ */
+export function createConversationChanges(recordTurn: RecordTurn) {
+  return {
+    applyConversationChange: applyConversationChange.bind(null, recordTurn),
+    giveOut: giveOut.bind(null, recordTurn),
+    reopenOnContactMessage: reopenOnContactMessage.bind(null, recordTurn),
+    reopenForLaterContactMessage: reopenForLaterContactMessage.bind(null, recordTurn),
+    endSnoozes: endSnoozes.bind(null, recordTurn),
+    unassignRemovedUser: unassignRemovedUser.bind(null, recordTurn),
+    giveOutToMember: giveOutToMember.bind(null, recordTurn),
+  };
+}
+
+export type ConversationChanges = ReturnType<typeof createConversationChanges>;

@@ -1,5 +1,6 @@
 // SQL of a conversation's state (decisions §19): its row lock, its change, and auto-assignment's reads and locks
-// (teams, their members' loads and turns, the waiting queue). Every query filters by org_id.
+// (teams, their members' loads and turns, the waiting queue); the turn counter is written by the teams' owner (D350).
+// Every query filters by org_id.
 import { type Kysely, sql, type Updateable } from 'kysely';
 import type { ConversationsTable, DB } from '../../db/schema.ts';
 
@@ -112,15 +113,6 @@ export async function lockMemberLoad(db: Kysely<DB>, orgId: string, userId: stri
     .executeTakeFirst();
   const row = await sql<{ load: number }>`select ${loadOf(orgId, userId)} as load`.execute(db);
   return Number(row.rows[0]?.load ?? 0);
-}
-
-/** The member was given one: the team's count moves on and the member's turn is that count. */
-export async function recordTurn(db: Kysely<DB>, orgId: string, teamId: string, userId: string) {
-  await sql`with counted as (
-      update teams set turns = turns + 1 where org_id = ${orgId} and id = ${teamId} returning turns
-    )
-    update team_members set last_turn = (select turns from counted)
-    where org_id = ${orgId} and team_id = ${teamId} and user_id = ${userId}`.execute(db);
 }
 
 /**

@@ -8,11 +8,7 @@ import { decodeCursor, encodeCursor } from '../../http/pagination.ts';
 import type { Clock } from '../../lib/clock.ts';
 import type { MessagingPlatform } from '../../messaging/platform.ts';
 import { assistantEnabled } from './assistant.ts';
-import {
-  applyConversationChange,
-  type ConversationChange,
-  reopenForLaterContactMessage,
-} from './conversation-changes.ts';
+import type { ConversationChange, ConversationChanges } from './conversation-changes.ts';
 import * as state from './conversation-state.repo.ts';
 import { conversationView } from './conversation-view.ts';
 import * as repo from './conversations.repo.ts';
@@ -109,12 +105,15 @@ function listPosition(cursor: string, scope: string, filter: unknown, sort: stri
 export interface ConversationsDeps {
   db: Kysely<DB>;
   clock: Clock;
+  /** §19's change functions, with auto-assignment's turn counter (D350). */
+  changes: ConversationChanges;
   platform: Pick<MessagingPlatform, 'markRead'>;
   log: FastifyBaseLogger;
 }
 
 export function createConversationsService(deps: ConversationsDeps) {
   const { db, clock, platform, log } = deps;
+  const { applyConversationChange, reopenForLaterContactMessage } = deps.changes;
 
   async function get(orgId: string, conversationId: string) {
     const row = await repo.findConversation(db, orgId, conversationId);

@@ -7,87 +7,85 @@ import { isForward } from '../../messaging/message-status.ts';
 import { contactsForPhones, optOutKeyword, recordOptOut, recordReachability } from '../contacts/contact-intake.ts';
 import { readContact } from '../contacts/contact-view.ts';
 import { recordEvents } from '../events/events.ts';
-import { reopenOnContactMessage } from './conversation-changes.ts';
+import type { ConversationChanges } from './conversation-changes.ts';
 import * as conversations from './conversations.repo.ts';
 import { messageEventData } from './message-view.ts';
 import { settleLateReply, settleReplyHandoff } from './reply-handoffs.repo.ts';
 import { parseReplyReference, replyError } from './reply-rules.ts';
 
-const applyInboundMessage: PlatformEventHandler<'inbound_message'> = async (
-  trx,
-  event,
-  { orgId, channelId, receivedAt },
-) => {
-  if (!channelId) return 'unmatched';
-  const at = event.timestamp;
-  // Not one of the named acquisition categories: the person wrote to a connected number. The channel is kept by
-  // the conversation, not in `origin` (contract: origin is the category, set once at first touch).
-  const contacts = await contactsForPhones(trx, orgId, [{ phone: event.from, firstName: event.profileName }], {
-    origin: 'OTHER',
-    at,
-  });
-  const contact = contacts.get(event.from) as { id: string };
-  const conversationId = await conversations.findOrCreateConversation(trx, orgId, contact.id, channelId, at);
-  // decisions §15: the file as the Message shows it (its bytes stay at the platform until asked for: `url` null).
-  const media = event.media
-    ? {
-        mime_type: event.media.mimeType,
-        filename: event.media.filename ?? null,
-        caption: event.media.caption ?? null,
-        url: null,
-      }
-    : null;
-  // The message answered, when it is one of this conversation's.
-  const replyTo = event.replyToPlatformMessageId
-    ? await conversations.findMessageIdByPlatformId(trx, orgId, conversationId, event.replyToPlatformMessageId)
-    : undefined;
-  const message = {
-    id: newId('msg'),
-    conversation_id: conversationId,
-    contact_id: contact.id,
-    channel_id: channelId,
-    direction: 'inbound',
-    sender: 'contact', // decisions §7
-    type: event.type,
-    text: event.text ?? null,
-    template_id: null,
-    phone: event.from,
-    platform_message_id: event.platformMessageId,
-    status: 'received',
-    error: null,
-    error_message: null,
-    media,
-    reply_to: replyTo ?? null,
-    author_id: null,
-    private: false,
-    created_at: at,
-  };
-  const inserted = await conversations.insertMessage(trx, {
-    ...message,
-    media: media ? JSON.stringify(media) : null,
-    platform_media_id: event.media?.platformMediaId ?? null,
-    org_id: orgId,
-    // D292: the server's moment of receipt, which a resolve racing this message compares with.
-    received_at: receivedAt,
-    updated_at: at,
-  });
-  // decisions §11: `message.received`, the Message as the conversation lists it; a redelivered webhook inserts
-  // nothing and emits nothing.
-  if (inserted) {
-    const data = {
+const applyInboundMessage =
+  (changes: ConversationChanges): PlatformEventHandler<'inbound_message'> =>
+  async (trx, event, { orgId, channelId, receivedAt }) => {
+    if (!channelId) return 'unmatched';
+    const at = event.timestamp;
+    // Not one of the named acquisition categories: the person wrote to a connected number. The channel is kept by
+    // the conversation, not in `origin` (contract: origin is the category, set once at first touch).
+    const contacts = await contactsForPhones(trx, orgId, [{ phone: event.from, firstName: event.profileName }], {
+      origin: 'OTHER',
+      at,
+    });
+    const contact = contacts.get(event.from) as { id: string };
+    const conversationId = await conversations.findOrCreateConversation(trx, orgId, contact.id, channelId, at);
+    // decisions §15: the file as the Message shows it (its bytes stay at the platform until asked for: `url` null).
+    const media = event.media
+      ? {
+          mime_type: event.media.mimeType,
+          filename: event.media.filename ?? null,
+          caption: event.media.caption ?? null,
+          url: null,
+        }
+      : null;
+    // The message answered, when it is one of this conversation's.
+    const replyTo = event.replyToPlatformMessageId
+      ? await conversations.findMessageIdByPlatformId(trx, orgId, conversationId, event.replyToPlatformMessageId)
+      : undefined;
+    const message = {
+      id: newId('msg'),
+      conversation_id: conversationId,
+      contact_id: contact.id,
+      channel_id: channelId,
+      direction: 'inbound',
+      sender: 'contact', // decisions §7
+      type: event.type,
+      text: event.text ?? null,
+      template_id: null,
+      phone: event.from,
+      platform_message_id: event.platformMessageId,
+      status: 'received',
+      error: null,
+      error_message: null,
+      media,
+      reply_to: replyTo ?? null,
+      author_id: null,
+      private: false,
+      created_at: at,
+    };
+    const inserted = await conversations.insertMessage(trx, {
       ...message,
-      created_at: at.toISOString(),
-      sent_at: null,
-      delivered_at: null,
-      read_at: null,
-      failed_at: null,
-    } as const;
-    await recordEvents(trx, orgId, [{ type: 'message.received', data }]);
-    await reopenOnContactMessage(trx, orgId, conversationId, at);
-  }
-  await applyOptOutKeyword(trx, orgId, contact.id, event.text, at);
-  return 'applied';
-};
+      media: media ? JSON.stringify(media) : null,
+      platform_media_id: event.media?.platformMediaId ?? null,
+      org_id: orgId,
+      // D292: the server's moment of receipt, which a resolve racing this message compares with.
+      received_at: receivedAt,
+      updated_at: at,
+    });
+    // decisions §11: `message.received`, the Message as the conversation lists it; a redelivered webhook inserts
+    // nothing and emits nothing.
+    if (inserted) {
+      const data = {
+        ...message,
+        created_at: at.toISOString(),
+        sent_at: null,
+        delivered_at: null,
+        read_at: null,
+        failed_at: null,
+      } as const;
+      await recordEvents(trx, orgId, [{ type: 'message.received', data }]);
+      await changes.reopenOnContactMessage(trx, orgId, conversationId, at);
+    }
+    await applyOptOutKeyword(trx, orgId, contact.id, event.text, at);
+    return 'applied';
+  };
 
 /** decisions §14: STOP and its kin opt the contact out, START and UNSTOP back in; §11: `contact.updated`. */
 async function applyOptOutKeyword(
@@ -172,7 +170,8 @@ const applyMessageStatus: PlatformEventHandler<'message_status'> = async (trx, e
   return 'applied';
 };
 
-export const conversationMessageHandlers: PlatformEventHandlers = {
-  inbound_message: [applyInboundMessage],
+/** The handlers, with §19's change functions (D350: given by the wiring). */
+export const conversationMessageHandlers = (changes: ConversationChanges): PlatformEventHandlers => ({
+  inbound_message: [applyInboundMessage(changes)],
   message_status: [applyMessageStatus],
-};
+});

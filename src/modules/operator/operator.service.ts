@@ -8,8 +8,8 @@ import { ALL_SCOPES } from '../../http/scopes.ts';
 import { generateApiKey } from '../../lib/api-keys.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
+import { lookAgainAtHeld } from '../broadcasts/broadcasts.repo.ts';
 import { setBalance, updateAccountRow } from '../messaging-accounts/accounts.repo.ts';
-import { lookAgainAtHeld } from '../recipients/audience-materialize.ts';
 import * as repo from './operator.repo.ts';
 import type {
   ApiKeyInput,

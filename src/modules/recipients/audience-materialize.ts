@@ -1,8 +1,8 @@
 // decisions §16, adding an audience broadcast's recipients: the snapshot (contacts created up to the start, in order
 // of creation) is read in keyset chunks, each one set-based INSERT … SELECT (no contact goes through Node) whose
-// statement also advances the broadcast's checkpoint and `requested`: the checkpoint moves only with the rows it
-// wrote, so a crash mid-way resumes after the last committed chunk without a duplicate recipient. A chunk's rows
-// are handed off as soon as it commits (hand-offs start with the first chunk).
+// transaction also advances the broadcast's checkpoint and `requested` (the broadcasts' owner's write, D349): the
+// checkpoint moves only with the rows it wrote, so a crash mid-way resumes after the last committed chunk without a
+// duplicate recipient. A chunk's rows are handed off as soon as it commits (hand-offs start with the first chunk).
 //
 // Pacing: the rows of a chunk that would take a new phone beyond the rolling 24-hour limit's room are `held` (not
 // counted in the window); `releaseHeld` queues them as room comes back, and `held_until` says when that is. Both
@@ -15,6 +15,7 @@ import type { ContactFilters } from '../contacts/contacts.schemas.ts';
 import { honoursOptOut } from '../messaging-accounts/admission.ts';
 import { nextRoom, roomOf, takesRoom } from '../messaging-accounts/window.repo.ts';
 import { type ContactToken, tokenValue, tokenValues } from './audience-components.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
 
 const BROADCAST_COLUMNS = [
@@ -52,6 +53,17 @@ const lockInPhase = (trx: Kysely<DB>, orgId: string, broadcastId: string) =>
     .where((eb) => eb.or([eb('stored_status', 'is', null), eb('stored_status', '!=', 'cancelled')]))
     .forUpdate();
 
+/** What a chunk's statement answers. */
+interface Outcome {
+  added: number;
+  held: number;
+  failed: number[] | null;
+  /** The contacts of the snapshot it read (all of them written, some failed or held). */
+  taken: number;
+  last_at: string | null;
+  last_id: string | null;
+}
+
 type Locked = NonNullable<Awaited<ReturnType<ReturnType<typeof lockInPhase>['executeTakeFirst']>>>;
 
 /**
@@ -59,7 +71,12 @@ type Locked = NonNullable<Awaited<ReturnType<ReturnType<typeof lockInPhase>['exe
  * longest preparing first (D318: found by a read without locks grouped by organization, then each organization's
  * step names it). Answers the recipients it added (0: none to work on).
  */
-export async function materializeChunk(db: Kysely<DB>, chunkSize: number, orgLimit = 10): Promise<number> {
+export async function materializeChunk(
+  db: Kysely<DB>,
+  moves: BroadcastMoves,
+  chunkSize: number,
+  orgLimit = 10,
+): Promise<number> {
   const orgs = await preparing(db)
     .select('org_id')
     .groupBy('org_id')
@@ -68,7 +85,7 @@ export async function materializeChunk(db: Kysely<DB>, chunkSize: number, orgLim
     .limit(orgLimit)
     .execute();
   let added = 0;
-  for (const { org_id } of orgs) added += await materializeChunkOf(db, org_id, chunkSize);
+  for (const { org_id } of orgs) added += await materializeChunkOf(db, moves, org_id, chunkSize);
   return added;
 }
 
@@ -83,7 +100,7 @@ const preparing = (db: Kysely<DB>) =>
     .where((eb) => eb.or([eb('stored_status', 'is', null), eb('stored_status', '!=', 'cancelled')]));
 
 /** One chunk of the organization's oldest preparing broadcast. */
-async function materializeChunkOf(db: Kysely<DB>, orgId: string, chunkSize: number): Promise<number> {
+async function materializeChunkOf(db: Kysely<DB>, moves: BroadcastMoves, orgId: string, chunkSize: number) {
   const candidate = await preparing(db)
     .select(['org_id', 'id', 'account_id'])
     .where('org_id', '=', orgId)
@@ -100,12 +117,13 @@ async function materializeChunkOf(db: Kysely<DB>, orgId: string, chunkSize: numb
     const audience = await storedAudienceCondition(trx, broadcast.org_id, (broadcast.audience ?? {}) as ContactFilters);
     // A property the audience names was deleted since the 202: nobody more matches.
     const where = audience.kind === 'condition' ? audience.where : sql`false`;
-    return addChunk(trx, broadcast, where, room, chunkSize);
+    return addChunk(trx, moves, broadcast, where, room, chunkSize);
   });
 }
 
 async function addChunk(
   trx: Kysely<DB>,
+  moves: BroadcastMoves,
   b: Locked,
   where: RawBuilder<unknown>,
   room: number,
@@ -124,7 +142,7 @@ async function addChunk(
   const free = b.held_until === null ? room : 0;
   // D170: with room for the whole chunk nobody can be held, so the window is not read at all.
   const fresh = free >= chunkSize ? sql<boolean>`false` : takesRoom(b.org_id, b.account_id, sql`k.phone`);
-  const result = await sql<{ added: number; held: number; failed: number[] | null; done: boolean }>`
+  const result = await sql<Outcome>`
     with ranked as (
       -- One pass in the order of contacts_created_id_idx (D189): the window runs over the ordered chunk, no sort.
       select j.*, row_number() over w as n,
@@ -157,43 +175,40 @@ async function addChunk(
       select count(*) as added from ranked
     ), last as (
       select created_at, id from ranked where n = (select added from size)
-    ), advanced as (
-      update broadcasts set requested = requested + (select added from size),
-        checkpoint_created_at = coalesce((select created_at from last), checkpoint_created_at),
-        checkpoint_id = coalesce((select id from last), checkpoint_id),
-        phase = case when (select added from size) < ${chunkSize} then 'ready' else 'preparing' end,
-        updated_at = now()
-      where org_id = ${b.org_id} and id = ${b.id}
-      returning phase
     )
     select (select count(*) from inserted)::int as added,
       (select count(*) from inserted where status = 'held')::int as held,
       (select array_agg(position) from inserted where status = 'failed') as failed,
-      (select phase = 'ready' from advanced) as done`.execute(trx);
-  const outcome = result.rows[0] as { added: number; held: number; failed: number[] | null; done: boolean };
-  if (outcome.held > 0) await setHeldUntil(trx, b.org_id, b.id, await nextRoom(trx, b.org_id, b.account_id));
+      (select added from size)::int as taken,
+      -- The checkpoint's time as text, microseconds kept (D189).
+      (select created_at::text from last) as last_at, (select id from last) as last_id`.execute(trx);
+  const outcome = result.rows[0] as Outcome;
+  // D349: the broadcast's `requested`, checkpoint and phase, by its owner in this transaction (under its lock): one
+  // statement more per chunk, none per recipient.
+  const done = outcome.taken < chunkSize;
+  const last =
+    outcome.last_at !== null && outcome.last_id !== null ? { createdAt: outcome.last_at, id: outcome.last_id } : null;
+  await moves.advanceAudience(trx, b.org_id, b.id, { added: outcome.taken, last, done });
+  if (outcome.held > 0) await moves.setHeldUntil(trx, b.org_id, b.id, await nextRoom(trx, b.org_id, b.account_id));
   // decisions §11, §14: recipients failed at once have their event, as in a send.
   const failed = (outcome.failed ?? []).map((position) => ({ org_id: b.org_id, broadcast_id: b.id, position }));
-  await recordRecipientMoves(trx, failed, { mayFinish: false });
+  await recordRecipientMoves(trx, failed, null);
   // The last chunk: a broadcast with nothing pending (nobody matched, all failed at once) ends here.
-  if (outcome.done) await recordFinished(trx, b.org_id, [b.id]);
+  if (done) await recordFinished(trx, moves, b.org_id, [b.id]);
   return Math.max(outcome.added, 1);
 }
-
-const setHeldUntil = (trx: Kysely<DB>, orgId: string, broadcastId: string, at: Date | null) =>
-  trx
-    .updateTable('broadcasts')
-    .set({ held_until: at })
-    .where('org_id', '=', orgId)
-    .where('id', '=', broadcastId)
-    .execute();
 
 /**
  * Queues held recipients of broadcasts whose `held_until` has come, as far as the window has room now (in position
  * order; a phone already in the window takes no room): the longest due broadcast of each organization that has one,
  * up to `orgLimit` organizations (D318, as materializeChunk). Answers how many it queued.
  */
-export async function releaseHeld(db: Kysely<DB>, chunkSize: number, orgLimit = 10): Promise<number> {
+export async function releaseHeld(
+  db: Kysely<DB>,
+  moves: BroadcastMoves,
+  chunkSize: number,
+  orgLimit = 10,
+): Promise<number> {
   const orgs = await holding(db)
     .select('org_id')
     .groupBy('org_id')
@@ -202,7 +217,7 @@ export async function releaseHeld(db: Kysely<DB>, chunkSize: number, orgLimit = 
     .limit(orgLimit)
     .execute();
   let released = 0;
-  for (const { org_id } of orgs) released += await releaseHeldOf(db, org_id, chunkSize);
+  for (const { org_id } of orgs) released += await releaseHeldOf(db, moves, org_id, chunkSize);
   return released;
 }
 
@@ -211,7 +226,7 @@ const holding = (db: Kysely<DB>) =>
   db.selectFrom('broadcasts').where('held_until', '<=', sql<Date>`now()`).where('stored_status', 'is', null);
 
 /** The held recipients of the organization's longest due broadcast. */
-async function releaseHeldOf(db: Kysely<DB>, orgId: string, chunkSize: number): Promise<number> {
+async function releaseHeldOf(db: Kysely<DB>, moves: BroadcastMoves, orgId: string, chunkSize: number) {
   const candidate = await holding(db)
     .select(['org_id', 'id', 'account_id'])
     .where('org_id', '=', orgId)
@@ -255,28 +270,7 @@ async function releaseHeldOf(db: Kysely<DB>, orgId: string, chunkSize: number): 
       .executeTakeFirst();
     // Rows left beyond this chunk with room to spare are looked at again at once; else when the window has room.
     const heldUntil = !more ? null : outcome.left ? await nextRoom(trx, b.org_id, b.account_id) : new Date();
-    await setHeldUntil(trx, b.org_id, b.id, heldUntil);
+    await moves.setHeldUntil(trx, b.org_id, b.id, heldUntil);
     return Math.max(outcome.released, 1);
   });
-}
-
-/**
- * decisions §16 (D226): room may come before `held_until` — the operator raises the limit, a broadcast resumes — so
- * the held broadcasts of an account (or one broadcast) are looked at again now, in the transaction of that change:
- * the worker's next round (`releaseHeld`, every poll) queues what the window has room for and sets `held_until`
- * again for the rest.
- */
-export async function lookAgainAtHeld(
-  db: Kysely<DB>,
-  orgId: string,
-  which: { account_id: string } | { id: string },
-): Promise<void> {
-  const [column, value] = Object.entries(which)[0] as ['account_id' | 'id', string];
-  await db
-    .updateTable('broadcasts')
-    .set({ held_until: sql<Date>`now()` })
-    .where('org_id', '=', orgId)
-    .where(column, '=', value)
-    .where('held_until', '>', sql<Date>`now()`)
-    .execute();
 }

@@ -16,8 +16,8 @@ export function createAudienceRunner(deps: StartDeps & { db: Kysely<DB> }, optio
     /** One round of each step; answers the work done (0: nothing to do). */
     async runOnce(): Promise<number> {
       const started = await startDueBroadcasts(deps);
-      const added = await materializeChunk(deps.db, options.chunkSize);
-      const released = await releaseHeld(deps.db, options.chunkSize);
+      const added = await materializeChunk(deps.db, deps.moves, options.chunkSize);
+      const released = await releaseHeld(deps.db, deps.moves, options.chunkSize);
       return started + added + released;
     },
   };

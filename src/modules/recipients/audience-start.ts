@@ -12,11 +12,14 @@ import { recordEvents } from '../events/events.ts';
 import { analyzeTemplate, type CatalogSendDefaults, type RecipientInput } from '../templates/send-requirements.ts';
 import { findTemplate } from '../templates/templates.repo.ts';
 import { audienceComponents, contactTokens } from './audience-components.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import { broadcastView, selectBroadcasts } from './broadcast-view.ts';
 import { recordFinished } from './recipient-events.ts';
 
 export interface StartDeps {
   db: Kysely<DB>;
+  /** The broadcasts' owner's writes of the queue's moves (D349), given by the wiring. */
+  moves: BroadcastMoves;
   propertyKeys(db: Kysely<DB>, orgId: string): Promise<readonly string[]>;
 }
 
@@ -42,35 +45,11 @@ async function prepare(deps: StartDeps, trx: Transaction<DB>, row: Due) {
 async function start(deps: StartDeps, trx: Transaction<DB>, row: Due): Promise<void> {
   const prepared = await prepare(deps, trx, row);
   if (!prepared) {
-    await trx
-      .updateTable('broadcasts')
-      .set({
-        stored_status: 'cancelled',
-        status_reason: 'template_not_sendable',
-        held_until: null,
-        phase: 'ready',
-        started_at: sql`now()`,
-        updated_at: sql`now()`,
-      })
-      .where('org_id', '=', row.org_id)
-      .where('id', '=', row.id)
-      .execute();
-    await recordFinished(trx, row.org_id, [row.id]);
+    await deps.moves.cancelAtStart(trx, row.org_id, row.id);
+    await recordFinished(trx, deps.moves, row.org_id, [row.id]);
     return;
   }
-  await trx
-    .updateTable('broadcasts')
-    .set({
-      phase: 'preparing',
-      started_at: sql`now()`,
-      snapshot_at: sql`now()`,
-      base_components: JSON.stringify(prepared.components),
-      contact_tokens: JSON.stringify(prepared.tokens),
-      updated_at: sql`now()`,
-    })
-    .where('org_id', '=', row.org_id)
-    .where('id', '=', row.id)
-    .execute();
+  await deps.moves.startAudience(trx, row.org_id, row.id, prepared);
   const started = await selectBroadcasts(trx, row.org_id).where('broadcasts.id', '=', row.id).executeTakeFirstOrThrow();
   await recordEvents(trx, row.org_id, [{ type: 'broadcast.started', data: broadcastView(started) }]);
 }

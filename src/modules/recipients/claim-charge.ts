@@ -8,6 +8,7 @@ import type { DB } from '../../db/schema.ts';
 import { groupByInKeyOrder as groupBy } from '../../lib/group-by.ts';
 import { adjustBalance, lockAccount, readAccount } from '../messaging-accounts/accounts.repo.ts';
 import { canPay, priceOf } from '../messaging-accounts/prices.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import type { Candidate } from './claim-candidates.ts';
 import { applyChannelCaps } from './number-caps.ts';
 import { recordFinished, recordRecipientMoves } from './recipient-events.ts';
@@ -28,19 +29,14 @@ const staleCharge = (row: Candidate) => (row.previous_status === 'sending' ? Num
  */
 async function stopForBalance(
   trx: Transaction<DB>,
+  moves: BroadcastMoves,
   orgId: string,
   broadcastIds: string[],
   token: string,
 ): Promise<number> {
   if (broadcastIds.length === 0) return 0;
-  await trx
-    .updateTable('broadcasts')
-    .set({ stored_status: 'stopped_low_balance', updated_at: sql`now()` })
-    .where('org_id', '=', orgId)
-    .where('id', 'in', broadcastIds)
-    .where('stored_status', 'is', null)
-    .execute();
-  await recordFinished(trx, orgId, broadcastIds); // decisions §11: `broadcast.finished`, in this transaction
+  await moves.stopForBalance(trx, orgId, broadcastIds); // the broadcasts' owner writes it (D349)
+  await recordFinished(trx, moves, orgId, broadcastIds); // decisions §11: `broadcast.finished`, in this transaction
   // Parked so the due-index no longer offers them. Rows that another worker holds right now are skipped (it parks
   // its own when it finds the balance gone): waiting for them while holding the account lock could deadlock.
   const parkable = await trx
@@ -170,7 +166,7 @@ async function chargeOptimistically(
 async function chargeLocked(
   trx: Transaction<DB>,
   groups: Candidate[][],
-  options: { leaseMs: number; token: string; markFirst?: number | undefined },
+  options: { leaseMs: number; token: string; markFirst?: number | undefined; moves: BroadcastMoves },
 ): Promise<ClaimedRow[]> {
   const claimed: ClaimedRow[] = [];
   let toMark = options.markFirst ?? 0;
@@ -188,7 +184,7 @@ async function chargeLocked(
         .set({ status: 'queued', lease_until: null, lease_token: null, charged: 0 })
         .execute();
     }
-    const parkedReturns = await stopForBalance(trx, org_id, [...unpaid], options.token);
+    const parkedReturns = await stopForBalance(trx, options.moves, org_id, [...unpaid], options.token);
     await adjustBalance(trx, org_id, account_id, change + parkedReturns);
   }
   return claimed;
@@ -204,6 +200,8 @@ export async function chargeClaims(
     markFirst?: number | undefined;
     /** D193: false runs the locked way at once (after an optimistic claim found the balance moved). */
     optimistic?: boolean | undefined;
+    /** The broadcasts' owner's writes (a stop for the balance, an end; D349). */
+    moves: BroadcastMoves;
   },
 ): Promise<ClaimedRow[]> {
   // A number removed since the request was accepted cannot send: those recipients fail, uncharged.
@@ -222,7 +220,7 @@ export async function chargeClaims(
       })
       .execute();
   }
-  await recordRecipientMoves(trx, dead); // decisions §11: `broadcast.recipient.updated`
+  await recordRecipientMoves(trx, dead, options.moves); // decisions §11: `broadcast.recipient.updated`
   const live = await applyChannelCaps(
     trx,
     candidates.filter((row) => row.channel_status === 'live'),

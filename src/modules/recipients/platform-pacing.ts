@@ -2,8 +2,9 @@
 // one recipient. The per-user marketing cap (131049) is no failure: the recipient waits a long backoff. Throughput
 // and pair-rate errors (130429, 131056) slow the number down and do not count as attempts. A template the platform
 // paused (132015, or a status webhook that takes it out of APPROVED) pauses the broadcasts that still have recipients
-// to hand off, with `status_reason: "template_not_sendable"`.
-import { type Kysely, sql } from 'kysely';
+// to hand off, with `status_reason: "template_not_sendable"` (the broadcasts' owner writes it: `BroadcastMoves`
+// `pauseForTemplates`, D349).
+import type { Kysely } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { restNumbers } from '../channels/channels.repo.ts';
 
@@ -34,21 +35,3 @@ export function pacingOf(
 /** Numbers rest until `now + NUMBER_SLOWDOWN_MS` (the claim skips them meanwhile). */
 export const slowNumbers = (db: Kysely<DB>, channels: { org_id: string; channel_id: string }[]) =>
   restNumbers(db, channels, NUMBER_SLOWDOWN_MS);
-
-/**
- * Pauses the broadcasts of these templates that have started and not finished (a broadcast not started yet is
- * checked at its start instead). Answers how many it paused.
- */
-export async function pauseForTemplates(db: Kysely<DB>, orgId: string, templateIds: readonly string[]) {
-  if (templateIds.length === 0) return 0;
-  const paused = await db
-    .updateTable('broadcasts')
-    .set({ stored_status: 'paused', status_reason: 'template_not_sendable', updated_at: sql`now()` })
-    .where('org_id', '=', orgId)
-    .where('template_id', 'in', [...templateIds])
-    .where('stored_status', 'is', null)
-    .where('finished_at', 'is', null)
-    .where((eb) => eb.or([eb('phase', 'is', null), eb('started_at', 'is not', null)]))
-    .executeTakeFirst();
-  return Number(paused.numUpdatedRows);
-}

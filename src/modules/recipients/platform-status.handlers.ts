@@ -1,12 +1,13 @@
 // The queue engine's answer to the platform's message status reports: the recipient moves forward, its
 // conversation message and its contact's reachability follow (recipient-reports.ts `applyReport`); and to template
-// status reports: a template out of APPROVED pauses its broadcasts (decisions §16).
+// status reports: a template out of APPROVED pauses its broadcasts (decisions §16). The broadcasts' rows are written
+// by their owner, through the moves the wiring gives (D349).
 import type { PlatformEventHandlers } from '../../messaging/inbound.ts';
-import { pauseForTemplates } from './platform-pacing.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import { applyReport } from './recipient-reports.ts';
 
-export const broadcastStatusHandlers: PlatformEventHandlers = {
-  message_status: [(trx, event, context) => applyReport(trx, context.orgId, event, context.receivedAt)],
+export const broadcastStatusHandlers = (moves: BroadcastMoves): PlatformEventHandlers => ({
+  message_status: [(trx, event, context) => applyReport(trx, moves, context.orgId, event, context.receivedAt)],
   // decisions §16: runs after the templates feature stored the new status (handlers run in the wiring's order).
   template_status: [
     async (trx, event, { orgId }) => {
@@ -17,7 +18,7 @@ export const broadcastStatusHandlers: PlatformEventHandlers = {
         .where('platform_template_id', '=', event.platformTemplateId)
         .execute();
       const unsendable = templates.filter((template) => template.status !== 'APPROVED').map((template) => template.id);
-      return (await pauseForTemplates(trx, orgId, unsendable)) > 0 ? 'applied' : 'unmatched';
+      return (await moves.pauseForTemplates(trx, orgId, unsendable)) > 0 ? 'applied' : 'unmatched';
     },
   ],
-};
+});

@@ -7,6 +7,7 @@ import { type Kysely, sql } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { claimFairly } from '../../lib/fair-claims.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import { claimBatch } from './claim-candidates.ts';
 import { BalanceMoved, type ClaimedRow, chargeClaims } from './claim-charge.ts';
 
@@ -23,6 +24,8 @@ export interface ClaimOptions {
   markFirst?: number | undefined;
   /** The organizations to claim from, in this order (dueOrganizations' answer, which a worker may keep a moment). */
   orgs?: readonly string[] | undefined;
+  /** The broadcasts' owner's writes (a stop for the balance, an end; D349), given by the wiring. */
+  moves: BroadcastMoves;
 }
 
 /**

@@ -7,6 +7,7 @@ import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
 import type { EventInput } from '../events/event-types.ts';
 import { recordEvents } from '../events/events.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import { broadcastView, type RECIPIENT_STATUSES, selectBroadcasts } from './broadcast-view.ts';
 
 export interface MovedRecipient {
@@ -37,13 +38,14 @@ const iso = (value: Date | null) => (value === null ? null : new Date(value).toI
 
 /**
  * Records `broadcast.recipient.updated` for recipients that just moved (pass the transaction of the move): one
- * statement reads them as the recipients list shows them, one recordEvents per organization. With `mayFinish`
- * (the move took recipients out of the pending count), their broadcasts are checked for their end.
+ * statement reads them as the recipients list shows them, one recordEvents per organization. With `finish` (the
+ * move took recipients out of the pending count: the broadcasts' writer of their end, D349), their broadcasts are
+ * checked for their end; null when the move cannot end one.
  */
 export async function recordRecipientMoves(
   trx: Kysely<DB>,
   moved: readonly MovedRecipient[],
-  options: { mayFinish: boolean } = { mayFinish: true },
+  finish: BroadcastMoves | null,
 ): Promise<void> {
   // D318: a statement per organization, which it names (on Citus, its shard).
   for (const [orgId, ofOrg] of groupBy(moved, (row) => row.org_id)) {
@@ -57,7 +59,7 @@ export async function recordRecipientMoves(
     if (rows.length === 0) continue;
     const events = recipientEvents(rows);
     await recordEvents(trx, orgId, events);
-    if (options.mayFinish) await recordFinished(trx, orgId, [...new Set(rows.map((row) => row.broadcast_id))]);
+    if (finish) await recordFinished(trx, finish, orgId, [...new Set(rows.map((row) => row.broadcast_id))]);
   }
 }
 
@@ -87,13 +89,20 @@ export function recipientEvents(rows: readonly RecipientEventRow[]): EventInput[
  * Records `broadcast.finished` for those of the given broadcasts that have just ended: `cancelled` or
  * `stopped_low_balance` (stored), or `completed` (derived: nothing pending). Exactly once: the broadcasts are
  * locked (in id order) before a fresh statement looks at their recipients, so of two transactions that each move a
- * broadcast's last recipients the later one sees the other's moves; `finished_at` is set where it is still null.
+ * broadcast's last recipients the later one sees the other's moves; `finished_at` is set where it is still null, by
+ * the broadcasts' owner (`moves.markFinished`, D349).
  */
-export async function recordFinished(trx: Kysely<DB>, orgId: string, broadcastIds: readonly string[]): Promise<void> {
+export async function recordFinished(
+  trx: Kysely<DB>,
+  moves: BroadcastMoves,
+  orgId: string,
+  broadcastIds: readonly string[],
+): Promise<void> {
   if (broadcastIds.length === 0) return;
   const open = await executePrepared(trx, lockOpenBroadcasts(orgId, broadcastIds));
   await finishLocked(
     trx,
+    moves,
     orgId,
     open.rows.map((row) => row.id),
   );
@@ -116,14 +125,17 @@ function lockOpenBroadcasts(orgId: string, broadcastIds: readonly string[]) {
 const oneOf = (column: RawBuilder<unknown>, ids: readonly string[]) =>
   ids.length === 1 ? sql`${column} = ${ids[0]}` : sql`${column} = any(${ids}::text[])`;
 
-/** recordFinished's second half: of the broadcasts the transaction has locked, those that have ended finish. */
-async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonly string[]): Promise<void> {
+/**
+ * recordFinished's second half: of the broadcasts the transaction has locked, those that have ended finish. The
+ * check is a read (its common answer: none ended); the end's write, once per broadcast, is the owner's (D349).
+ */
+async function finishLocked(trx: Kysely<DB>, moves: BroadcastMoves, orgId: string, open: readonly string[]) {
   if (open.length === 0) return;
   // A new statement: under READ COMMITTED it sees every move committed before the lock above was granted.
-  const finished = await executePrepared(
+  const ended = await executePrepared(
     trx,
     sql<{ id: string }>`
-    update broadcasts b set finished_at = now()
+    select b.id from broadcasts b
     where b.org_id = ${orgId} and ${oneOf(sql.ref('b.id'), open)} and b.finished_at is null
       and (b.stored_status in ('cancelled', 'stopped_low_balance')
         -- decisions §16: a paused broadcast, or one whose recipients are still being added, has not ended.
@@ -142,16 +154,17 @@ async function finishLocked(trx: Kysely<DB>, orgId: string, open: readonly strin
               order by r.position desc limit 1) is null`,
             ),
             sql` and `,
-          )}))
-    returning b.id`,
+          )}))`,
   );
-  if (finished.rows.length === 0) return;
+  if (ended.rows.length === 0) return;
+  const finished = await moves.markFinished(
+    trx,
+    orgId,
+    ended.rows.map((row) => row.id),
+  );
+  if (finished.length === 0) return;
   const rows = await selectBroadcasts(trx, orgId)
-    .where(
-      'broadcasts.id',
-      'in',
-      finished.rows.map((row) => row.id),
-    )
+    .where('broadcasts.id', 'in', finished)
     .orderBy('broadcasts.id')
     .execute();
   await recordEvents(

@@ -12,8 +12,9 @@ import { type Reachability, reachabilityUpdate } from '../contacts/contact-intak
 import { type OutboundMessage, outboundMessagesCtes } from '../conversations/conversations.repo.ts';
 import type { EventInput } from '../events/event-types.ts';
 import { recordEventsCall } from '../events/events.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import type { ClaimedRow } from './claim-charge.ts';
-import { pauseForTemplates, slowNumbers } from './platform-pacing.ts';
+import { slowNumbers } from './platform-pacing.ts';
 import {
   RECIPIENT_EVENT_COLUMNS,
   type RecipientEventRow,
@@ -100,10 +101,11 @@ async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange,
  * are locked (after the recipients, as a status report does), then a statement of its own sees every move committed
  * before the lock was granted (recordFinished's two halves).
  */
-async function finishRecorded(trx: Kysely<DB>, open: Set<string>): Promise<void> {
+async function finishRecorded(trx: Kysely<DB>, moves: BroadcastMoves, open: Set<string>): Promise<void> {
   for (const [orgId, ids] of groupBy([...open], (id) => id.split(' ')[0] as string)) {
     await recordFinished(
       trx,
+      moves,
       orgId,
       ids.map((id) => id.split(' ')[1] as string),
     );
@@ -128,6 +130,7 @@ interface OrgWrites {
  */
 export async function recordOutcomes(
   db: Kysely<DB>,
+  moves: BroadcastMoves,
   outcomes: HandoffOutcome[],
   next: ClaimedRow[] = [],
   at = new Date(),
@@ -135,7 +138,7 @@ export async function recordOutcomes(
   // D318: a group is one organization's; a next group of another organization is marked by a transaction of its own.
   const orgId = outcomes[0]?.row.org_id;
   if (orgId !== undefined && next.length > 0 && next[0]?.org_id !== orgId) {
-    await recordOutcomes(db, outcomes, [], at);
+    await recordOutcomes(db, moves, outcomes, [], at);
     return startHandoffs(db, next);
   }
   const accepted = ofKind(outcomes, 'accepted');
@@ -247,7 +250,7 @@ export async function recordOutcomes(
       );
       const paused = retried.filter((outcome) => outcome.verdict.pacing?.pauseTemplate).map((outcome) => outcome.row);
       for (const [orgId, rows] of groupBy(paused, (row) => row.org_id)) {
-        await pauseForTemplates(trx, orgId, [...new Set(rows.map((row) => row.template_id))]);
+        await moves.pauseForTemplates(trx, orgId, [...new Set(rows.map((row) => row.template_id))]);
       }
     }
     let marked: Set<string> | undefined;
@@ -279,7 +282,7 @@ export async function recordOutcomes(
     // `handoff_unconfirmed`), and that one checks its end. The check, and the wait for the broadcast's lock, are left
     // to it: a batch's last group checks, its earlier ones do not.
     for (const row of sendable) open.delete(`${row.org_id} ${row.broadcast_id}`);
-    await finishRecorded(trx, open);
+    await finishRecorded(trx, moves, open);
     return sendable;
   });
 }

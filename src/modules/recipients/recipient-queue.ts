@@ -2,6 +2,7 @@
 // (broadcasts/admission.ts), those never handed off `failed` at once with their event.
 import { type Kysely, sql } from 'kysely';
 import type { DB } from '../../db/schema.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import { recordRecipientMoves } from './recipient-events.ts';
 
 export interface QueuedRecipient {
@@ -55,6 +56,7 @@ export async function queueRecipients(
 export async function recordFailedAtOnce(
   db: Kysely<DB>,
   rows: Awaited<ReturnType<typeof queueRecipients>>,
+  moves: BroadcastMoves,
 ): Promise<void> {
-  await recordRecipientMoves(db, rows);
+  await recordRecipientMoves(db, rows, moves);
 }

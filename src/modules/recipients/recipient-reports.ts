@@ -8,6 +8,7 @@ import type { PlatformEventOf } from '../../messaging/inbound.ts';
 import { recordReachability } from '../contacts/contact-intake.ts';
 import { recordOutboundMessages } from '../conversations/conversations.repo.ts';
 import { adjustBalance } from '../messaging-accounts/accounts.repo.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import { MARKETING_CAP, MARKETING_CAP_BACKOFF_MS } from './platform-pacing.ts';
 import { recordRecipientMoves } from './recipient-events.ts';
 import { refund, updateRecipient } from './recipient-held.ts';
@@ -39,6 +40,7 @@ const lockRecipient = (db: Kysely<DB>, orgId: string) =>
  */
 export async function applyReport(
   db: Kysely<DB>,
+  moves: BroadcastMoves,
   orgId: string,
   report: StatusReport,
   at: Date,
@@ -121,7 +123,7 @@ export async function applyReport(
   await updateRecipient(db, key).set(changes).execute();
   if (row.status === 'sending' && target !== 'failed') await recordSettledMessage(db, key, report, at);
   // Only a move out of `sending` changes the pending count, so only then can the broadcast have ended.
-  await recordRecipientMoves(db, [key], { mayFinish: row.status === 'sending' });
+  await recordRecipientMoves(db, [key], row.status === 'sending' ? moves : null);
   if (target !== 'failed' || report.error?.reason === 'not_on_network') {
     await recordReachability(db, orgId, [
       { contactId: row.contact_id, outcome: target === 'failed' ? 'not_on_network' : 'reached' },
@@ -164,7 +166,7 @@ async function applyLateReport(
     })
     .execute();
   await adjustBalance(db, key.org_id, key.account_id, -price);
-  await recordRecipientMoves(db, [key], { mayFinish: false });
+  await recordRecipientMoves(db, [key], null);
   await recordReachability(db, key.org_id, [{ contactId: key.contact_id, outcome: 'reached' }]);
 }
 

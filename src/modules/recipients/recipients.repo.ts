@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely';
 import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { claimFairly } from '../../lib/fair-claims.ts';
+import type { BroadcastMoves } from './broadcast-moves.ts';
 import type { ClaimedRow } from './claim-charge.ts';
 import { recordRecipientMoves } from './recipient-events.ts';
 import { refund } from './recipient-held.ts';
@@ -17,7 +18,12 @@ import { refund } from './recipient-held.ts';
  * `handoff_unconfirmed` and are refunded (never sent again: the platform may have taken them). The refunded price
  * stays in `unconfirmed_charge`: a later report that the platform took it charges it again (D176, applyReport).
  */
-export async function failUnconfirmed(db: Kysely<DB>, olderThanMs: number, limit = 500): Promise<number> {
+export async function failUnconfirmed(
+  db: Kysely<DB>,
+  moves: BroadcastMoves,
+  olderThanMs: number,
+  limit = 500,
+): Promise<number> {
   // At least that old (<=): PGlite's clock counts milliseconds, and with 0 a mark made in the millisecond this
   // transaction began was missed.
   const stale = sql<boolean>`status = 'sending' and handoff_started_at is not null
@@ -41,7 +47,7 @@ export async function failUnconfirmed(db: Kysely<DB>, olderThanMs: number, limit
       where r.org_id = ${orgId} and r.broadcast_id = old.broadcast_id and r.position = old.position
       returning r.org_id, r.broadcast_id, r.position, r.account_id, old.charged`.execute(trx);
         await refund(trx, rows.rows);
-        await recordRecipientMoves(trx, rows.rows);
+        await recordRecipientMoves(trx, rows.rows, moves);
         return rows.rows;
       }),
   );

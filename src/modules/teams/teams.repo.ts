@@ -84,6 +84,19 @@ export const updateTeam = (
   set: { name?: string; auto_assign?: boolean; max_open_per_member?: number; updated_at: Date },
 ) => db.updateTable('teams').set(set).where('org_id', '=', orgId).where('id', '=', teamId).execute();
 
+/**
+ * Auto-assignment gave the member one (decisions §19): the team's count moves on and the member's turn is that
+ * count. The conversations' giving calls it in its transaction, under the team's row lock, as the port
+ * `RecordTurn` of `conversations/conversation-changes.ts` (given by the wiring, D350).
+ */
+export async function recordTurn(db: Kysely<DB>, orgId: string, teamId: string, userId: string): Promise<void> {
+  await sql`with counted as (
+      update teams set turns = turns + 1 where org_id = ${orgId} and id = ${teamId} returning turns
+    )
+    update team_members set last_turn = (select turns from counted)
+    where org_id = ${orgId} and team_id = ${teamId} and user_id = ${userId}`.execute(db);
+}
+
 /** Replaces the members: the ones kept keep their turn. */
 export async function setMembers(db: Kysely<DB>, orgId: string, teamId: string, userIds: string[]) {
   let remove = db.deleteFrom('team_members').where('org_id', '=', orgId).where('team_id', '=', teamId);

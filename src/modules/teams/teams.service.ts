@@ -8,7 +8,7 @@ import type { DB } from '../../db/schema.ts';
 import { ApiError, notFound, validationError } from '../../http/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
-import { applyConversationChange, giveOut } from '../conversations/conversation-changes.ts';
+import type { ConversationChanges } from '../conversations/conversation-changes.ts';
 import * as repo from './teams.repo.ts';
 import { MAX_TEAMS, type TeamInput, type TeamPatch } from './teams.schemas.ts';
 
@@ -25,8 +25,9 @@ async function checkMembers(trx: Kysely<DB>, orgId: string, memberIds: string[] 
   }
 }
 
-export function createTeamsService(deps: { db: Kysely<DB>; clock: Clock }) {
+export function createTeamsService(deps: { db: Kysely<DB>; clock: Clock; changes: ConversationChanges }) {
   const { db, clock } = deps;
+  const { applyConversationChange, giveOut } = deps.changes;
 
   /** A team write in one transaction; the name's unique index answers a taken name (409). */
   async function write<T>(work: (trx: Kysely<DB>) => Promise<T>): Promise<T> {

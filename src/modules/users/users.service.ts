@@ -8,7 +8,7 @@ import { ApiError, notFound } from '../../http/errors.ts';
 import type { Clock } from '../../lib/clock.ts';
 import { newId } from '../../lib/ids.ts';
 import { newSecretToken } from '../../lib/secret-tokens.ts';
-import { giveOutToMember, unassignRemovedUser } from '../conversations/conversation-changes.ts';
+import type { ConversationChanges } from '../conversations/conversation-changes.ts';
 import * as repo from './users.repo.ts';
 import type { UserInput, UserPatch } from './users.schemas.ts';
 
@@ -18,6 +18,8 @@ export const SIGN_IN_LINK_PREFIX = 'sil_';
 export interface UsersDeps {
   db: Kysely<DB>;
   clock: Clock;
+  /** §19's change functions, with auto-assignment's turn counter (D350). */
+  changes: ConversationChanges;
   /** PUBLIC_URL: where people reach the console; sign-in links are absolute under it. */
   publicUrl: string;
 }
@@ -30,6 +32,7 @@ const lastAdmin = () => new ApiError(409, { code: 'last_admin', message: 'An org
 
 export function createUsersService(deps: UsersDeps) {
   const { db, clock } = deps;
+  const { giveOutToMember, unassignRemovedUser } = deps.changes;
 
   async function issueLink(database: Kysely<DB>, orgId: string, userId: string) {
     const now = clock.now();

@@ -2,6 +2,7 @@
 // the count invariant while a fan-out runs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimIdempotencyKey, completeIdempotencyKey, requestHash } from '../../../src/http/idempotency.ts';
+import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import { claimBatch } from '../../../src/modules/recipients/claim-candidates.ts';
 import { chargeClaims } from '../../../src/modules/recipients/claim-charge.ts';
 import { recordedEvents } from '../../helpers/events.ts';
@@ -214,8 +215,17 @@ describe('the fan-out', () => {
     const response = await send(key, template.id, { recipients: recipientsFor(phones(3)) });
     // A worker claims (and reserves the price of) every row, then dies before handing any off.
     const claimed = await h.database.db.transaction().execute(async (trx) => {
-      const rows = await claimBatch(trx, org.id, { limit: 10, leaseMs: 50, token: 'dead-worker' });
-      return chargeClaims(trx, rows, { perNumberPerSecond: null, leaseMs: 50, token: 'dead-worker' });
+      const rows = await claimBatch(trx, org.id, {
+        limit: 10,
+        leaseMs: 50,
+        token: 'dead-worker',
+      });
+      return chargeClaims(trx, rows, {
+        perNumberPerSecond: null,
+        leaseMs: 50,
+        token: 'dead-worker',
+        moves: broadcastMoves,
+      });
     });
     expect(claimed).toHaveLength(3);
     expect((await h.admin('GET', `/messaging-accounts/${account.id}`)).body.balance).toBe(7);

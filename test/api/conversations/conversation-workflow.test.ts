@@ -2,7 +2,6 @@
 // every refusal; what moves it by itself (a contact's message, a snooze ending, resolving); its clocks
 // (`waiting_since`, `first_reply_at`, `last_activity_at`); one `conversation.updated` per change; and changes at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { endSnoozes } from '../../../src/modules/conversations/conversation-changes.ts';
 import { manualClock } from '../../helpers/clock.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { recipientsFor, sender, phones as testPhones } from '../../helpers/sends.ts';
@@ -164,11 +163,11 @@ describe('what moves a conversation by itself', () => {
       status: 'snoozed',
       snoozed_until: null,
     });
-    await endSnoozes(h.database.db, clock.now());
+    await h.wiring.changes.endSnoozes(h.database.db, clock.now());
     expect((await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body.status).toBe('snoozed');
     clock.advance(60_000);
-    await endSnoozes(h.database.db, clock.now());
-    await endSnoozes(h.database.db, clock.now());
+    await h.wiring.changes.endSnoozes(h.database.db, clock.now());
+    await h.wiring.changes.endSnoozes(h.database.db, clock.now());
     const read = (await h.api('GET', `/v1/conversations/${conversation.id}`, { key })).body;
     expect(read).toMatchObject({ status: 'open', snoozed_until: null });
     const events = await eventsOf(h, orgId, 'conversation.updated');

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWebhookPayload } from '../../../src/messaging/cloud/webhook-builder.ts';
+import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import { claimRecipients } from '../../../src/modules/recipients/recipient-claim.ts';
 import { recordOutcomes } from '../../../src/modules/recipients/recipient-handoffs.ts';
 import { callbackReference } from '../../../src/modules/recipients/recipient-rules.ts';
@@ -66,6 +67,7 @@ describe.skipIf(!postgres || onCitus)('a status report against a group’s recor
     });
     expect(sent.status).toBe(202);
     const claimed = await claimRecipients(h.database.db, {
+      moves: broadcastMoves,
       limit: 10,
       leaseMs: 60_000,
       token: randomUUID(),
@@ -117,7 +119,9 @@ describe.skipIf(!postgres || onCitus)('a status report against a group’s recor
       await untilWaitingFor(BARRIER);
       // 2. The record locks the recipient row (its BEFORE UPDATE trigger fires on the locked row), then waits for
       // REPORT_HOLDS.
-      const record = recordOutcomes(h.database.db, [{ row, verdict: { kind: 'accepted', platformMessageId } }]);
+      const record = recordOutcomes(h.database.db, broadcastMoves, [
+        { row, verdict: { kind: 'accepted', platformMessageId } },
+      ]);
       await untilWaitingFor(REPORT_HOLDS);
       // 3. The report goes on to lock the recipient row the record holds: a cycle.
       await control.query('select pg_advisory_unlock($1)', [BARRIER]);

@@ -5,6 +5,7 @@
 import { CompiledQuery, type KyselyPlugin, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { analyze, analyzeChanged } from '../../../src/db/migrate.ts';
+import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import { claimRecipients } from '../../../src/modules/recipients/recipient-claim.ts';
 import { onCitus } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
@@ -135,6 +136,7 @@ describe.skipIf(onCitus)('the fan-out claim (D204)', () => {
       },
     };
     const claimed = await claimRecipients(h.database.db.withPlugin(recorder), {
+      moves: broadcastMoves,
       limit: 10,
       leaseMs: 60_000,
       token: 'plan-test',

@@ -6,7 +6,6 @@
 import { type KyselyPlugin, PostgresQueryCompiler } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RETENTION_DEFAULTS } from '../../../src/config.ts';
-import { endSnoozes } from '../../../src/modules/conversations/conversation-changes.ts';
 import { pruneHistory } from '../../../src/worker/retention.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
@@ -237,7 +236,7 @@ describe('the statements of a tour of the product', () => {
         body: { status: 'snoozed', snoozed_until: later },
       }),
     );
-    await endSnoozes(h.database.db, new Date(Date.now() + 120_000));
+    await h.wiring.changes.endSnoozes(h.database.db, new Date(Date.now() + 120_000));
     await ok(await h.api('PATCH', `/v1/teams/${team.body.id}`, { key, body: { max_open_per_member: 2 } }));
     await ok(await h.api('GET', '/v1/users', { key }));
     await ok(await h.api('POST', '/v1/canned-responses', { key, body: { short_code: 'tour', text: 'Tour' } }));

@@ -4,6 +4,7 @@
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../../../src/db/schema.ts';
+import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import { contactsForPhones } from '../../../src/modules/contacts/contact-intake.ts';
 import { recordRecipientMoves } from '../../../src/modules/recipients/recipient-events.ts';
 import { LOCK_WAITS_SQL } from '../../helpers/database.ts';
@@ -195,7 +196,7 @@ describe('broadcast.finished under concurrency', () => {
     const move = async (trx: Kysely<DB>, position: number) => {
       await sql`update broadcast_recipients set status = 'failed', error = 'test', failed_at = now()
         where org_id = ${org.id} and broadcast_id = ${broadcastId} and position = ${position}`.execute(trx);
-      await recordRecipientMoves(trx, [{ org_id: org.id, broadcast_id: broadcastId, position }]);
+      await recordRecipientMoves(trx, [{ org_id: org.id, broadcast_id: broadcastId, position }], broadcastMoves);
     };
     let release = () => {};
     const held = new Promise<void>((resolve) => {
@@ -315,7 +316,9 @@ describe('the outbox', () => {
       sql`update broadcast_recipients set status = 'failed', error = 'test', failed_at = now()
         where org_id = ${org.id} and broadcast_id = ${broadcastId} and position = 0`
         .execute(trx)
-        .then(() => recordRecipientMoves(trx, [{ org_id: org.id, broadcast_id: broadcastId, position: 0 }]));
+        .then(() =>
+          recordRecipientMoves(trx, [{ org_id: org.id, broadcast_id: broadcastId, position: 0 }], broadcastMoves),
+        );
     await expect(
       h.database.db.transaction().execute(async (trx) => {
         await fail(trx);

@@ -4,6 +4,7 @@
 // out within a batch, and the per-number cap shared by two workers claiming at once.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessagingPlatform } from '../../../src/messaging/platform.ts';
+import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import { createFanout } from '../../../src/worker/fanout.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { phones, recipientsFor, sender } from '../../helpers/sends.ts';
@@ -33,6 +34,7 @@ function fanoutWith(before: (call: number) => Promise<void>, wrap?: Partial<Mess
   const platform = h.messaging.platform;
   let calls = 0;
   return createFanout({
+    moves: broadcastMoves,
     db: h.database.db,
     log: h.app.log,
     options: { batchSize: 10, groupSize: 2, concurrency: 2, perNumberPerSecond: null },
@@ -132,6 +134,7 @@ describe('a batch handed off group by group', () => {
   it('keeps the per-number cap exact when two workers claim at once', async () => {
     const workers = [0, 1].map(() =>
       createFanout({
+        moves: broadcastMoves,
         db: h.database.db,
         log: h.app.log,
         platform: h.messaging.platform,

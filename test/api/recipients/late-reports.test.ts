@@ -5,6 +5,7 @@
 // nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildSignedWebhook } from '../../../src/messaging/cloud/webhook-builder.ts';
+import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import { claimReplies } from '../../../src/modules/conversations/reply-handoffs.repo.ts';
 import { callbackReference } from '../../../src/modules/recipients/recipient-rules.ts';
 import { createFanout } from '../../../src/worker/fanout.ts';
@@ -76,6 +77,7 @@ async function subscribe(key: string) {
 /** A fan-out whose hand-offs named by `lost` lose their answer (the adapter throws): they stay `sending`, marked. */
 const losingAnswers = (lost: (callbackData: string | undefined) => boolean) =>
   createFanout({
+    moves: broadcastMoves,
     db: h.database.db,
     log: h.app.log,
     options: { perNumberPerSecond: null, reconcileAfterMs: 0 },

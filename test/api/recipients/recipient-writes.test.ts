@@ -4,6 +4,7 @@
 // indexes. Runs on both engines.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import { claimRecipients } from '../../../src/modules/recipients/recipient-claim.ts';
 import { startHandoffs } from '../../../src/modules/recipients/recipient-handoffs.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
@@ -26,6 +27,7 @@ async function markOneBatch(token: string) {
   });
   expect(sent.status).toBe(202);
   const claimed = await claimRecipients(h.database.db, {
+    moves: broadcastMoves,
     limit: 64,
     leaseMs: 60_000,
     token,

@@ -5,6 +5,7 @@
 // The lock part runs on PostgreSQL only (PGlite has one connection: nothing can hold a lock beside the test).
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import type { ClaimedRow } from '../../../src/modules/recipients/claim-charge.ts';
 import { claimRecipients } from '../../../src/modules/recipients/recipient-claim.ts';
 import { recordOutcomes, startHandoffs } from '../../../src/modules/recipients/recipient-handoffs.ts';
@@ -48,6 +49,7 @@ async function claimedInTwoGroups() {
   expect(sent.status).toBe(202);
   const broadcastId = (sent.body as { id: string }).id;
   const claimed = await claimRecipients(h.database.db, {
+    moves: broadcastMoves,
     limit: 10,
     leaseMs: 60_000,
     token: `end-check-${broadcastId}`,
@@ -85,9 +87,9 @@ async function finishedAt(orgId: string, broadcastId: string) {
 describe("a group's record and its broadcast's end (D213)", () => {
   it('finishes the broadcast once, with the record of its last group', async () => {
     const { orgId, broadcastId, first, second } = await claimedInTwoGroups();
-    expect(await recordOutcomes(h.database.db, accepted(first), second)).toHaveLength(2);
+    expect(await recordOutcomes(h.database.db, broadcastMoves, accepted(first), second)).toHaveLength(2);
     expect(await finishedAt(orgId, broadcastId)).toBeNull();
-    expect(await recordOutcomes(h.database.db, accepted(second))).toEqual([]);
+    expect(await recordOutcomes(h.database.db, broadcastMoves, accepted(second))).toEqual([]);
     expect(await finishedAt(orgId, broadcastId)).not.toBeNull();
     expect(await finishedEvents(orgId, broadcastId)).toBe(1);
   });
@@ -96,9 +98,9 @@ describe("a group's record and its broadcast's end (D213)", () => {
     const { orgId, broadcastId, first, second } = await claimedInTwoGroups();
     // The first group recorded, the second marked in the same transaction; the worker then dies before handing the
     // second group off (nothing else happens to those rows).
-    expect(await recordOutcomes(h.database.db, accepted(first), second)).toHaveLength(2);
+    expect(await recordOutcomes(h.database.db, broadcastMoves, accepted(first), second)).toHaveLength(2);
     expect(await finishedAt(orgId, broadcastId)).toBeNull();
-    expect(await failUnconfirmed(h.database.db, 0)).toBeGreaterThanOrEqual(2);
+    expect(await failUnconfirmed(h.database.db, broadcastMoves, 0)).toBeGreaterThanOrEqual(2);
     expect(await finishedAt(orgId, broadcastId)).not.toBeNull();
     expect(await finishedEvents(orgId, broadcastId)).toBe(1);
   });
@@ -115,13 +117,13 @@ describe("a group's record and its broadcast's end (D213)", () => {
         // Not waiting: it completes while another session holds the broadcast's lock (it waited before D213).
         const recorded = await withoutWaitingForALock(
           holder,
-          recordOutcomes(h.database.db, accepted(first), second),
+          recordOutcomes(h.database.db, broadcastMoves, accepted(first), second),
           'the first group’s record',
         );
         expect(recorded).toHaveLength(2);
         // The last group checks the end: it waits for the lock, and finishes the broadcast once it has it.
         let done = false;
-        const last = recordOutcomes(h.database.db, accepted(second)).then((rows) => {
+        const last = recordOutcomes(h.database.db, broadcastMoves, accepted(second)).then((rows) => {
           done = true;
           return rows;
         });

@@ -12,7 +12,7 @@ import type { DeploymentModel } from '../../../config.ts';
 import type { DB } from '../../../db/schema.ts';
 import type { Clock } from '../../../lib/clock.ts';
 import type { Keyring } from '../../../lib/secrets-box.ts';
-import { applyConversationChange } from '../../conversations/conversation-changes.ts';
+import type { ConversationChanges } from '../../conversations/conversation-changes.ts';
 import { WINDOW_MS } from '../../conversations/conversations.repo.ts';
 import { addNote } from '../../conversations/notes.ts';
 import { findReplyContext } from '../../conversations/replies.repo.ts';
@@ -42,6 +42,8 @@ export const assistantLeaseMs = (timeoutMs: number) => 4 * timeoutMs;
 export interface AssistantWorkerDeps {
   db: Kysely<DB>;
   clock: Clock;
+  /** §19's change functions, with auto-assignment's turn counter (D350). */
+  changes: ConversationChanges;
   log: FastifyBaseLogger;
   keyring: Keyring;
   allowHosts: readonly string[];
@@ -55,6 +57,7 @@ type Decision = ModelAnswer | { action: 'drop' };
 
 export function createAssistantWorker(deps: AssistantWorkerDeps) {
   const { db, clock, log } = deps;
+  const { applyConversationChange } = deps.changes;
   const options = { ...ASSISTANT_WORKER_DEFAULTS, ...deps.options };
 
   /** What to do before any call: drop the job, hand off at the reply limit, or ask the model. */

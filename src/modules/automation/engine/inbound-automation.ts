@@ -11,7 +11,7 @@ import { newId } from '../../../lib/ids.ts';
 import type { PlatformEventHandler, PlatformEventHandlers } from '../../../messaging/inbound.ts';
 import { optOutKeyword } from '../../contacts/contact-intake.ts';
 import { readContact } from '../../contacts/contact-view.ts';
-import { applyConversationChange, type ConversationChange } from '../../conversations/conversation-changes.ts';
+import type { ConversationChange, ConversationChanges } from '../../conversations/conversation-changes.ts';
 import { startWithAssistant } from '../../conversations/conversation-state.repo.ts';
 import { addNote } from '../../conversations/notes.ts';
 import { insertRuns } from '../automation-rules.repo.ts';
@@ -43,91 +43,94 @@ async function assistantServes(trx: Transaction<DB>, orgId: string, channelId: s
   return { enabled, serves };
 }
 
-const runAutomation: PlatformEventHandler<'inbound_message'> = async (trx, event, { orgId, channelId, receivedAt }) => {
-  if (!channelId) return 'unmatched';
-  // §14: a keyword's message runs nothing else.
-  if (optOutKeyword(event.text) !== undefined) return 'unmatched';
-  const inbound = await repo.findInbound(trx, orgId, event.platformMessageId);
-  if (inbound?.direction !== 'inbound') return 'unmatched';
-  const now = receivedAt;
-  const conversationId = inbound.conversation_id;
-  const isNew = !inbound.has_earlier;
-  const assistant = await assistantServes(trx, orgId, inbound.channel_id);
-  let assignee = assigneeWord(inbound.assignee_type, inbound.assignee_user_id);
-  let status = inbound.status;
-  if (isNew && assistant.serves && assignee === 'unassigned') {
-    await startWithAssistant(trx, orgId, conversationId);
-    assignee = 'ai';
-    status = 'pending';
-  }
+const runAutomation =
+  (changes: ConversationChanges): PlatformEventHandler<'inbound_message'> =>
+  async (trx, event, { orgId, channelId, receivedAt }) => {
+    if (!channelId) return 'unmatched';
+    // §14: a keyword's message runs nothing else.
+    if (optOutKeyword(event.text) !== undefined) return 'unmatched';
+    const inbound = await repo.findInbound(trx, orgId, event.platformMessageId);
+    if (inbound?.direction !== 'inbound') return 'unmatched';
+    const now = receivedAt;
+    const conversationId = inbound.conversation_id;
+    const isNew = !inbound.has_earlier;
+    const assistant = await assistantServes(trx, orgId, inbound.channel_id);
+    let assignee = assigneeWord(inbound.assignee_type, inbound.assignee_user_id);
+    let status = inbound.status;
+    if (isNew && assistant.serves && assignee === 'unassigned') {
+      await startWithAssistant(trx, orgId, conversationId);
+      assignee = 'ai';
+      status = 'pending';
+    }
 
-  const [hours, timezone] = await Promise.all([readBusinessHours(trx, orgId), organizationTimezone(trx, orgId)]);
-  const open = isOpenAt(hours, timezone, now);
-  const rules = await repo.activeRules(
-    trx,
-    orgId,
-    isNew ? ['conversation.created', 'message.received'] : ['message.received'],
-  );
-  if (rules.length > 0) {
-    const contact = await readContact(trx, orgId, inbound.contact_id);
-    const facts: RuleFacts = {
-      message: { text: inbound.text, type: inbound.type },
-      withinBusinessHours: open,
-      contact: {
-        country: contact?.country ?? null,
-        funnelStageId: contact?.funnel_stage_id ?? null,
-        properties: propertyFacts(contact?.properties ?? {}),
-      },
-      conversation: { status, labels: [...inbound.labels], assignee },
-    };
-    // conversation.created rules first, then message.received, each by position (one evaluation).
-    const ordered = isNew
-      ? [
-          ...rules.filter((rule) => rule.event === 'conversation.created'),
-          ...rules.filter((rule) => rule.event !== 'conversation.created'),
-        ]
-      : rules;
-    const change: ConversationChange = {};
-    const runs = [];
-    for (const rule of ordered) {
-      if (!conditionsHold(rule.conditions as Condition[], facts)) continue;
-      const outcomes: Outcome[] = [];
-      for (const action of rule.actions as Action[]) {
-        outcomes.push(await applyAction(trx, orgId, conversationId, action, facts, change, assistant.enabled, now));
+    const [hours, timezone] = await Promise.all([readBusinessHours(trx, orgId), organizationTimezone(trx, orgId)]);
+    const open = isOpenAt(hours, timezone, now);
+    const rules = await repo.activeRules(
+      trx,
+      orgId,
+      isNew ? ['conversation.created', 'message.received'] : ['message.received'],
+    );
+    if (rules.length > 0) {
+      const contact = await readContact(trx, orgId, inbound.contact_id);
+      const facts: RuleFacts = {
+        message: { text: inbound.text, type: inbound.type },
+        withinBusinessHours: open,
+        contact: {
+          country: contact?.country ?? null,
+          funnelStageId: contact?.funnel_stage_id ?? null,
+          properties: propertyFacts(contact?.properties ?? {}),
+        },
+        conversation: { status, labels: [...inbound.labels], assignee },
+      };
+      // conversation.created rules first, then message.received, each by position (one evaluation).
+      const ordered = isNew
+        ? [
+            ...rules.filter((rule) => rule.event === 'conversation.created'),
+            ...rules.filter((rule) => rule.event !== 'conversation.created'),
+          ]
+        : rules;
+      const change: ConversationChange = {};
+      const runs = [];
+      for (const rule of ordered) {
+        if (!conditionsHold(rule.conditions as Condition[], facts)) continue;
+        const outcomes: Outcome[] = [];
+        for (const action of rule.actions as Action[]) {
+          outcomes.push(await applyAction(trx, orgId, conversationId, action, facts, change, assistant.enabled, now));
+        }
+        runs.push({
+          org_id: orgId,
+          id: newId('run'),
+          rule_id: rule.id,
+          conversation_id: conversationId,
+          message_id: inbound.id,
+          actions: JSON.stringify(outcomes),
+          created_at: now,
+        });
+        if (rule.stop) break;
       }
-      runs.push({
-        org_id: orgId,
-        id: newId('run'),
-        rule_id: rule.id,
-        conversation_id: conversationId,
-        message_id: inbound.id,
-        actions: JSON.stringify(outcomes),
-        created_at: now,
-      });
-      if (rule.stop) break;
+      // §19: every change the rules made, as one change (one `conversation.updated`).
+      if (Object.keys(change).length > 0)
+        await changes.applyConversationChange(trx, orgId, conversationId, change, 'rule', now);
+      await insertRuns(trx, runs);
+      assignee = facts.conversation.assignee;
     }
-    // §19: every change the rules made, as one change (one `conversation.updated`).
-    if (Object.keys(change).length > 0) await applyConversationChange(trx, orgId, conversationId, change, 'rule', now);
-    await insertRuns(trx, runs);
-    assignee = facts.conversation.assignee;
-  }
 
-  // The away message: closed now, nobody owns the conversation, once per closed period.
-  if (!open && hours.away_message && assignee === 'unassigned') {
-    const state = await repo.findAutomationState(trx, orgId, conversationId);
-    const newPeriod = !state?.away_sent_at || wasOpenBetween(hours, timezone, state.away_sent_at, now);
-    if (newPeriod) {
-      const sent = await queueAutomatedText(trx, orgId, conversationId, hours.away_message.text, 'system', now);
-      if (sent.sent) await repo.recordAwayMessage(trx, orgId, conversationId, now);
+    // The away message: closed now, nobody owns the conversation, once per closed period.
+    if (!open && hours.away_message && assignee === 'unassigned') {
+      const state = await repo.findAutomationState(trx, orgId, conversationId);
+      const newPeriod = !state?.away_sent_at || wasOpenBetween(hours, timezone, state.away_sent_at, now);
+      if (newPeriod) {
+        const sent = await queueAutomatedText(trx, orgId, conversationId, hours.away_message.text, 'system', now);
+        if (sent.sent) await repo.recordAwayMessage(trx, orgId, conversationId, now);
+      }
     }
-  }
 
-  // The assistant, when it still owns the conversation: one job (one model call) for this message.
-  if (assignee === 'ai' && assistant.serves) {
-    await repo.queueAssistantJob(trx, orgId, conversationId, inbound.id, now);
-  }
-  return 'applied';
-};
+    // The assistant, when it still owns the conversation: one job (one model call) for this message.
+    if (assignee === 'ai' && assistant.serves) {
+      await repo.queueAssistantJob(trx, orgId, conversationId, inbound.id, now);
+    }
+    return 'applied';
+  };
 
 /** One action of a matching rule: messages and notes at once, state changes gathered into `change`. */
 async function applyAction(
@@ -206,4 +209,7 @@ async function applyAction(
   }
 }
 
-export const automationHandlers: PlatformEventHandlers = { inbound_message: [runAutomation] };
+/** The handlers, with §19's change functions (D350: given by the wiring). */
+export const automationHandlers = (changes: ConversationChanges): PlatformEventHandlers => ({
+  inbound_message: [runAutomation(changes)],
+});
