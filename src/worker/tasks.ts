@@ -68,6 +68,7 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       intervalMs: options.pollMs,
       run: async () => {
         const started = Date.now();
+        if ((await audiences.runOnce()) === 0) return 'idle';
         while ((await audiences.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
       },
     },
@@ -87,7 +88,8 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
           }
         };
         await Promise.all(Array.from({ length: Math.max(1, options.batchesInFlight) }, loop));
-        if (handled > 0) log.debug({ handled }, 'fan-out handed off recipients');
+        if (handled === 0) return 'idle';
+        log.debug({ handled }, 'fan-out handed off recipients');
       },
     },
     {
@@ -97,6 +99,7 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       wakeup: deps.replyWaker,
       run: async () => {
         const started = Date.now();
+        if ((await deps.replies.runOnce()) === 0) return 'idle';
         while ((await deps.replies.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
       },
     },
@@ -106,6 +109,7 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       intervalMs: options.pollMs,
       run: async () => {
         const started = Date.now();
+        if ((await deps.assistantJobs.runOnce()) === 0) return 'idle';
         while ((await deps.assistantJobs.runOnce()) > 0 && Date.now() - started < FANOUT_SLICE_MS) {}
       },
     },

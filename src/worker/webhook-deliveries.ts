@@ -158,20 +158,23 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
     recording = false;
   }
 
-  /** Tops the pool up to `concurrency` attempts in flight. */
-  async function fill(): Promise<void> {
-    if (claiming || stopped) return;
+  /** Tops the pool up to `concurrency` attempts in flight; answers how many it claimed. */
+  async function fill(): Promise<number> {
+    if (claiming || stopped) return 0;
     claiming = true;
+    let started = 0;
     try {
       for (;;) {
         const claim = room(0, 0);
-        if (!claim) return;
+        if (!claim) return started;
         const claimed = await deliveries.claim(claim.limit, claim.bulkLimit);
         for (const row of claimed) start(row, true);
-        if (claimed.length < claim.limit) return;
+        started += claimed.length;
+        if (claimed.length < claim.limit) return started;
       }
     } catch (error) {
       log.error({ err: error }, 'claiming webhook deliveries failed');
+      return started;
     } finally {
       claiming = false;
     }
@@ -188,11 +191,15 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
       name: 'webhook-deliveries',
       intervalMs: options.pollMs,
       async run() {
-        await fill();
+        const claimed = await fill();
         if (deps.onPendingDepth && Date.now() - depthMeasuredAt >= DEPTH_INTERVAL_MS) {
           depthMeasuredAt = Date.now();
           deps.onPendingDepth(await deliveries.pendingDepth());
         }
+        // Nothing claimed (D354): the poll may slow down when nothing is due, or when this worker has attempts in
+        // flight, whose records claim again (D298). Due work it could not take with nothing in flight (the endpoint's
+        // places held by another worker) keeps the poll at its interval.
+        return claimed === 0 && (held > 0 || !deliveries.dueFound()) ? 'idle' : undefined;
       },
     },
     pendingDepth: deliveries.pendingDepth,

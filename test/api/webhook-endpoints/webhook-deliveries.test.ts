@@ -8,6 +8,7 @@ import { recordEvents } from '../../../src/modules/events/events.ts';
 import { pruneHistory } from '../../../src/worker/retention.ts';
 import { createWebhookDeliverer } from '../../../src/worker/webhook-deliveries.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
+import { waitUntil } from '../../helpers/wait.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../../helpers/webhook-receiver.ts';
 
 let h: Harness;
@@ -364,5 +365,24 @@ describe('retention', () => {
     expect(left.map((item: any) => item.status)).toEqual(['pending', 'succeeded']);
     const events = await h.database.db.selectFrom('webhook_events').select('id').where('org_id', '=', org.id).execute();
     expect(events.map((row) => row.id).sort()).toEqual(left.map((item: any) => item.event_id).sort());
+  });
+});
+
+describe('the poll of an idle queue (D354)', () => {
+  it('reports idle with nothing due, claims when work arrives, and is idle while its own attempts are in flight', async () => {
+    await h.deliveries.drain();
+    expect(await h.deliveries.task.run()).toBe('idle');
+
+    const { key } = await h.createOrg();
+    const hook = await endpoint(key, ['contact.created']);
+    receiver.answer(hook.path, { status: 200, delayMs: 300 });
+    await h.api('POST', '/v1/contacts', { key, body: { phone: '+15550109876' } });
+    // Work arrived: the poll claims it and is not idle.
+    expect(await h.deliveries.task.run()).toBeUndefined();
+    // Its attempt in flight will claim again when recorded (D298): the next poll, claiming nothing, may slow down.
+    expect(await h.deliveries.task.run()).toBe('idle');
+    await waitUntil(async () => (await deliveries(key, hook.id)).items[0]?.status === 'succeeded', {
+      message: 'the attempt recorded',
+    });
   });
 });

@@ -103,3 +103,65 @@ describe('a task woken (decisions §15: replies wake their hand-off loop)', () =
     expect(runs).toBe(2);
   });
 });
+
+describe('an idle task (D354: a run that found nothing looks again later and later, up to the cap)', () => {
+  it('waits longer after each idle run up to idleMostMs, polls at its interval again once a run finds work', async () => {
+    const { log } = capturingLog();
+    const runs: number[] = [];
+    let work = false;
+    worker = startWorker(
+      [
+        {
+          name: 'idle',
+          intervalMs: 10,
+          run: async () => {
+            runs.push(performance.now());
+            return work ? undefined : 'idle';
+          },
+        },
+      ],
+      log,
+      { idleMostMs: 160 },
+    );
+    await waitUntil(() => runs.length >= 7, { message: 'seven idle runs' });
+    const gaps = runs.slice(1).map((at, index) => at - (runs[index] as number));
+    // 20, 40, 80, 160, 160, … ms, less one tick of the 10 ms timer at most (its ticks are not aligned with the runs;
+    // lower bounds: a timer never fires early); without the back-off, 10 ms each.
+    expect(gaps[2]).toBeGreaterThanOrEqual(69);
+    expect(gaps[4]).toBeGreaterThanOrEqual(149);
+    work = true;
+    const busyFrom = runs.length;
+    await waitUntil(() => runs.length >= busyFrom + 6, { message: 'six runs with work' });
+    const busyGaps = runs.slice(busyFrom + 2).map((at, index) => at - (runs[busyFrom + 1 + index] as number));
+    // Back at its interval: four runs after work is found take less than one capped wait each.
+    expect(busyGaps.reduce((sum, gap) => sum + gap, 0)).toBeLessThan(4 * 160);
+  });
+
+  it('runs at once when woken while it waits, whatever the wait left', async () => {
+    const { log } = capturingLog();
+    const waker = createWaker();
+    let runs = 0;
+    worker = startWorker(
+      [
+        {
+          name: 'idle-woken',
+          intervalMs: 10,
+          wakeup: waker,
+          run: async () => {
+            runs += 1;
+            return 'idle';
+          },
+        },
+      ],
+      log,
+      { idleMostMs: 60_000 },
+    );
+    // After seven idle runs the next look is ≈ 1.3 s away (10 ms doubled seven times), then 2.6 s, … up to a minute.
+    await waitUntil(() => runs >= 7, { message: 'seven idle runs' });
+    const before = runs;
+    const wokenAt = performance.now();
+    waker.wake();
+    await waitUntil(() => runs > before, { message: 'a run after the wake-up', timeoutMs: 1000, intervalMs: 2 });
+    expect(performance.now() - wokenAt).toBeLessThan(1000);
+  });
+});
