@@ -2,11 +2,14 @@
 // process without a worker (`serve --no-worker`), `crm worker` processes started and killed by the test, and a
 // client that waits out 429s. With `cloud`, the platform is the fake Graph API server, which delivers signed status
 // reports to the server; `webhook` posts signed platform events and `approvedTemplate` makes a template usable.
+import type pg from 'pg';
+import { expect } from 'vitest';
 import { buildSignedWebhook } from '../../src/messaging/cloud/webhook-builder.ts';
 import type { PlatformEvent } from '../../src/messaging/platform.ts';
 import { type FakeCloudApi, startFakeCloudApi } from '../fakes/fake-cloud-api.ts';
 import { createPostgresDatabase } from './database.ts';
 import { type ServerProcess, startServer, startWorkerProcess } from './process.ts';
+import { waitUntil } from './wait.ts';
 
 export const ADMIN = 'secret';
 
@@ -169,4 +172,60 @@ export async function startCrashRig(options: {
       await database.drop();
     },
   };
+}
+
+/**
+ * The ledger after a fan-out that was interrupted (kills, cuts): no recipient reached the platform twice; each is
+ * `sent` with the id of the platform's message exactly when the platform took it, or failed as `handoff_unconfirmed`
+ * (never sent, refunded); the platform's late reports of the messages it took have settled (D176) first. Answers
+ * how many were sent.
+ */
+export async function expectEachHandedOffOnce(
+  client: pg.Client,
+  orgId: string,
+  accepted: FakeCloudApi['accepted'],
+  total: number,
+): Promise<number> {
+  const references = accepted.map((message) => message.callbackData as string);
+  expect(new Set(references).size).toBe(references.length);
+  const atPlatform = new Map(accepted.map((message) => [message.callbackData, message.id]));
+  await waitUntil(
+    async () =>
+      (
+        await client.query(
+          `select count(*)::int as n from broadcast_recipients where org_id = $1 and status = 'failed'
+             and (org_id || '|' || broadcast_id || '|' || position) = any($2::text[])`,
+          [orgId, [...atPlatform.keys()]],
+        )
+      ).rows[0].n === 0,
+    { timeoutMs: 60_000, intervalMs: 500, message: 'the reports of every message the platform took' },
+  );
+  const rows = (
+    await client.query(
+      `select broadcast_id, position, status, platform_message_id, error, charged::float8 as charged
+       from broadcast_recipients where org_id = $1`,
+      [orgId],
+    )
+  ).rows as {
+    broadcast_id: string;
+    position: number;
+    status: string;
+    platform_message_id: string | null;
+    error: string | null;
+  }[];
+  expect(rows).toHaveLength(total);
+  let sent = 0;
+  for (const row of rows) {
+    const reference = `${orgId}|${row.broadcast_id}|${row.position}`;
+    if (row.status === 'sent') {
+      sent += 1;
+      expect(row.platform_message_id).toBe(atPlatform.get(reference));
+    } else {
+      expect(row).toMatchObject({ status: 'failed', charged: 0 });
+      expect(row.error).toMatch(/^handoff_unconfirmed/);
+      expect(atPlatform.has(reference)).toBe(false);
+    }
+  }
+  expect(sent).toBe(references.length);
+  return sent;
 }

@@ -5,7 +5,7 @@
 // (test/process/database-outage.test.ts cuts the API's connections; fanout-crash and webhooks-crash kill workers.)
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CrashRig, startCrashRig } from '../helpers/crash-rig.ts';
+import { type CrashRig, expectEachHandedOffOnce, startCrashRig } from '../helpers/crash-rig.ts';
 import { phones } from '../helpers/sends.ts';
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { delay, waitUntil } from '../helpers/wait.ts';
@@ -112,44 +112,8 @@ describe.skipIf(!onPostgres)('a worker whose database connections are cut', () =
       expect(worker.child.exitCode).toBeNull();
       expect(fake.accepted.length).toBeGreaterThan(acceptedBeforeRefusal);
 
-      // No recipient reached the platform twice.
-      const references = fake.accepted.map((message) => message.callbackData as string);
-      expect(new Set(references).size).toBe(references.length);
-      const atPlatform = new Map(fake.accepted.map((message) => [message.callbackData, message.id]));
-      // The platform's reports of every message it took settle hand-offs the reconciler gave up on (D176).
-      await waitUntil(
-        async () =>
-          (
-            await client.query(
-              `select count(*)::int as n from broadcast_recipients where org_id = $1 and status = 'failed'
-                 and (org_id || '|' || broadcast_id || '|' || position) = any($2::text[])`,
-              [org.id, [...atPlatform.keys()]],
-            )
-          ).rows[0].n === 0,
-        { timeoutMs: 60_000, intervalMs: 500, message: 'the reports of the messages the platform took' },
-      );
-      const rows = (
-        await client.query(
-          `select broadcast_id, position, status, platform_message_id, error, charged::float8 as charged
-           from broadcast_recipients where org_id = $1`,
-          [org.id],
-        )
-      ).rows;
-      expect(rows).toHaveLength(TOTAL);
-      let sent = 0;
-      for (const row of rows) {
-        const reference = `${org.id}|${row.broadcast_id}|${row.position}`;
-        if (row.status === 'sent') {
-          sent += 1;
-          expect(row.platform_message_id).toBe(atPlatform.get(reference));
-        } else {
-          // A hand-off cut between its mark and its request never reached the platform: failed, refunded.
-          expect(row).toMatchObject({ status: 'failed', charged: 0 });
-          expect(row.error).toMatch(/^handoff_unconfirmed/);
-          expect(atPlatform.has(reference)).toBe(false);
-        }
-      }
-      expect(sent).toBe(references.length);
+      // No recipient reached the platform twice, each is sent or failed unconfirmed, never both (D176).
+      const sent = await expectEachHandedOffOnce(client, org.id, fake.accepted, TOTAL);
       const accountNow = await call('GET', `/admin/v1/messaging-accounts/${account?.id}`);
       expect(accountNow.body.balance).toBe(BALANCE - sent);
     } finally {

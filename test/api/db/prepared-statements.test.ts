@@ -93,7 +93,7 @@ describe.skipIf(process.env.TEST_DB !== 'postgres' || onCitus)("the workers' pol
       // their whole key, which only the primary key leads with. After their first five runs, on generic plans.
       for (const fragment of [
         'update contacts set',
-        'update broadcasts b set finished_at',
+        'select b.id from broadcasts b where',
         'from broadcasts where',
         "update broadcast_recipients as r set status = 'sending'",
         'with u as (',
