@@ -1,7 +1,7 @@
 // SQL for broadcasts: listing and reading them (with the counts their recipients derive, recipients/broadcast-view.ts),
 // creating them, marking the stored states a request sets, and the queue's moves of its broadcast (D349: the port
 // `BroadcastMoves` of recipients/broadcast-moves.ts, handed to the queue engine and the worker by the wiring).
-import { type Insertable, type Kysely, sql } from 'kysely';
+import { type Insertable, type Kysely, sql, type UpdateObject } from 'kysely';
 import type { BroadcastsTable, DB } from '../../db/schema.ts';
 import type { BroadcastMoves } from '../recipients/broadcast-moves.ts';
 import { type BroadcastRow, STORED_STATUSES, selectBroadcasts } from '../recipients/broadcast-view.ts';
@@ -141,64 +141,48 @@ export async function lookAgainAtHeld(
     .execute();
 }
 
+/** One broadcast's row, by its key, set to `changes` (each of the queue's moves below). */
+const updateOne = (trx: Kysely<DB>, orgId: string, broadcastId: string, changes: UpdateObject<DB, 'broadcasts'>) =>
+  trx.updateTable('broadcasts').set(changes).where('org_id', '=', orgId).where('id', '=', broadcastId).execute();
+
 /** The queue's moves of its broadcast, written here (D349); each in the caller's transaction. */
 export const broadcastMoves: BroadcastMoves = {
   async startAudience(trx, orgId, broadcastId, prepared) {
-    await trx
-      .updateTable('broadcasts')
-      .set({
-        phase: 'preparing',
-        started_at: sql`now()`,
-        snapshot_at: sql`now()`,
-        base_components: JSON.stringify(prepared.components),
-        contact_tokens: JSON.stringify(prepared.tokens),
-        updated_at: sql`now()`,
-      })
-      .where('org_id', '=', orgId)
-      .where('id', '=', broadcastId)
-      .execute();
+    await updateOne(trx, orgId, broadcastId, {
+      phase: 'preparing',
+      started_at: sql`now()`,
+      snapshot_at: sql`now()`,
+      base_components: JSON.stringify(prepared.components),
+      contact_tokens: JSON.stringify(prepared.tokens),
+      updated_at: sql`now()`,
+    });
   },
 
   async cancelAtStart(trx, orgId, broadcastId) {
-    await trx
-      .updateTable('broadcasts')
-      .set({
-        stored_status: 'cancelled',
-        status_reason: 'template_not_sendable',
-        held_until: null,
-        phase: 'ready',
-        started_at: sql`now()`,
-        updated_at: sql`now()`,
-      })
-      .where('org_id', '=', orgId)
-      .where('id', '=', broadcastId)
-      .execute();
+    await updateOne(trx, orgId, broadcastId, {
+      stored_status: 'cancelled',
+      status_reason: 'template_not_sendable',
+      held_until: null,
+      phase: 'ready',
+      started_at: sql`now()`,
+      updated_at: sql`now()`,
+    });
   },
 
   async advanceAudience(trx, orgId, broadcastId, chunk) {
-    await trx
-      .updateTable('broadcasts')
-      .set({
-        requested: sql`requested + ${chunk.added}`,
-        // The checkpoint moves only with the rows the chunk wrote; its time as the text the chunk read (D189).
-        ...(chunk.last
-          ? { checkpoint_created_at: sql<Date>`${chunk.last.createdAt}::timestamptz`, checkpoint_id: chunk.last.id }
-          : {}),
-        phase: chunk.done ? 'ready' : 'preparing',
-        updated_at: sql`now()`,
-      })
-      .where('org_id', '=', orgId)
-      .where('id', '=', broadcastId)
-      .execute();
+    await updateOne(trx, orgId, broadcastId, {
+      requested: sql`requested + ${chunk.added}`,
+      // The checkpoint moves only with the rows the chunk wrote; its time as the text the chunk read (D189).
+      ...(chunk.last
+        ? { checkpoint_created_at: sql<Date>`${chunk.last.createdAt}::timestamptz`, checkpoint_id: chunk.last.id }
+        : {}),
+      phase: chunk.done ? 'ready' : 'preparing',
+      updated_at: sql`now()`,
+    });
   },
 
   async setHeldUntil(trx, orgId, broadcastId, at) {
-    await trx
-      .updateTable('broadcasts')
-      .set({ held_until: at })
-      .where('org_id', '=', orgId)
-      .where('id', '=', broadcastId)
-      .execute();
+    await updateOne(trx, orgId, broadcastId, { held_until: at });
   },
 
   async stopForBalance(trx, orgId, broadcastIds) {
