@@ -141,6 +141,7 @@ export async function buildApp(wiring: Wiring): Promise<FastifyInstance> {
         hub: services.consoleEvents,
         sessions: services.sessions,
         visible: eventVisible,
+        sessionCheckMs: wiring.consoleSessionCheckMs,
       });
       await consoleApi.register(
         async (mounted) => {

@@ -110,6 +110,8 @@ export interface WiringInput {
   publicBaseUrl?: string | undefined;
   /** PUBLIC_URL: where people reach the console; sign-in links are built under it (decisions §17). */
   publicUrl?: string;
+  /** How often an open console stream checks its session (D358; 30 s when absent). */
+  consoleSessionCheckMs?: number;
   /** METRICS_TOKEN: when set, /metrics requires `Authorization: Bearer <token>`. */
   metricsToken?: string | undefined;
   /** Extra named checks of /readyz besides the database and its migrations (say, Redis). */
@@ -327,6 +329,7 @@ export function wire(input: WiringInput) {
     readinessChecks: input.readinessChecks ?? {},
     publicBaseUrl: input.publicBaseUrl,
     publicUrl,
+    consoleSessionCheckMs: input.consoleSessionCheckMs,
     metricsToken: input.metricsToken,
     inbound,
     eventCatalog: EVENT_CATALOG,

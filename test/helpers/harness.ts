@@ -33,6 +33,8 @@ export interface HarnessOptions {
   cloud?: { baseUrl: string; token: string; timeoutMs?: number };
   sandbox?: { nameCooldownMs?: number; autoReviewMs?: number; autoReportsMs?: number };
   propertyKeys?: PropertyKeysSource;
+  /** How often an open console stream checks its session (D358). */
+  consoleSessionCheckMs?: number;
   /** Hosts media fetching may reach on private addresses (the tests' local media server). */
   mediaFetchAllowHosts?: string[];
   /** Options of the fan-out that `h.fanout` runs. */
@@ -131,6 +133,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.propertyKeys ? { propertyKeys: options.propertyKeys } : {}),
+    ...(options.consoleSessionCheckMs ? { consoleSessionCheckMs: options.consoleSessionCheckMs } : {}),
     ...(options.ai ? { ai: options.ai } : {}),
   });
   const app = await buildApp(wiring);

@@ -11,13 +11,18 @@ import { consoleErrors, NoContent } from '../../http/schemas.ts';
 import type { ConsoleEventHub, StreamEvent } from './console-stream.ts';
 
 const KEEP_ALIVE_MS = 15_000;
-/** How often an open stream checks that its session is still live (signing out ends the stream within this). */
+/**
+ * How often an open stream checks that its session is still live: a sign-out through another process, a removed
+ * person, an expired session end the stream within this (a sign-out through this process ends it at once, D358).
+ */
 const SESSION_CHECK_MS = 30_000;
 
 /** What the stream asks of the console's sessions (the sessions feature answers it; events/ imports no feature). */
 export interface StreamSessions {
   /** The live session a token names, its idle clock left alone; undefined when it has ended. */
   resolve(token: string, options: { touch: false }): Promise<{ user: { role: 'admin' | 'agent' } } | undefined>;
+  /** D358: hears this process's sign-outs, by token; answers the function that stops listening. */
+  onSignOut(listener: (token: string) => void): () => void;
 }
 
 export interface ConsoleStreamDeps {
@@ -25,6 +30,8 @@ export interface ConsoleStreamDeps {
   sessions: StreamSessions;
   /** Whether a person of this role may see events of this type (their role's read scopes). */
   visible: (role: 'admin' | 'agent', type: string) => boolean;
+  /** How often an open stream checks its session (default SESSION_CHECK_MS). */
+  sessionCheckMs?: number | undefined;
 }
 
 const PresenceBody = Type.Object(
@@ -56,7 +63,13 @@ const frame = (event: StreamEvent) => `event: ${event.type}\ndata: ${JSON.string
 export function consoleStreamRoutes(parent: FastifyInstance, deps: ConsoleStreamDeps): void {
   const app = parent.withTypeProvider<TypeBoxTypeProvider>();
   const open = new Set<() => void>();
+  // D358: the open streams of each session, by its token, so that a sign-out through this process ends them at once.
+  const bySession = new Map<string, Set<() => void>>();
+  const stopHearing = deps.sessions.onSignOut((token) => {
+    for (const end of [...(bySession.get(token) ?? [])]) end();
+  });
   app.addHook('onClose', async () => {
+    stopHearing();
     for (const end of [...open]) end();
   });
 
@@ -104,11 +117,17 @@ export function consoleStreamRoutes(parent: FastifyInstance, deps: ConsoleStream
         if (ended) return;
         ended = true;
         open.delete(end);
+        if (token) {
+          const ofSession = bySession.get(token);
+          ofSession?.delete(end);
+          if (ofSession?.size === 0) bySession.delete(token);
+        }
         for (const timer of timers) clearInterval(timer);
         unsubscribe();
         raw.end();
       };
       open.add(end);
+      if (token) bySession.set(token, (bySession.get(token) ?? new Set()).add(end));
       request.raw.on('close', end);
       try {
         unsubscribe = await deps.hub.subscribe(
@@ -130,7 +149,7 @@ export function consoleStreamRoutes(parent: FastifyInstance, deps: ConsoleStream
           // Ended (signed out, removed, expired), or a database that did not answer: the page reconnects.
           if (!session) return end();
           role = session.user.role;
-        }, SESSION_CHECK_MS),
+        }, deps.sessionCheckMs ?? SESSION_CHECK_MS),
       );
       raw.write(frame({ type: 'ready' }));
     },

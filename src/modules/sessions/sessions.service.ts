@@ -35,6 +35,8 @@ const linkExpired = () =>
 
 export function createSessionsService(deps: SessionsDeps) {
   const { db, clock } = deps;
+  /** D358: who hears this process's sign-outs (the live streams of the console), by the token signed out. */
+  const signOutListeners = new Set<(token: string) => void>();
 
   async function open(trx: Transaction<DB>, orgId: string, userId: string, now: Date) {
     const { token, hash } = newSecretToken(SESSION_PREFIX);
@@ -116,6 +118,17 @@ export function createSessionsService(deps: SessionsDeps) {
 
     async signOut(token: string) {
       await repo.deleteSessionByHash(db, hashSecretToken(token));
+      for (const listener of signOutListeners) listener(token);
+    },
+
+    /**
+     * D358: `listener` hears every sign-out made through this process, once its session row is gone (an open stream
+     * of that session ends at once; other processes' streams find the session gone at their next check). Returns
+     * the function that stops listening.
+     */
+    onSignOut(listener: (token: string) => void): () => void {
+      signOutListeners.add(listener);
+      return () => signOutListeners.delete(listener);
     },
 
     /** What a sign-in link is for (the page shows the email), or why it no longer works. */

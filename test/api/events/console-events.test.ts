@@ -1,8 +1,8 @@
 // The console's live stream (decisions §17) over a real HTTP connection: server-sent events of the organization's
-// changes from the events outbox, filtered by role, ended by signing out, and no database connection per stream.
+// changes from the events outbox, filtered by role, ended by signing out (at once, or at the next check elsewhere), and no database connection per stream.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser } from '../../helpers/console.ts';
+import { consoleClient, createUser } from '../../helpers/console.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { waitForValue, waitUntil } from '../../helpers/wait.ts';
 
@@ -23,10 +23,10 @@ interface Received {
 }
 
 /** An open stream: the events received so far, a way to wait for one, and to close it. */
-async function openStream(cookies: Map<string, string>) {
+async function openStream(cookies: Map<string, string>, at = base) {
   const controller = new AbortController();
   const cookie = [...cookies].map(([name, value]) => `${name}=${value}`).join('; ');
-  const response = await fetch(`${base}/app/api/events`, { headers: { cookie }, signal: controller.signal });
+  const response = await fetch(`${at}/app/api/events`, { headers: { cookie }, signal: controller.signal });
   const received: Received[] = [];
   let ended = false;
   let buffer = '';
@@ -147,14 +147,44 @@ describe('GET /app/api/events', () => {
     for (const stream of streams) await stream.close();
   });
 
-  it('ends when the person signs out', async () => {
+  it('ends at once when its session signs out, and leaves the person’s other sessions streaming (D358)', async () => {
     const { org } = await h.createOrg();
     const admin = await createUser(h, org.id);
+    const elsewhere = consoleClient(h);
+    const signedIn = await elsewhere.call('POST', '/app/api/session', {
+      body: { email: admin.email, password: admin.password },
+    });
+    expect(signedIn.status).toBe(201);
     const stream = await openStream(admin.client.cookies);
+    const other = await openStream(elsewhere.cookies);
     expect((await admin.client.call('DELETE', '/app/api/session')).status).toBe(204);
-    await waitUntil(() => stream.ended(), { timeoutMs: 40_000, intervalMs: 100, message: 'the stream to end' });
+    // At once, not at the 30 s check: a wait far shorter than it.
+    await waitUntil(() => stream.ended(), { timeoutMs: 10_000, intervalMs: 20, message: 'the stream to end' });
+    const created = await elsewhere.call('POST', '/app/api/v1/contacts', { body: { first_name: 'Still here' } });
+    await other.waitFor((received) => received.data.id === created.body.id, 'the event on the other session');
+    expect(other.ended()).toBe(false);
     await stream.close();
-  }, 60_000);
+    await other.close();
+  });
+
+  it('ends at its session check when the session ended through another process (D358)', async () => {
+    // Another harness on the same database stands for another API process; this one checks every 200 ms.
+    const checking = await startHarness({ database: h.database, unlimited: true, consoleSessionCheckMs: 200 });
+    try {
+      await checking.app.listen({ port: 0, host: '127.0.0.1' });
+      const address = checking.app.server.address();
+      if (!address || typeof address === 'string') throw new Error('no address');
+      const { org } = await h.createOrg();
+      const admin = await createUser(h, org.id);
+      const stream = await openStream(admin.client.cookies, `http://127.0.0.1:${address.port}`);
+      // Signed out through the first harness: the second hears nothing of it but its check.
+      expect((await admin.client.call('DELETE', '/app/api/session')).status).toBe(204);
+      await waitUntil(() => stream.ended(), { timeoutMs: 10_000, intervalMs: 20, message: 'the stream to end' });
+      await stream.close();
+    } finally {
+      await checking.close();
+    }
+  });
 });
 
 describe('PUT /app/api/presence (D289)', () => {
