@@ -122,7 +122,8 @@ export default defineConfig(async () => {
       globalSetup: ['test/helpers/pglite-test-image.ts'],
       // D357: the quick loop runs a worker's files in one module graph (no fresh process per file): the app's modules
       // are loaded once per worker, not per file (403 → 198 s here). Each file still has its own database and
-      // harness; `npm test` keeps a process per file.
+      // harness. In `npm test` the pglite project does the same, and the postgres project, the same files, keeps a
+      // process per file: a file that leans on what an earlier one left in a module is caught there.
       isolate: !quick,
       // expect.poll waits for a state as long as a page's own waits do (10 s), not vitest's 1 s: a change answered
       // 429 is sent again after its Retry-After (D154), which alone takes a second.
@@ -188,6 +189,7 @@ export default defineConfig(async () => {
           test: {
             name: 'pglite',
             include: databaseTests,
+            isolate: false,
             exclude: [...unitTests, ...browserTests, ...processTests],
             env: { ...shared, TEST_DB: 'pglite' },
           },
