@@ -8,9 +8,11 @@
 // attempt, whatever happens to it (D228): a reset cannot tell a request the server never read from one it read and
 // then dropped, so it is a failed attempt, in the log and retried on §11's schedule, never sent again unseen.
 // The client is undici's (D355): a pool of kept-alive connections per endpoint's origin (node:http's request objects,
-// header checks and agent queue were ≈ 30 % of a delivering worker's profile, inclusive).
+// header checks and agent queue were ≈ 30 % of a delivering worker's profile, inclusive). It is loaded at the first
+// attempt, not with this file (D362): the API process wires the deliverer but never sends, and undici's 109 modules
+// were ≈ 4 MB of its live heap under the read load (51.0 against 46.8 MB).
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
-import { Agent } from 'undici';
+import type { Agent } from 'undici';
 import { AddressRefused, checkLiteralHost, guardedLookup } from '../../lib/address-policy.ts';
 import type { AttemptAnswer } from './delivery-rules.ts';
 
@@ -46,8 +48,8 @@ export function createWebhookSender(options: {
   // when it connected (a host on WEBHOOK_ALLOW_HOSTS by its own agent). A free connection is closed after
   // `idleSocketMs`, or sooner when a server's `Keep-Alive: timeout=N` hint says so (N less 1 s). No retries: undici
   // retries nothing but through its RetryAgent, so an attempt is one request (D228).
-  const agentOf = (allowed: boolean) =>
-    new Agent({
+  const agentOf = (AgentClass: typeof Agent, allowed: boolean) =>
+    new AgentClass({
       connections: 64,
       pipelining: 1,
       keepAliveTimeout: options.idleSocketMs,
@@ -55,7 +57,21 @@ export function createWebhookSender(options: {
       keepAliveTimeoutThreshold: 1000,
       connect: { lookup: guardedLookup(allowed) },
     });
-  const agents = { guarded: agentOf(false), allowed: agentOf(true) };
+  type Agents = { guarded: Agent; allowed: Agent };
+  const destroy = (made: Agents) => {
+    void made.guarded.destroy();
+    void made.allowed.destroy();
+  };
+  // The two agents, made at the first attempt with undici loaded then (D362); made after close(), they are closed too
+  // (an attempt then fails as on closed agents).
+  let closed = false;
+  let agents: Promise<Agents> | undefined;
+  const agentsNow = () =>
+    (agents ??= import('undici').then(({ Agent: AgentClass }) => {
+      const made = { guarded: agentOf(AgentClass, false), allowed: agentOf(AgentClass, true) };
+      if (closed) destroy(made);
+      return made;
+    }));
 
   // Each endpoint's URL parsed and its literal host checked once (D299), not for every attempt; a name's addresses
   // are still checked at every connect (guardedLookup).
@@ -85,7 +101,8 @@ export function createWebhookSender(options: {
     body: string,
     signal: AbortSignal,
   ): Promise<AttemptAnswer> {
-    const response = await (allowed ? agents.allowed : agents.guarded).request({
+    const pools = await agentsNow();
+    const response = await (allowed ? pools.allowed : pools.guarded).request({
       origin: url.origin,
       path: `${url.pathname}${url.search}`,
       method: 'POST',
@@ -135,8 +152,8 @@ export function createWebhookSender(options: {
       }
     },
     close() {
-      void agents.guarded.destroy();
-      void agents.allowed.destroy();
+      closed = true;
+      void agents?.then(destroy);
     },
   };
 }
