@@ -264,10 +264,10 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
           depthMeasuredAt = Date.now();
           deps.onPendingDepth(await deliveries.pendingDepth());
         }
-        // Nothing claimed (D354): the poll may slow down when nothing is due, or when this worker has attempts in
-        // flight, whose records claim again (D298). Due work it could not take with nothing in flight (the endpoint's
-        // places held by another worker) keeps the poll at its interval.
-        return claimed === 0 && (held > 0 || !deliveries.dueFound()) ? 'idle' : undefined;
+        // Nothing claimed (D354): the poll may slow down. Nothing is due, or this worker has attempts in flight, whose
+        // records claim again (D298), or what is due is at endpoints another worker holds (D364: left to it while it
+        // holds their leases; polled at the interval, a second worker's claims doubled PostgreSQL's CPU a delivery).
+        return claimed === 0 ? 'idle' : undefined;
       },
     },
     pendingDepth: deliveries.pendingDepth,

@@ -247,12 +247,6 @@ export function createDeliveryService(deps: {
     claim: async (limit: number, bulkLimit = limit) =>
       (await recordAndClaim([], { limit, bulkLimit, fresh: true })).claimed,
 
-    /**
-     * Whether the last search found organizations with due deliveries (D354): a claim that took nothing while some
-     * are due (an endpoint full or held by another worker's claim) is not an idle queue.
-     */
-    dueFound: () => dueOrgs.length > 0,
-
     /** Attempts one claimed delivery: what to record (recordAndClaim). */
     async attempt(row: ClaimedDelivery): Promise<FinishedAttempt> {
       const started = performance.now();
