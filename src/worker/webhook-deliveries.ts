@@ -2,10 +2,10 @@
 // queue: any number of worker processes claim them (FOR UPDATE SKIP LOCKED) and hold each under a lease, which is
 // the row's `next_attempt_at` pushed past the attempt's deadline, so a worker killed mid-delivery loses nothing: the
 // row comes due again and another worker delivers it (at least once; receivers deduplicate by `webhook-id`).
-// Fairness: deliveries run in their own task, apart from the fan-out; each claim takes at most
-// `perEndpointConcurrency` rows per endpoint, counting those already in flight, so a slow or dead endpoint holds a
-// few slots of the pool and never a whole batch; the pool refills as attempts end, by the statement that records
-// them (D297, D298), never waiting for a batch.
+// Fairness: deliveries run in their own task, apart from the fan-out; a worker has at most `perEndpointConcurrency`
+// attempts in flight per endpoint and lane, and leases at most LEASED_AHEAD times that, of lanes no other worker
+// holds (D364), so a slow or dead endpoint holds a few slots of the pool and never a whole batch; the pool refills
+// as attempts end, by the statement that records them (D297, D298), never waiting for a batch.
 // Lanes (D99, D229): conversational deliveries (`message.*`) are claimed before bulk ones, with their own
 // per-endpoint allowance, and bulk ones never take the last quarter of the pool, so an inbound message is not
 // queued behind an import's `contact.*` backlog, at its endpoint or in the process.
