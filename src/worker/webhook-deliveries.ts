@@ -273,7 +273,10 @@ export function createWebhookDeliverer(deps: WebhookDelivererDeps): WebhookDeliv
     pendingDepth: deliveries.pendingDepth,
     async stop() {
       stopped = true;
-      await Promise.all(inFlight);
+      // Until none is left: a claim under way when stopping (a group's record claims too) starts its rows after
+      // the ones awaited here; closing the pools under them failed each at once (UND_ERR_DESTROYED), a retry and a
+      // second request for every one (D364).
+      while (inFlight.size > 0) await Promise.all(inFlight);
       deliveries.close();
     },
   };
