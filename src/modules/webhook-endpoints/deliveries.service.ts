@@ -62,6 +62,9 @@ function byOrg(finished: readonly FinishedAttempt[]): Map<string, FinishedAttemp
 /** How old the list of organizations with due deliveries may get before a claim searches again (D342). */
 const DUE_ORGS_EVERY_MS = 250;
 
+/** Rows an endpoint's lane a worker may hold leased, in multiples of the attempts in flight it allows (D364). */
+export const LEASED_AHEAD = 2;
+
 /** Endpoints whose opened secrets a process keeps (more: it starts over). */
 const OPENED_SECRETS_KEPT = 1000;
 
@@ -193,12 +196,17 @@ export function createDeliveryService(deps: {
     return recorded;
   }
 
+  // D364: this process's leases carry its id, so that its claims leave another worker's endpoints alone and lease
+  // ahead of their own: up to LEASED_AHEAD times the allowance per endpoint and lane, the worker sending at most the
+  // allowance at once (worker/webhook-deliveries.ts), the next attempt starting as one ends, not after its record.
+  const workerId = randomUUID();
+  let claims = 0;
   const claimInput = (orgId: string, limit: number, bulkLimit: number) => ({
     orgId,
-    token: randomUUID(),
+    token: `${workerId}.${++claims}`,
     limit,
     bulkLimit,
-    perEndpoint: options.perEndpointConcurrency,
+    perEndpoint: options.perEndpointConcurrency * LEASED_AHEAD,
     leaseMs,
   });
 
@@ -239,12 +247,6 @@ export function createDeliveryService(deps: {
     claim: async (limit: number, bulkLimit = limit) =>
       (await recordAndClaim([], { limit, bulkLimit, fresh: true })).claimed,
 
-    /**
-     * Whether the last search found organizations with due deliveries (D354): a claim that took nothing while some
-     * are due (an endpoint full or held by another worker's claim) is not an idle queue.
-     */
-    dueFound: () => dueOrgs.length > 0,
-
     /** Attempts one claimed delivery: what to record (recordAndClaim). */
     async attempt(row: ClaimedDelivery): Promise<FinishedAttempt> {
       const started = performance.now();
@@ -260,6 +262,9 @@ export function createDeliveryService(deps: {
     },
 
     recordAndClaim,
+
+    /** How long a claim holds its rows (an attempt starts only while its lease outlasts it, D364). */
+    leaseMs,
 
     pendingDepth: () => repo.countPendingDeliveries(db),
 

@@ -2,11 +2,12 @@
 // successes and failures keeps the deliveries log exact (one request, one attempt, each with its own outcome), and
 // the claim that refills the pool as a group is recorded still holds each endpoint to its in-flight allowance.
 import { createServer, type IncomingMessage } from 'node:http';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createWebhookDeliverer } from '../../../src/worker/webhook-deliveries.ts';
 import { startWorker } from '../../../src/worker/worker.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
-import { slowAnswer, waitUntil } from '../../helpers/wait.ts';
+import { paceLoop, slowAnswer, waitUntil } from '../../helpers/wait.ts';
 import { startWebhookReceiver, verify, type WebhookReceiver } from '../../helpers/webhook-receiver.ts';
 
 let h: Harness;
@@ -142,6 +143,85 @@ describe('the claim that refills the pool as a group is recorded', () => {
       expect(received).toHaveLength(contacts);
       expect(new Set(received).size).toBe(contacts);
     } finally {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  it('leases an endpoint ahead for one worker while another leaves it alone, at most its allowance in flight', async () => {
+    // D364: a worker's claim leases up to twice the allowance of an endpoint's lane, so that the next attempt starts
+    // as one is answered; a second worker takes none of an endpoint whose leases the first holds.
+    let open = 0;
+    let most = 0;
+    const received: string[] = [];
+    const server = createServer((request: IncomingMessage, response) => {
+      open++;
+      most = Math.max(most, open);
+      received.push(String(request.headers['webhook-id']));
+      request.resume();
+      slowAnswer(20, () => {
+        open--;
+        response.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    const deliverer = () =>
+      createWebhookDeliverer({
+        db: h.database.db,
+        log: h.app.log,
+        keyring: h.wiring.keyring,
+        allowHosts: ['127.0.0.1'],
+        options: { concurrency: 16, perEndpointConcurrency: 3, batchSize: 16, pollMs: 20 },
+      });
+    const first = deliverer();
+    const second = deliverer();
+    const workers: ReturnType<typeof startWorker>[] = [];
+    try {
+      const { key } = await h.createOrg();
+      const hook = await endpoint(key, `http://127.0.0.1:${port}`);
+      const contacts = 60;
+      await createContacts(key, contacts);
+      workers.push(startWorker([first.task], h.app.log));
+      // The leases held at once, and by how many workers (a lease token starts with its worker's id).
+      let leasedMost = 0;
+      let holdersMost = 0;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          const { rows } = await sql<{ leased: number; holders: number }>`
+            select count(*)::int as leased, count(distinct left(lease_token, 36))::int as holders
+            from webhook_deliveries
+            where endpoint_id = ${hook.id} and status = 'pending' and lease_token is not null
+              and next_attempt_at > now()`.execute(h.database.db);
+          leasedMost = Math.max(leasedMost, rows[0]?.leased ?? 0);
+          holdersMost = Math.max(holdersMost, rows[0]?.holders ?? 0);
+          await paceLoop(5);
+        }
+      })();
+      // The second worker once the first holds the endpoint.
+      await waitUntil(() => received.length > 0 || undefined, { message: 'a first delivery' });
+      workers.push(startWorker([second.task], h.app.log));
+      try {
+        await waitUntil(() => received.length >= contacts || undefined, { message: 'every event', timeoutMs: 60_000 });
+        await waitUntil(
+          async () => (await deliveries(key, hook.id)).every((item: any) => item.status === 'succeeded') || undefined,
+          { message: 'every delivery recorded', timeoutMs: 20_000 },
+        );
+      } finally {
+        sampling = false;
+        await sampler;
+      }
+      expect(most).toBeLessThanOrEqual(3);
+      expect(leasedMost).toBeGreaterThan(3);
+      expect(leasedMost).toBeLessThanOrEqual(6);
+      expect(holdersMost).toBe(1);
+      expect(received).toHaveLength(contacts);
+      expect(new Set(received).size).toBe(contacts);
+      const log = await deliveries(key, hook.id);
+      expect(log.every((item: any) => item.attempts === 1)).toBe(true);
+    } finally {
+      for (const worker of workers) await worker.stop();
+      await Promise.all([first.stop(), second.stop()]);
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });
