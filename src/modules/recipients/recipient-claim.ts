@@ -66,10 +66,17 @@ export async function claimRecipients(db: Kysely<DB>, options: ClaimOptions): Pr
 
 /** One organization's claim, in one transaction. */
 async function claimWithin(db: Kysely<DB>, orgId: string, options: ClaimOptions): Promise<ClaimedRow[]> {
+  // D360: a claim that marks nothing commits without waiting for its WAL's flush, so the account row its charge
+  // locks last is free as soon as the commit is written, not after the flush of the lease's WAL (the wait two workers
+  // had on that row). Nothing outside the database acts on it before a later synchronous commit — the hand-off mark,
+  // before any platform call — whose flush covers it (WAL is flushed in order); a crash before then loses the lease
+  // and the charge together. A claim that marks its first group is one such mark: it commits synchronously.
+  const asynchronous = !options.markFirst;
   const claim = (optimistic: boolean) =>
-    transactionWithRetry(db, async (trx) =>
-      chargeClaims(trx, await claimBatch(trx, orgId, options), { ...options, optimistic }),
-    );
+    transactionWithRetry(db, async (trx) => {
+      if (asynchronous) await sql`set local synchronous_commit = off`.execute(trx);
+      return chargeClaims(trx, await claimBatch(trx, orgId, options), { ...options, optimistic });
+    });
   try {
     return await claim(true);
   } catch (error) {
