@@ -18,7 +18,7 @@ import type { BroadcastMoves } from '../modules/recipients/broadcast-moves.ts';
 import type { ClaimedRow } from '../modules/recipients/claim-charge.ts';
 import { claimRecipients, dueOrganizations } from '../modules/recipients/recipient-claim.ts';
 import { finishEndedBroadcasts, organizationsWithOpenBroadcasts } from '../modules/recipients/recipient-events.ts';
-import { type HandoffOutcome, recordOutcomes, startHandoffs } from '../modules/recipients/recipient-handoffs.ts';
+import { type HandoffOutcome, recordOutcomes } from '../modules/recipients/recipient-handoffs.ts';
 import { callbackReference, type RetryPolicy, verdictOf } from '../modules/recipients/recipient-rules.ts';
 import { failUnconfirmed } from '../modules/recipients/recipients.repo.ts';
 import { renderedBody } from '../modules/templates/rendered-body.ts';
@@ -165,21 +165,20 @@ export function createFanout(deps: FanoutDeps): Fanout {
 
   return {
     async runOnce() {
-      // The first group is marked by a statement of its own, after the claim; each group's record marks the next:
-      // one group of the batch is in flight at a time, so a killed worker leaves at most `groupSize` rows per batch
-      // with an unknown outcome. D360: the claim marks nothing, so it commits without waiting for the flush; the
-      // mark's synchronous commit flushes it before the platform is called.
+      // The claim marks the first group; each group's record marks the next: one group of the batch is in flight
+      // at a time, so a killed worker leaves at most `groupSize` rows per batch with an unknown outcome.
       const claimed = await claimRecipients(db, {
         limit: options.batchSize,
         leaseMs: options.leaseMs,
         token: randomUUID(),
         perNumberPerSecond: options.perNumberPerSecond,
+        markFirst: groupSize,
         orgs: await dueOrgs(),
         moves,
       });
       if (claimed.length < options.batchSize) due = undefined;
       const groups = groupsOf(claimed, groupSize);
-      let marked = await startHandoffs(db, groups[0] ?? []);
+      let marked = groups[0] ?? [];
       for (let index = 0; index < groups.length; index++) {
         const next = groups[index + 1] ?? [];
         try {

@@ -151,9 +151,9 @@ export async function finishEndedBroadcasts(db: Kysely<DB>, moves: BroadcastMove
 
 /** D359: the organizations that have unfinished broadcasts (a read of every shard on Citus), for the sweep. */
 export async function organizationsWithOpenBroadcasts(db: Kysely<DB>): Promise<string[]> {
-  const result = await sql<{
-    org_id: string;
-  }>`select distinct org_id from broadcasts where finished_at is null`.execute(db);
+  // D318's shape of a worker's look across organizations: a read without locks, grouped by organization.
+  const result = await sql<{ org_id: string }>`select org_id from broadcasts where finished_at is null
+    group by org_id order by min(created_at)`.execute(db);
   return result.rows.map((row) => row.org_id);
 }
 
