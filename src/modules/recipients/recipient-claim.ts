@@ -76,7 +76,10 @@ async function claimWithin(db: Kysely<DB>, orgId: string, options: ClaimOptions)
       // D360: the claim commits without waiting for its WAL's flush, so the account row its charge locks last is
       // free once the commit is written, not after the flush of the lease's WAL (what two workers waited for).
       // A crash before the flush loses the lease and the charge together; claimRecipients flushes before answering
-      // marked rows, the only ones anyone acts on outside the database (a platform call).
+      // marked rows, which a platform call follows. Whatever another session commits after reading the claim's rows
+      // comes later in the WAL, so its own synchronous commit flushes the claim too (a webhook delivery's lease,
+      // before its POST); only the console's stream may show a claim's events (a stop for the balance) that such a
+      // crash then loses.
       await sql`set local synchronous_commit = off`.execute(trx);
       return chargeClaims(trx, await claimBatch(trx, orgId, options), { ...options, optimistic });
     });
