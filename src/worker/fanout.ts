@@ -17,6 +17,7 @@ import type { MessagingPlatform, SendComponent, SendResult } from '../messaging/
 import type { BroadcastMoves } from '../modules/recipients/broadcast-moves.ts';
 import type { ClaimedRow } from '../modules/recipients/claim-charge.ts';
 import { claimRecipients, dueOrganizations } from '../modules/recipients/recipient-claim.ts';
+import { finishEndedBroadcasts, organizationsWithOpenBroadcasts } from '../modules/recipients/recipient-events.ts';
 import { type HandoffOutcome, recordOutcomes } from '../modules/recipients/recipient-handoffs.ts';
 import { callbackReference, type RetryPolicy, verdictOf } from '../modules/recipients/recipient-rules.ts';
 import { failUnconfirmed } from '../modules/recipients/recipients.repo.ts';
@@ -63,6 +64,8 @@ export interface Fanout {
   reconcile(): Promise<number>;
   /** How long a hand-off waits for its report before `reconcile` fails it (the reconciler's schedule follows it). */
   reconcileAfterMs: number;
+  /** D359: finishes broadcasts that ended unseen (two moves of their last rows, each seeing the other's pending). */
+  finishEnded(): Promise<number>;
 }
 
 const METRIC: Record<HandoffOutcome['verdict']['kind'], HandoffMetric> = {
@@ -191,5 +194,12 @@ export function createFanout(deps: FanoutDeps): Fanout {
 
     reconcile: () => failUnconfirmed(db, moves, options.reconcileAfterMs),
     reconcileAfterMs: options.reconcileAfterMs,
+    finishEnded: async () => {
+      let finished = 0;
+      for (const orgId of await organizationsWithOpenBroadcasts(db)) {
+        finished += await finishEndedBroadcasts(db, moves, orgId); // D318: one organization's statements at a time
+      }
+      return finished;
+    },
   };
 }

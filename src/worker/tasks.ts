@@ -35,6 +35,8 @@ const DEFAULTS: WorkerTaskOptions = {
 };
 const FANOUT_SLICE_MS = 2000;
 const RECONCILE_INTERVAL_MS = 30_000;
+/** D359: how soon a broadcast whose end no move saw (two moves of its last rows at once) finishes. */
+const END_SWEEP_INTERVAL_MS = 2000;
 const ANALYZE_INTERVAL_MS = 30_000;
 const SNOOZE_INTERVAL_MS = 15_000;
 
@@ -127,6 +129,15 @@ export function workerTasks(deps: WorkerTaskDeps): WorkerTask[] {
       run: async () => {
         const settled = await fanout.reconcile();
         if (settled > 0) log.warn({ settled }, 'hand-offs never confirmed by the platform were failed and refunded');
+      },
+    },
+    {
+      // D359: the end check of a move locks a broadcast only when it looks ended; two moves of its last rows, each
+      // seeing the other's as pending, leave it to this sweep.
+      name: 'broadcast-ends',
+      intervalMs: END_SWEEP_INTERVAL_MS,
+      run: async () => {
+        if ((await fanout.finishEnded()) === 0) return 'idle';
       },
     },
     // Deliveries run in their own task beside the fan-out, so a slow endpoint never holds the fan-out back.

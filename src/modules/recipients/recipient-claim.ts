@@ -57,19 +57,32 @@ export async function dueOrganizations(db: Kysely<DB>, limit: number): Promise<s
 export async function claimRecipients(db: Kysely<DB>, options: ClaimOptions): Promise<ClaimedRow[]> {
   const orgs = options.orgs ?? (await dueOrganizations(db, options.limit));
   let markFirst = options.markFirst;
-  return claimFairly(orgs, options.limit, async (orgId, max) => {
+  const claimed = await claimFairly(orgs, options.limit, async (orgId, max) => {
     const rows = await claimWithin(db, orgId, { ...options, limit: max, markFirst });
     if (rows.length > 0) markFirst = 0;
     return rows;
   });
+  // D360: rows marked by a claim are about to be sent, so the claim must be durable first: a transaction of our own
+  // that commits synchronously flushes the WAL up to its commit record, after the claim's (WAL is flushed in order).
+  // On Citus the claim's commit on its shard is synchronous anyway (`SET LOCAL` is not propagated).
+  if (options.markFirst && claimed.length > 0) await sql`select pg_current_xact_id()`.execute(db);
+  return claimed;
 }
 
 /** One organization's claim, in one transaction. */
 async function claimWithin(db: Kysely<DB>, orgId: string, options: ClaimOptions): Promise<ClaimedRow[]> {
   const claim = (optimistic: boolean) =>
-    transactionWithRetry(db, async (trx) =>
-      chargeClaims(trx, await claimBatch(trx, orgId, options), { ...options, optimistic }),
-    );
+    transactionWithRetry(db, async (trx) => {
+      // D360: the claim commits without waiting for its WAL's flush, so the account row its charge locks last is
+      // free once the commit is written, not after the flush of the lease's WAL (what two workers waited for).
+      // A crash before the flush loses the lease and the charge together; claimRecipients flushes before answering
+      // marked rows, which a platform call follows. Whatever another session commits after reading the claim's rows
+      // comes later in the WAL, so its own synchronous commit flushes the claim too (a webhook delivery's lease,
+      // before its POST); only the console's stream may show a claim's events (a stop for the balance) that such a
+      // crash then loses.
+      await sql`set local synchronous_commit = off`.execute(trx);
+      return chargeClaims(trx, await claimBatch(trx, orgId, options), { ...options, optimistic });
+    });
   try {
     return await claim(true);
   } catch (error) {

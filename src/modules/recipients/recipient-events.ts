@@ -3,6 +3,7 @@
 // read and one recordEvents per recorded batch), and `broadcast.finished` exactly once when a broadcast ends.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { executePrepared } from '../../db/prepared-statements.ts';
+import { transactionWithRetry } from '../../db/retry-transaction.ts';
 import type { DB } from '../../db/schema.ts';
 import { groupBy } from '../../lib/group-by.ts';
 import type { EventInput } from '../events/event-types.ts';
@@ -87,10 +88,13 @@ export function recipientEvents(rows: readonly RecipientEventRow[]): EventInput[
 
 /**
  * Records `broadcast.finished` for those of the given broadcasts that have just ended: `cancelled` or
- * `stopped_low_balance` (stored), or `completed` (derived: nothing pending). Exactly once: the broadcasts are
- * locked (in id order) before a fresh statement looks at their recipients, so of two transactions that each move a
- * broadcast's last recipients the later one sees the other's moves; `finished_at` is set where it is still null, by
- * the broadcasts' owner (`moves.markFinished`, D349).
+ * `stopped_low_balance` (stored), or `completed` (derived: nothing pending). Exactly once: `finished_at` is set where
+ * it is still null, under the broadcast's lock, by the broadcasts' owner (`moves.markFinished`, D349).
+ * D359: the end is read first without a lock; a broadcast that still has pending recipients in this transaction's
+ * view (the usual answer while it runs) is left alone, so two workers moving one broadcast's rows never take turns
+ * for its row. Only one that looks ended is locked (in id order) and looked at again by a fresh statement, which
+ * sees every move committed before the lock was granted. Two transactions that each move a broadcast's last rows
+ * may each see the other's as pending and both leave it: finishEndedBroadcasts, the worker's sweep, finishes it.
  */
 export async function recordFinished(
   trx: Kysely<DB>,
@@ -99,13 +103,58 @@ export async function recordFinished(
   broadcastIds: readonly string[],
 ): Promise<void> {
   if (broadcastIds.length === 0) return;
-  const open = await executePrepared(trx, lockOpenBroadcasts(orgId, broadcastIds));
+  const ids = [...new Set(broadcastIds)].sort();
+  const looksEnded = await executePrepared(trx, endedBroadcasts(orgId, oneOf(sql.ref('b.id'), ids)));
+  if (looksEnded.rows.length === 0) return;
+  const open = await executePrepared(
+    trx,
+    lockOpenBroadcasts(
+      orgId,
+      looksEnded.rows.map((row) => row.id),
+    ),
+  );
   await finishLocked(
     trx,
     moves,
     orgId,
     open.rows.map((row) => row.id),
   );
+}
+
+/**
+ * D359: the sweep of an organization's broadcasts that ended unseen (the race above; or a move whose transaction
+ * checked no end): those unfinished ones that look ended now are finished, in one transaction of statements that
+ * each name the organization (D318). Answers how many finished.
+ */
+export async function finishEndedBroadcasts(db: Kysely<DB>, moves: BroadcastMoves, orgId: string): Promise<number> {
+  return transactionWithRetry(db, async (trx) => {
+    // By the partial index of unfinished broadcasts (migration 0047): the organization's running and scheduled ones.
+    const ended = await endedBroadcasts(orgId, sql`true`).execute(trx);
+    if (ended.rows.length === 0) return 0;
+    const open = await executePrepared(
+      trx,
+      lockOpenBroadcasts(
+        orgId,
+        ended.rows.map((row) => row.id),
+      ),
+    );
+    return (
+      await finishLocked(
+        trx,
+        moves,
+        orgId,
+        open.rows.map((row) => row.id),
+      )
+    ).length;
+  });
+}
+
+/** D359: the organizations that have unfinished broadcasts (a read of every shard on Citus), for the sweep. */
+export async function organizationsWithOpenBroadcasts(db: Kysely<DB>): Promise<string[]> {
+  // D318's shape of a worker's look across organizations: a read without locks, grouped by organization.
+  const result = await sql<{ org_id: string }>`select org_id from broadcasts where finished_at is null
+    group by org_id order by min(created_at)`.execute(db);
+  return result.rows.map((row) => row.org_id);
 }
 
 /**
@@ -126,17 +175,13 @@ const oneOf = (column: RawBuilder<unknown>, ids: readonly string[]) =>
   ids.length === 1 ? sql`${column} = ${ids[0]}` : sql`${column} = any(${ids}::text[])`;
 
 /**
- * recordFinished's second half: of the broadcasts the transaction has locked, those that have ended finish. The
- * check is a read (its common answer: none ended); the end's write, once per broadcast, is the owner's (D349).
+ * Which of an organization's unfinished broadcasts (`which`, a condition on `b.id`) have ended, read without a lock:
+ * stored as ended, or nothing pending (D200's probes).
  */
-async function finishLocked(trx: Kysely<DB>, moves: BroadcastMoves, orgId: string, open: readonly string[]) {
-  if (open.length === 0) return;
-  // A new statement: under READ COMMITTED it sees every move committed before the lock above was granted.
-  const ended = await executePrepared(
-    trx,
-    sql<{ id: string }>`
+function endedBroadcasts(orgId: string, which: RawBuilder<unknown>) {
+  return sql<{ id: string }>`
     select b.id from broadcasts b
-    where b.org_id = ${orgId} and ${oneOf(sql.ref('b.id'), open)} and b.finished_at is null
+    where b.org_id = ${orgId} and ${which} and b.finished_at is null
       and (b.stored_status in ('cancelled', 'stopped_low_balance')
         -- decisions §16: a paused broadcast, or one whose recipients are still being added, has not ended.
         -- D200: one probe per pending status, each from the highest position down. The fan-out moves a broadcast's
@@ -154,15 +199,29 @@ async function finishLocked(trx: Kysely<DB>, moves: BroadcastMoves, orgId: strin
               order by r.position desc limit 1) is null`,
             ),
             sql` and `,
-          )}))`,
-  );
-  if (ended.rows.length === 0) return;
+          )}))`;
+}
+
+/**
+ * recordFinished's second half: of the broadcasts the transaction has locked, those that have ended finish. The
+ * check is a read; the end's write, once per broadcast, is the owner's (D349). Answers those it finished.
+ */
+async function finishLocked(
+  trx: Kysely<DB>,
+  moves: BroadcastMoves,
+  orgId: string,
+  open: readonly string[],
+): Promise<string[]> {
+  if (open.length === 0) return [];
+  // A new statement: under READ COMMITTED it sees every move committed before the lock above was granted.
+  const ended = await executePrepared(trx, endedBroadcasts(orgId, oneOf(sql.ref('b.id'), open)));
+  if (ended.rows.length === 0) return [];
   const finished = await moves.markFinished(
     trx,
     orgId,
     ended.rows.map((row) => row.id),
   );
-  if (finished.length === 0) return;
+  if (finished.length === 0) return [];
   const rows = await selectBroadcasts(trx, orgId)
     .where('broadcasts.id', 'in', finished)
     .orderBy('broadcasts.id')
@@ -172,4 +231,5 @@ async function finishLocked(trx: Kysely<DB>, moves: BroadcastMoves, orgId: strin
     orgId,
     rows.map((row) => ({ type: 'broadcast.finished', data: broadcastView(row) })),
   );
+  return finished;
 }

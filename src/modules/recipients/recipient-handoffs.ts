@@ -1,7 +1,8 @@
 // The hand-off steps of a recipient's life: mark a group just before the platform is called, then record the
 // platform's answers for it. A batch's groups go one after another, so the transaction that records one group also
-// marks the next: per group, one transaction of three statements (five when a broadcast may have ended: its lock and
-// end check, which a group whose next group holds rows of the same broadcast leaves to that group, D213).
+// marks the next: per group, one transaction of three statements (four when a broadcast may have ended: its end check,
+// six when it looks ended: its lock and a second look, D359), the end check left by a group whose next group holds
+// rows of the same broadcast to that group (D213).
 
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { executePrepared } from '../../db/prepared-statements.ts';
@@ -97,9 +98,9 @@ async function moveHeld(trx: Kysely<DB>, rows: ClaimedRow[], change: HeldChange,
 }
 
 /**
- * decisions §11: `broadcast.finished` for the broadcasts whose recipients this transaction moved, last: their rows
- * are locked (after the recipients, as a status report does), then a statement of its own sees every move committed
- * before the lock was granted (recordFinished's two halves).
+ * decisions §11: `broadcast.finished` for the broadcasts whose recipients this transaction moved, last: read first
+ * without a lock, and only those that look ended are locked (after the recipients, as a status report does) and
+ * read again by a statement of its own (recordFinished, D359).
  */
 async function finishRecorded(trx: Kysely<DB>, moves: BroadcastMoves, open: Set<string>): Promise<void> {
   for (const [orgId, ids] of groupBy([...open], (id) => id.split(' ')[0] as string)) {

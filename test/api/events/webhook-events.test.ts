@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DB } from '../../../src/db/schema.ts';
 import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import { contactsForPhones } from '../../../src/modules/contacts/contact-intake.ts';
-import { recordRecipientMoves } from '../../../src/modules/recipients/recipient-events.ts';
-import { LOCK_WAITS_SQL } from '../../helpers/database.ts';
+import { finishEndedBroadcasts, recordRecipientMoves } from '../../../src/modules/recipients/recipient-events.ts';
 import { type Harness, startHarness } from '../../helpers/harness.ts';
 import { approvedTemplate, phones, recipientsFor, sender } from '../../helpers/sends.ts';
 import { waitUntil } from '../../helpers/wait.ts';
@@ -207,7 +206,8 @@ describe('broadcast.finished under concurrency', () => {
       moved = resolve;
     });
     // The first transaction moves its recipient and stays open; the second moves the other one meanwhile. Each
-    // alone sees the other's recipient still pending: only the lock makes the later one see the end.
+    // sees the other's recipient still pending (D359: the end check reads without the broadcast's lock), so neither
+    // ends it: the worker's sweep does, once. On PGlite (one session) the second waits for the first and ends it.
     const first = h.database.db.transaction().execute(async (trx) => {
       await move(trx, 0);
       moved();
@@ -215,17 +215,17 @@ describe('broadcast.finished under concurrency', () => {
     });
     await firstMoved;
     const second = h.database.db.transaction().execute((trx) => move(trx, 1));
-    // Released only once the second waits for the first: on the broadcast's row lock (PostgreSQL; on Citus, on the
-    // worker holding its shard) or for the one session (PGlite).
-    await waitUntil(
-      async () =>
-        h.database.kind === 'pglite'
-          ? h.database.poolStats().waiting > 0
-          : (await sql<{ n: number }>`${sql.raw(LOCK_WAITS_SQL)}`.execute(h.database.db)).rows[0]?.n,
-      { message: 'the second transaction waiting for the first' },
-    );
+    if (h.database.kind === 'pglite') {
+      await waitUntil(async () => h.database.poolStats().waiting > 0, {
+        message: 'the second transaction waiting for the session',
+      });
+    } else {
+      await second; // it never waits for the first
+    }
     release();
     await Promise.all([first, second]);
+    await finishEndedBroadcasts(h.database.db, broadcastMoves, org.id);
+    expect(await finishEndedBroadcasts(h.database.db, broadcastMoves, org.id)).toBe(0);
     const ends = await hook.events();
     expect(ends).toHaveLength(1);
     expect(ends[0].data).toMatchObject({ id: broadcastId, status: 'completed', failed: 2, pending: 0 });

@@ -8,6 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { broadcastMoves } from '../../../src/modules/broadcasts/broadcasts.repo.ts';
 import type { ClaimedRow } from '../../../src/modules/recipients/claim-charge.ts';
 import { claimRecipients } from '../../../src/modules/recipients/recipient-claim.ts';
+import {
+  finishEndedBroadcasts,
+  organizationsWithOpenBroadcasts,
+} from '../../../src/modules/recipients/recipient-events.ts';
 import { recordOutcomes, startHandoffs } from '../../../src/modules/recipients/recipient-handoffs.ts';
 import { failUnconfirmed } from '../../../src/modules/recipients/recipients.repo.ts';
 import {
@@ -137,4 +141,83 @@ describe("a group's record and its broadcast's end (D213)", () => {
       }
     },
   );
+});
+
+describe("a move's end check reads first and locks only a broadcast that looks ended (D359)", () => {
+  it.skipIf(!postgres || Boolean(process.env.TEST_CITUS_WORKERS))(
+    "records a group of a broadcast that still has pending rows without waiting for the broadcast's lock",
+    async () => {
+      const { orgId, broadcastId, first, second } = await claimedInTwoGroups();
+      // The second group is marked too (another batch of another worker, say): still `sending` when the first records.
+      expect(await startHandoffs(h.database.db, second)).toHaveLength(2);
+      const holder = control as pg.Client;
+      await holder.query('begin');
+      await holder.query('select 1 from broadcasts where org_id = $1 and id = $2 for update', [orgId, broadcastId]);
+      try {
+        // Not waiting: the broadcast has pending rows in the record's view (before D359 it waited for the lock).
+        const recorded = await withoutWaitingForALock(
+          holder,
+          recordOutcomes(h.database.db, broadcastMoves, accepted(first)),
+          'the first group’s record',
+        );
+        expect(recorded).toEqual([]);
+        await holder.query('commit');
+        expect(await recordOutcomes(h.database.db, broadcastMoves, accepted(second))).toEqual([]);
+        expect(await finishedEvents(orgId, broadcastId)).toBe(1);
+      } finally {
+        await holder.query('rollback').catch(() => undefined);
+      }
+    },
+  );
+
+  it.skipIf(!postgres)(
+    'of two moves of the last rows at once, each seeing the other’s as pending, the sweep finishes the broadcast once',
+    async () => {
+      const { orgId, broadcastId, first, second } = await claimedInTwoGroups();
+      expect(await startHandoffs(h.database.db, second)).toHaveLength(2);
+      const mover = control as pg.Client;
+      // Another transaction moves the second group and has not committed when the first group's record checks.
+      await mover.query('begin');
+      await mover.query(
+        `update broadcast_recipients set status = 'sent', sent_at = now(), lease_until = null
+         where org_id = $1 and broadcast_id = $2 and position = any($3::int[])`,
+        [orgId, broadcastId, second.map((row) => row.position)],
+      );
+      try {
+        expect(await recordOutcomes(h.database.db, broadcastMoves, accepted(first))).toEqual([]);
+        await mover.query('commit');
+      } finally {
+        await mover.query('rollback').catch(() => undefined);
+      }
+      // Nothing is pending and neither saw the end.
+      expect(await finishedAt(orgId, broadcastId)).toBeNull();
+      expect(await organizationsWithOpenBroadcasts(h.database.db)).toContain(orgId);
+      expect(await finishEndedBroadcasts(h.database.db, broadcastMoves, orgId)).toBe(1);
+      expect(await finishedAt(orgId, broadcastId)).not.toBeNull();
+      expect(await finishEndedBroadcasts(h.database.db, broadcastMoves, orgId)).toBe(0);
+      expect(await finishedEvents(orgId, broadcastId)).toBe(1);
+    },
+  );
+
+  it('finishes a broadcast once when its last groups are recorded at the same time, with the sweep after', async () => {
+    for (let round = 0; round < 3; round++) {
+      const { orgId, broadcastId, first, second } = await claimedInTwoGroups();
+      expect(await startHandoffs(h.database.db, second)).toHaveLength(2);
+      await Promise.all([
+        recordOutcomes(h.database.db, broadcastMoves, accepted(first)),
+        recordOutcomes(h.database.db, broadcastMoves, accepted(second)),
+      ]);
+      await finishEndedBroadcasts(h.database.db, broadcastMoves, orgId);
+      expect(await finishedAt(orgId, broadcastId)).not.toBeNull();
+      expect(await finishedEvents(orgId, broadcastId)).toBe(1);
+    }
+  });
+
+  it('the sweep leaves a broadcast with pending rows alone', async () => {
+    const { orgId, broadcastId, first } = await claimedInTwoGroups();
+    expect(await recordOutcomes(h.database.db, broadcastMoves, accepted(first))).toEqual([]);
+    expect(await finishEndedBroadcasts(h.database.db, broadcastMoves, orgId)).toBe(0);
+    expect(await finishedAt(orgId, broadcastId)).toBeNull();
+    expect(await finishedEvents(orgId, broadcastId)).toBe(0);
+  });
 });
