@@ -90,11 +90,11 @@ describe.skipIf(process.env.TEST_DB !== 'postgres' || onCitus)("the workers' pol
       expect(generic).toBeGreaterThan(custom);
       // D209: a group's record statement (contacts, conversation messages, events, the next group's marks) and its
       // broadcast's end check go by name; D211: so do the recipients' lease and their move to `sent`, joined back by
-      // their whole key, which only the primary key leads with. After their first five runs, on generic plans.
+      // their whole key, which only the primary key leads with. After their first five runs, on generic plans. (The
+      // end check's lock runs only for a broadcast that looks ended, D359: once here.)
       for (const fragment of [
         'update contacts set',
         'select b.id from broadcasts b where',
-        'from broadcasts where',
         "update broadcast_recipients as r set status = 'sending'",
         'with u as (',
       ]) {
