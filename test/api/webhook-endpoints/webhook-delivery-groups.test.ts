@@ -97,24 +97,34 @@ describe('outcomes recorded in groups', () => {
   });
 });
 
+/** A receiver that answers each request after `delayMs` and counts the requests open at once. */
+async function countingReceiver(delayMs: number) {
+  let open = 0;
+  let most = 0;
+  const received: string[] = [];
+  const server = createServer((request: IncomingMessage, response) => {
+    open++;
+    most = Math.max(most, open);
+    received.push(String(request.headers['webhook-id']));
+    request.resume();
+    slowAnswer(delayMs, () => {
+      open--;
+      response.writeHead(200).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    port,
+    received,
+    most: () => most,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
 describe('the claim that refills the pool as a group is recorded', () => {
   it('holds an endpoint to its in-flight allowance while delivering every event once', async () => {
-    // A receiver that counts the requests open at once.
-    let open = 0;
-    let most = 0;
-    const received: string[] = [];
-    const server = createServer((request: IncomingMessage, response) => {
-      open++;
-      most = Math.max(most, open);
-      received.push(String(request.headers['webhook-id']));
-      request.resume();
-      slowAnswer(5, () => {
-        open--;
-        response.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
+    const { port, received, most, close } = await countingReceiver(5);
     try {
       const { key } = await h.createOrg();
       const hook = await endpoint(key, `http://127.0.0.1:${port}`);
@@ -139,32 +149,18 @@ describe('the claim that refills the pool as a group is recorded', () => {
         await worker.stop();
         await deliverer.stop();
       }
-      expect(most).toBeLessThanOrEqual(3);
+      expect(most()).toBeLessThanOrEqual(3);
       expect(received).toHaveLength(contacts);
       expect(new Set(received).size).toBe(contacts);
     } finally {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await close();
     }
   });
 
   it('leases an endpoint ahead for one worker while another leaves it alone, at most its allowance in flight', async () => {
     // D364: a worker's claim leases up to twice the allowance of an endpoint's lane, so that the next attempt starts
     // as one is answered; a second worker takes none of an endpoint whose leases the first holds.
-    let open = 0;
-    let most = 0;
-    const received: string[] = [];
-    const server = createServer((request: IncomingMessage, response) => {
-      open++;
-      most = Math.max(most, open);
-      received.push(String(request.headers['webhook-id']));
-      request.resume();
-      slowAnswer(20, () => {
-        open--;
-        response.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port } = server.address() as { port: number };
+    const { port, received, most, close } = await countingReceiver(20);
     const deliverer = () =>
       createWebhookDeliverer({
         db: h.database.db,
@@ -211,7 +207,7 @@ describe('the claim that refills the pool as a group is recorded', () => {
         sampling = false;
         await sampler;
       }
-      expect(most).toBeLessThanOrEqual(3);
+      expect(most()).toBeLessThanOrEqual(3);
       expect(leasedMost).toBeGreaterThan(3);
       expect(leasedMost).toBeLessThanOrEqual(6);
       expect(holdersMost).toBe(1);
@@ -222,7 +218,7 @@ describe('the claim that refills the pool as a group is recorded', () => {
     } finally {
       for (const worker of workers) await worker.stop();
       await Promise.all([first.stop(), second.stop()]);
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await close();
     }
   });
 });
