@@ -164,7 +164,7 @@ async function printStatements(client: Queryable, messages: number): Promise<voi
 }
 
 /**
- * Samples `pg_stat_activity` every 100 ms on its own connection (issue 40's goal 2): the bench database's active
+ * Samples `pg_stat_activity` every 100 ms on its own connection: the bench database's active
  * backends, and those of them waiting on a heavyweight lock. `stop()` answers the counts and the top waits.
  */
 async function lockWaitSampler(databaseUrl: string) {
