@@ -41,6 +41,7 @@ import * as inboxFinish from './migrations/0042-inbox-finish.ts';
 import * as distributionKeys from './migrations/0045-distribution-keys.ts';
 import * as claimPerOrganization from './migrations/0046-claim-per-organization.ts';
 import * as unfinishedBroadcasts from './migrations/0047-unfinished-broadcasts.ts';
+import * as contactSortIndexes from './migrations/0048-contact-sort-indexes.ts';
 import type { DB } from './schema.ts';
 
 // Names sort in the order they must run; new migrations are appended here.
@@ -84,6 +85,7 @@ export const migrations: Record<string, Migration> = {
   '0045-distribution-keys': distributionKeys,
   '0046-claim-per-organization': claimPerOrganization,
   '0047-unfinished-broadcasts': unfinishedBroadcasts,
+  '0048-contact-sort-indexes': contactSortIndexes,
 };
 
 export async function migrateToLatest(db: Kysely<DB>): Promise<MigrationResultSet> {
