@@ -97,6 +97,15 @@ describe('outcomes recorded in groups', () => {
   });
 });
 
+/** Until the receiver has had `count` requests and the endpoint's log shows every delivery succeeded. */
+async function untilAllDelivered(key: string, endpointId: string, received: string[], count: number) {
+  await waitUntil(() => received.length >= count || undefined, { message: 'every event', timeoutMs: 60_000 });
+  await waitUntil(
+    async () => (await deliveries(key, endpointId)).every((item: any) => item.status === 'succeeded') || undefined,
+    { message: 'every delivery recorded', timeoutMs: 20_000 },
+  );
+}
+
 /** A receiver that answers each request after `delayMs` and counts the requests open at once. */
 async function countingReceiver(delayMs: number) {
   let open = 0;
@@ -140,11 +149,7 @@ describe('the claim that refills the pool as a group is recorded', () => {
       });
       const worker = startWorker([deliverer.task], h.app.log);
       try {
-        await waitUntil(() => received.length >= contacts || undefined, { message: 'every event', timeoutMs: 60_000 });
-        await waitUntil(
-          async () => (await deliveries(key, hook.id)).every((item: any) => item.status === 'succeeded') || undefined,
-          { message: 'every delivery recorded', timeoutMs: 20_000 },
-        );
+        await untilAllDelivered(key, hook.id, received, contacts);
       } finally {
         await worker.stop();
         await deliverer.stop();
@@ -198,11 +203,7 @@ describe('the claim that refills the pool as a group is recorded', () => {
       await waitUntil(() => received.length > 0 || undefined, { message: 'a first delivery' });
       workers.push(startWorker([second.task], h.app.log));
       try {
-        await waitUntil(() => received.length >= contacts || undefined, { message: 'every event', timeoutMs: 60_000 });
-        await waitUntil(
-          async () => (await deliveries(key, hook.id)).every((item: any) => item.status === 'succeeded') || undefined,
-          { message: 'every delivery recorded', timeoutMs: 20_000 },
-        );
+        await untilAllDelivered(key, hook.id, received, contacts);
       } finally {
         sampling = false;
         await sampler;
